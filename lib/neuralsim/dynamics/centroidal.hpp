@@ -1,0 +1,43 @@
+// Centroidal quantities (Orin, Goswami & Lee, "Centroidal dynamics of a
+// humanoid robot", Auton. Robots 2013): total mass, centre of mass and the
+// spatial momentum about the COM in world-aligned axes, h_G = [k_G; l].
+#pragma once
+
+#include "neuralsim/dynamics/kinematics.hpp"
+
+namespace neuralsim {
+
+template <class S>
+struct Centroidal {
+  S mass = S(0);
+  Vec3<S> com = Vec3<S>::Zero();              // world
+  Vec3<S> linear_momentum = Vec3<S>::Zero();  // world, = m·ċ
+  Vec3<S> angular_momentum = Vec3<S>::Zero(); // about the COM, world axes
+  Vec3<S> com_velocity() const { return linear_momentum / mass; }
+};
+
+// Requires forward_kinematics(model, data, q, qd).
+template <class S>
+Centroidal<S> centroidal(const Model<S>& model, const Data<S>& data) {
+  Centroidal<S> out;
+  Vec3<S> mc = Vec3<S>::Zero();
+  Vec3<S> k_origin = Vec3<S>::Zero();  // angular momentum about the world origin
+  for (int i = 0; i < model.num_bodies(); ++i) {
+    const Inertia<S>& I = model.bodies[i].inertia;
+    const Mat3<S> R = data.X_world[i].E.transpose();
+    const Vec3<S>& p = data.X_world[i].r;
+    out.mass += I.mass;
+    mc += I.mass * p + R * I.h;
+    // Body momentum I·v in body coordinates, moved to world-aligned axes at
+    // the world origin: (R n + p × R l, R l).
+    const Vec6<S> hb = I * data.v[i];
+    const Vec3<S> l = R * hb.template tail<3>();
+    out.linear_momentum += l;
+    k_origin += R * hb.template head<3>() + p.cross(l);
+  }
+  out.com = mc / out.mass;
+  out.angular_momentum = k_origin - out.com.cross(out.linear_momentum);
+  return out;
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,60 @@
+// Forward kinematics: body transforms, world poses, velocities
+// (RBDA §4.1, the first pass of algorithms 5.1 and 7.1).
+#pragma once
+
+#include "neuralsim/model/configuration.hpp"
+#include "neuralsim/model/data.hpp"
+
+namespace neuralsim {
+
+// Fills data.X_up and data.X_world from q.
+template <class S>
+void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q) {
+  for (int i = 0; i < model.num_bodies(); ++i) {
+    const Joint<S>& j = model.joints[i];
+    data.X_up[i] = joint_transform(j, q) * j.origin;
+    data.X_world[i] = j.parent < 0 ? data.X_up[i] : data.X_up[i] * data.X_world[j.parent];
+  }
+}
+
+// Also fills body velocities data.v (body coordinates).
+template <class S>
+void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q,
+                        const VecX<S>& qd) {
+  forward_kinematics(model, data, q);
+  for (int i = 0; i < model.num_bodies(); ++i) {
+    const Joint<S>& j = model.joints[i];
+    const Vec6<S> vj = joint_velocity(j, qd);
+    data.v[i] = j.parent < 0 ? vj : Vec6<S>(data.X_up[i].apply_motion(data.v[j.parent]) + vj);
+  }
+}
+
+// World position and orientation (body -> world rotation) of a body.
+template <class S>
+Vec3<S> body_position(const Data<S>& data, int body) { return data.X_world[body].r; }
+template <class S>
+Mat3<S> body_rotation(const Data<S>& data, int body) { return data.X_world[body].E.transpose(); }
+
+// World coordinates of a point given in body coordinates.
+template <class S>
+Vec3<S> body_point_world(const Data<S>& data, int body, const Vec3<S>& p_local) {
+  return data.X_world[body].r + data.X_world[body].E.transpose() * p_local;
+}
+
+// World pose of a named frame (requires forward_kinematics).
+template <class S>
+Transform<S> frame_transform_world(const Model<S>& model, const Data<S>& data, int frame) {
+  const Frame<S>& f = model.frames[frame];
+  return f.body < 0 ? f.placement : f.placement * data.X_world[f.body];
+}
+
+// Linear velocity in world coordinates of a point fixed in a body
+// (requires the velocity pass).
+template <class S>
+Vec3<S> body_point_velocity_world(const Data<S>& data, int body, const Vec3<S>& p_local) {
+  const Vec6<S>& v = data.v[body];
+  const Vec3<S> v_point = v.template tail<3>() + Vec3<S>(v.template head<3>()).cross(p_local);
+  return data.X_world[body].E.transpose() * v_point;
+}
+
+}  // namespace neuralsim

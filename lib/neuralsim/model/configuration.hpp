@@ -1,0 +1,148 @@
+// Joint kinematics (jcalc, RBDA table 4.1) and configuration-space
+// operations on the manifold: integrate q ⊕ v·dt and difference q1 ⊖ q0.
+//
+// Quaternions are stored x, y, z, w (as Eigen's coeffs() and h5py users
+// expect). Velocities of spherical and free joints are in the body frame,
+// which makes their motion subspaces constant (S = [1;0] and S = 1), so the
+// velocity-product term c_J vanishes for every joint type here.
+#pragma once
+
+#include "neuralsim/model/model.hpp"
+
+namespace neuralsim {
+
+template <class S, class QVec>
+inline Quat<S> joint_quaternion(const QVec& q, int i) {
+  return Quat<S>(q[i + 3], q[i], q[i + 1], q[i + 2]);  // (w, x, y, z)
+}
+
+// X_J(q): joint frame -> child body frame.
+template <class S, class QVec>
+inline Transform<S> joint_transform(const Joint<S>& j, const QVec& q) {
+  switch (j.type) {
+    case JointType::kFixed: return Transform<S>();
+    case JointType::kRevolute:
+      return Transform<S>(axis_angle_rotation<S>(j.axis, S(q[j.idx_q])).transpose(), Vec3<S>::Zero());
+    case JointType::kPrismatic:
+      return Transform<S>(Mat3<S>::Identity(), j.axis * S(q[j.idx_q]));
+    case JointType::kSpherical: {
+      const Quat<S> qu = joint_quaternion<S>(q, j.idx_q).normalized();
+      return Transform<S>(qu.toRotationMatrix().transpose(), Vec3<S>::Zero());
+    }
+    case JointType::kFree: {
+      const Quat<S> qu = joint_quaternion<S>(q, j.idx_q + 3).normalized();
+      return Transform<S>(qu.toRotationMatrix().transpose(),
+                          Vec3<S>(S(q[j.idx_q]), S(q[j.idx_q + 1]), S(q[j.idx_q + 2])));
+    }
+  }
+  return Transform<S>();
+}
+
+// Joint velocity v_J = S q̇ in body coordinates.
+template <class S, class VVec>
+inline Vec6<S> joint_velocity(const Joint<S>& j, const VVec& qd) {
+  Vec6<S> vj = Vec6<S>::Zero();
+  switch (j.type) {
+    case JointType::kFixed: break;
+    case JointType::kRevolute: vj.template head<3>() = j.axis * S(qd[j.idx_v]); break;
+    case JointType::kPrismatic: vj.template tail<3>() = j.axis * S(qd[j.idx_v]); break;
+    case JointType::kSpherical:
+      for (int k = 0; k < 3; ++k) vj[k] = qd[j.idx_v + k];
+      break;
+    case JointType::kFree:
+      for (int k = 0; k < 6; ++k) vj[k] = qd[j.idx_v + k];
+      break;
+  }
+  return vj;
+}
+
+// Motion subspace S (6 x nv) in the first nv columns of `Sm`.
+template <class S>
+inline void motion_subspace(const Joint<S>& j, Mat6<S>& Sm) {
+  Sm.setZero();
+  switch (j.type) {
+    case JointType::kFixed: break;
+    case JointType::kRevolute: Sm.col(0).template head<3>() = j.axis; break;
+    case JointType::kPrismatic: Sm.col(0).template tail<3>() = j.axis; break;
+    case JointType::kSpherical: Sm.template topLeftCorner<3, 3>().setIdentity(); break;
+    case JointType::kFree: Sm.setIdentity(); break;
+  }
+}
+
+// q_out = q ⊕ dv: Euclidean for 1-DoF joints; for rotations, right
+// multiplication by exp(dω) (body-frame increment); the free joint's
+// position moves by R·dv_lin (its linear velocity is in the body frame).
+template <class S>
+void integrate_configuration(const Model<S>& model, const VecX<S>& q, const VecX<S>& dv,
+                             VecX<S>& q_out) {
+  for (const auto& j : model.joints) {
+    switch (j.type) {
+      case JointType::kFixed: break;
+      case JointType::kRevolute:
+      case JointType::kPrismatic: q_out[j.idx_q] = q[j.idx_q] + dv[j.idx_v]; break;
+      case JointType::kSpherical: {
+        const Quat<S> r = joint_quaternion<S>(q, j.idx_q);
+        const Quat<S> rn = (r * quat_exp<S>(Vec3<S>(dv.template segment<3>(j.idx_v)))).normalized();
+        q_out.template segment<4>(j.idx_q) = rn.coeffs();
+        break;
+      }
+      case JointType::kFree: {
+        const Quat<S> r = joint_quaternion<S>(q, j.idx_q + 3);
+        // Position: the mid-rotation would be second order; first order
+        // keeps the free joint consistent with semi-implicit Euler.
+        q_out.template segment<3>(j.idx_q) =
+            q.template segment<3>(j.idx_q) + r.toRotationMatrix() * dv.template segment<3>(j.idx_v + 3);
+        const Quat<S> rn = (r * quat_exp<S>(Vec3<S>(dv.template segment<3>(j.idx_v)))).normalized();
+        q_out.template segment<4>(j.idx_q + 3) = rn.coeffs();
+        break;
+      }
+    }
+  }
+}
+
+// dv = q1 ⊖ q0, the tangent vector with q0 ⊕ dv ≈ q1 (exact for rotations).
+template <class S>
+void difference_configuration(const Model<S>& model, const VecX<S>& q0, const VecX<S>& q1,
+                              VecX<S>& dv) {
+  for (const auto& j : model.joints) {
+    switch (j.type) {
+      case JointType::kFixed: break;
+      case JointType::kRevolute:
+      case JointType::kPrismatic: dv[j.idx_v] = q1[j.idx_q] - q0[j.idx_q]; break;
+      case JointType::kSpherical:
+      case JointType::kFree: {
+        const int oq = j.type == JointType::kFree ? 3 : 0;
+        const int ov = 0;
+        const Quat<S> r0 = joint_quaternion<S>(q0, j.idx_q + oq);
+        const Quat<S> r1 = joint_quaternion<S>(q1, j.idx_q + oq);
+        Quat<S> d = r0.conjugate() * r1;
+        if (d.w() < S(0)) d.coeffs() = -d.coeffs();
+        using std::atan2;
+        const S sn = d.vec().norm();
+        Vec3<S> w;
+        if (sn < S(1e-12)) {
+          w = S(2) * d.vec();
+        } else {
+          w = d.vec() * (S(2) * atan2(sn, d.w()) / sn);
+        }
+        dv.template segment<3>(j.idx_v + ov) = w;
+        if (j.type == JointType::kFree)
+          dv.template segment<3>(j.idx_v + 3) =
+              r0.toRotationMatrix().transpose() *
+              (q1.template segment<3>(j.idx_q) - q0.template segment<3>(j.idx_q));
+        break;
+      }
+    }
+  }
+}
+
+// Renormalizes quaternions in place (after optimizer updates, data import).
+template <class S>
+void normalize_configuration(const Model<S>& model, VecX<S>& q) {
+  for (const auto& j : model.joints) {
+    if (j.type == JointType::kSpherical) q.template segment<4>(j.idx_q).normalize();
+    if (j.type == JointType::kFree) q.template segment<4>(j.idx_q + 3).normalize();
+  }
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,107 @@
+// Joint types and their kinematics (RBDA table 4.1).
+//
+// Dispatch is a switch on JointType per joint per pass, never a virtual call
+// per scalar op. Motion subspaces S are constant in the child (joint) frame
+// for every type here, so they live in the Model.
+#pragma once
+
+#include <string>
+
+#include "neuralsim/spatial/transform.hpp"
+
+namespace neuralsim {
+
+enum class JointType {
+  kFixed,      // nq = nv = 0
+  kRevolute,   // nq = nv = 1, rotation about `axis`
+  kPrismatic,  // nq = nv = 1, translation along `axis`
+  kSpherical,  // nq = 4 (quaternion x y z w), nv = 3 (body-frame angular velocity)
+  kFree,       // nq = 7 (position, quaternion x y z w), nv = 6 (body-frame [ω; v])
+};
+
+inline int joint_nq(JointType t) {
+  switch (t) {
+    case JointType::kFixed: return 0;
+    case JointType::kRevolute:
+    case JointType::kPrismatic: return 1;
+    case JointType::kSpherical: return 4;
+    case JointType::kFree: return 7;
+  }
+  return 0;
+}
+
+inline int joint_nv(JointType t) {
+  switch (t) {
+    case JointType::kFixed: return 0;
+    case JointType::kRevolute:
+    case JointType::kPrismatic: return 1;
+    case JointType::kSpherical: return 3;
+    case JointType::kFree: return 6;
+  }
+  return 0;
+}
+
+const char* joint_type_name(JointType t);
+JointType joint_type_from_name(const std::string& name);  // throws ModelError
+
+// Passive effects acting at a joint, in joint coordinates. All are named
+// parameters ("joint.<name>.damping", ...), so they can be identified.
+template <class S>
+struct JointDynamics {
+  S damping = S(0);           // viscous: τ = -d·q̇
+  S coulomb_friction = S(0);  // τ = -Fc·tanh(q̇ / v_s), smooth Coulomb
+  S friction_velocity = S(0.01);  // v_s: velocity scale of the tanh smoothing
+  S spring_stiffness = S(0);  // τ = -k·(q - q_rest)
+  S spring_rest = S(0);
+  S armature = S(0);          // rotor inertia reflected at the joint, adds to M_ii
+  S gear_ratio = S(1);        // τ_joint = gear_ratio · control
+
+  template <class T>
+  JointDynamics<T> cast() const {
+    JointDynamics<T> r;
+    r.damping = T(damping);
+    r.coulomb_friction = T(coulomb_friction);
+    r.friction_velocity = T(friction_velocity);
+    r.spring_stiffness = T(spring_stiffness);
+    r.spring_rest = T(spring_rest);
+    r.armature = T(armature);
+    r.gear_ratio = T(gear_ratio);
+    return r;
+  }
+};
+
+template <class S>
+struct Joint {
+  std::string name;
+  JointType type = JointType::kFixed;
+  Vec3<S> axis = Vec3<S>::UnitZ();  // unit, in the joint (child) frame
+  Transform<S> origin;              // X_T: parent body frame -> joint frame at q = 0
+  int parent = -1;                  // parent body index, -1 = world
+  int idx_q = 0, idx_v = 0;         // first coordinate in q and in v
+  int nq = 0, nv = 0;
+  JointDynamics<S> dynamics;
+  // Limits are recorded for #3 (contact/limits) and for sampling.
+  double lower = -1e30, upper = 1e30, effort = 1e30, velocity = 1e30;
+
+  template <class T>
+  Joint<T> cast() const {
+    Joint<T> j;
+    j.name = name;
+    j.type = type;
+    j.axis = axis.template cast<T>();
+    j.origin = origin.template cast<T>();
+    j.parent = parent;
+    j.idx_q = idx_q;
+    j.idx_v = idx_v;
+    j.nq = nq;
+    j.nv = nv;
+    j.dynamics = dynamics.template cast<T>();
+    j.lower = lower;
+    j.upper = upper;
+    j.effort = effort;
+    j.velocity = velocity;
+    return j;
+  }
+};
+
+}  // namespace neuralsim

@@ -1,0 +1,86 @@
+// Rigid-body spatial inertia (RBDA §2.13, eq. 2.63).
+//
+// Stored compactly as mass m, first moment h = m·c and the rotational
+// inertia Ī about the frame origin, so that
+//   I = [Ī  h×; -h×  m·1]      (RBDA eq. 2.63, with Ī = I_c + m c× c×ᵀ)
+// Multiplying a motion vector by I costs ~30 flops instead of 36 for 6x6.
+#pragma once
+
+#include "neuralsim/spatial/transform.hpp"
+
+namespace neuralsim {
+
+template <class S>
+struct Inertia {
+  S mass = S(0);
+  Vec3<S> h = Vec3<S>::Zero();         // first mass moment m·c
+  Mat3<S> I_origin = Mat3<S>::Zero();  // rotational inertia about the origin
+
+  Inertia() = default;
+
+  // From mass, centre of mass c and rotational inertia about the COM (the
+  // URDF <inertial> convention), by the parallel-axis theorem.
+  static Inertia from_com(const S& m, const Vec3<S>& c, const Mat3<S>& I_com) {
+    Inertia I;
+    I.mass = m;
+    I.h = m * c;
+    const Mat3<S> cx = skew(c);
+    I.I_origin = I_com - m * cx * cx;  // - m c× c× = m c× c×ᵀ
+    return I;
+  }
+
+  Vec3<S> com() const { return mass > S(0) ? Vec3<S>(h / mass) : Vec3<S>::Zero(); }
+  Mat3<S> inertia_about_com() const {
+    const Mat3<S> cx = skew(com());
+    return I_origin + mass * cx * cx;
+  }
+
+  // I·v (RBDA eq. 2.63).
+  Vec6<S> operator*(const Vec6<S>& v) const {
+    const Vec3<S> w = v.template head<3>(), vo = v.template tail<3>();
+    return spatial<S>(I_origin * w + h.cross(vo), mass * vo - h.cross(w));
+  }
+
+  Mat6<S> matrix() const {
+    Mat6<S> M;
+    const Mat3<S> hx = skew(h);
+    M.template topLeftCorner<3, 3>() = I_origin;
+    M.template topRightCorner<3, 3>() = hx;
+    M.template bottomLeftCorner<3, 3>() = -hx;
+    M.template bottomRightCorner<3, 3>() = mass * Mat3<S>::Identity();
+    return M;
+  }
+
+  Inertia operator+(const Inertia& o) const {
+    Inertia r;
+    r.mass = mass + o.mass;
+    r.h = h + o.h;
+    r.I_origin = I_origin + o.I_origin;
+    return r;
+  }
+
+  // Expresses an inertia given in frame B in frame A, for X = X_AB (A→B):
+  // I_A = Xᵀ I_B X (RBDA eq. 2.66, table 2.5 "rbi" transform).
+  static Inertia to_parent(const Transform<S>& X, const Inertia& I_B) {
+    Inertia r;
+    r.mass = I_B.mass;
+    const Vec3<S> h_rot = X.E.transpose() * I_B.h;  // h in A orientation, about B origin
+    r.h = h_rot + I_B.mass * X.r;
+    const Mat3<S> Irot = X.E.transpose() * I_B.I_origin * X.E;
+    const Mat3<S> rx = skew(X.r), hx = skew(h_rot);
+    // Ī_A = Ī + r× h×ᵀ... expanded as RBDA table 2.5: Ī - r× h× - (h + m r)× r×
+    r.I_origin = Irot - rx * hx - skew(r.h) * rx;
+    return r;
+  }
+
+  template <class T>
+  Inertia<T> cast() const {
+    Inertia<T> r;
+    r.mass = T(mass);
+    r.h = h.template cast<T>();
+    r.I_origin = I_origin.template cast<T>();
+    return r;
+  }
+};
+
+}  // namespace neuralsim

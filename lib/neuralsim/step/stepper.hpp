@@ -1,0 +1,135 @@
+// One simulation step, read top to bottom as in MuJoCo's mj_step:
+//   kinematics → forces (passive, hooks: contact/drag/augmentation, controls)
+//   → ABA → integrator (semi-implicit Euler or RK4, on the manifold).
+//
+// The Stepper owns all workspace; step() allocates nothing.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "neuralsim/dynamics/aba.hpp"
+#include "neuralsim/io/errors.hpp"
+#include "neuralsim/step/passive_forces.hpp"
+
+namespace neuralsim {
+
+enum class Integrator { kSemiImplicitEuler, kRK4 };
+Integrator integrator_from_name(const std::string& name);  // throws ConfigError
+const char* integrator_name(Integrator integrator);
+
+struct StepOptions {
+  Integrator integrator = Integrator::kSemiImplicitEuler;
+  double dt = 1e-3;    // outer time step (the sampling period of outputs)
+  int substeps = 1;    // integration steps per dt
+  bool check_finite = true;  // throw NumericalError on NaN/Inf (double only)
+};
+
+// Adds forces after kinematics: write data.f_ext (body coordinates) and/or
+// add to data.tau. Called once per dynamics evaluation.
+template <class S>
+using ForceHook = std::function<void(const Model<S>&, Data<S>&, const VecX<S>& q,
+                                     const VecX<S>& qd, double t)>;
+
+template <class S>
+class Stepper {
+ public:
+  Stepper(const Model<S>& model, const StepOptions& options)
+      : model_(model), options_(options), data_(model) {
+    const int nq = model.nq, nv = model.nv;
+    for (auto* v : {&q_tmp_, &q_start_}) *v = VecX<S>::Zero(nq);
+    for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_}) *v = VecX<S>::Zero(nv);
+  }
+
+  const Model<S>& model() const { return model_; }
+  const StepOptions& options() const { return options_; }
+  Data<S>& data() { return data_; }
+  std::vector<ForceHook<S>>& hooks() { return hooks_; }
+
+  // Accelerations for state (q, q̇) at time t under `control` (length nv,
+  // scaled by each joint's gear ratio). Result in data().qdd.
+  void forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const VecX<S>& control, double t) {
+    data_.clear_external_forces();
+    passive_forces(model_, data_, q, qd);
+    for (const Joint<S>& j : model_.joints)
+      for (int k = 0; k < j.nv; ++k)
+        data_.tau[j.idx_v + k] = j.dynamics.gear_ratio * control[j.idx_v + k];
+    data_.tau += data_.tau_passive;
+    if (!hooks_.empty()) {
+      forward_kinematics(model_, data_, q, qd);
+      for (auto& hook : hooks_) hook(model_, data_, q, qd, t);
+    }
+    aba(model_, data_, q, qd, data_.tau);
+  }
+
+  // Advances (q, q̇) from time t by options().dt. Controls are held constant
+  // over the step (zero-order hold, as a real controller would apply them).
+  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t) {
+    const double h = options_.dt / options_.substeps;
+    for (int s = 0; s < options_.substeps; ++s) {
+      const double ts = t + s * h;
+      if (options_.integrator == Integrator::kSemiImplicitEuler) {
+        forward_dynamics(q, qd, control, ts);
+        qd += S(h) * data_.qdd;
+        dv_ = S(h) * qd;
+        integrate_configuration(model_, q, dv_, q_tmp_);
+        q = q_tmp_;
+      } else {
+        rk4_step(q, qd, control, ts, h);
+      }
+    }
+    if (options_.check_finite) check_finite(q, qd, t + options_.dt);
+  }
+
+ private:
+  // Classical RK4 with configuration updates q ⊕ (h·v) on the manifold.
+  void rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double h) {
+    static constexpr double kStage[4] = {0.0, 0.5, 0.5, 1.0};
+    static constexpr double kWeight[4] = {1.0 / 6, 2.0 / 6, 2.0 / 6, 1.0 / 6};
+    q_start_ = q;
+    qd_start_ = qd;
+    acc_sum_.setZero();
+    vel_sum_.setZero();
+    // Stage k evaluates at (q0 ⊕ c_k h v_{k-1}, q̇0 + c_k h a_{k-1}).
+    qd_tmp_ = qd_start_;
+    q_tmp_ = q_start_;
+    for (int k = 0; k < 4; ++k) {
+      if (k > 0) {
+        dv_ = S(kStage[k] * h) * qd_tmp_;  // qd_tmp_ holds v_{k-1}
+        integrate_configuration(model_, q_start_, dv_, q_tmp_);
+        qd_tmp_ = qd_start_ + S(kStage[k] * h) * data_.qdd;
+      }
+      vel_sum_ += S(kWeight[k]) * qd_tmp_;
+      forward_dynamics(q_tmp_, qd_tmp_, control, t + kStage[k] * h);
+      acc_sum_ += S(kWeight[k]) * data_.qdd;
+    }
+    dv_ = S(h) * vel_sum_;
+    integrate_configuration(model_, q_start_, dv_, q);
+    qd = qd_start_ + S(h) * acc_sum_;
+  }
+
+  void check_finite(const VecX<S>& q, const VecX<S>& qd, double t) const;
+
+  const Model<S>& model_;
+  StepOptions options_;
+  Data<S> data_;
+  std::vector<ForceHook<S>> hooks_;
+  VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_;
+};
+
+namespace internal {
+[[noreturn]] void throw_non_finite(const std::string& what, int index, double t, double value);
+}
+
+template <class S>
+void Stepper<S>::check_finite(const VecX<S>& q, const VecX<S>& qd, double t) const {
+  for (int i = 0; i < q.size(); ++i)
+    if (!is_finite(q[i]))
+      internal::throw_non_finite(model_.position_names()[i], i, t, to_double(q[i]));
+  for (int i = 0; i < qd.size(); ++i)
+    if (!is_finite(qd[i]))
+      internal::throw_non_finite(model_.velocity_names()[i] + " velocity", i, t, to_double(qd[i]));
+}
+
+}  // namespace neuralsim
