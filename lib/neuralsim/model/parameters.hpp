@@ -1,0 +1,108 @@
+// Named physical parameters of a Model, readable and writable in any scalar
+// type, so an estimator can optimize them by name on Ceres Jets.
+//
+// Names (stable; `parameter_names(model)` lists every one a model has):
+//   gravity.{x,y,z}
+//   link.<body>.mass | .com.{x,y,z} | .inertia.{xx,yy,zz,xy,xz,yz} (about the COM,
+//                    body axes) | .length (links declared with a length)
+//   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
+//                 .armature | .spring.stiffness | .spring.rest | .gear_ratio
+// Resolve a name once (resolve_parameter) and use the ParameterRef in loops;
+// string handling never happens in the hot path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "neuralsim/model/model.hpp"
+
+namespace neuralsim {
+
+struct ParameterRef {
+  enum class Kind {
+    kGravity, kMass, kCom, kInertia, kLength, kOrigin, kDamping, kFriction,
+    kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio
+  };
+  Kind kind = Kind::kGravity;
+  int index = -1;      // body/joint index
+  int component = 0;   // x/y/z, or inertia entry 0..5 = xx yy zz xy xz yz
+  std::string name;
+};
+
+std::vector<std::string> parameter_names(const Model<double>& model);
+
+// Throws ConfigError naming the unknown parameter and listing valid names.
+ParameterRef resolve_parameter(const Model<double>& model, const std::string& name);
+
+namespace internal {
+inline int inertia_row(int c) { static const int r[6] = {0, 1, 2, 0, 0, 1}; return r[c]; }
+inline int inertia_col(int c) { static const int k[6] = {0, 1, 2, 1, 2, 2}; return k[c]; }
+}  // namespace internal
+
+template <class S>
+S get_parameter(const Model<S>& model, const ParameterRef& p) {
+  using K = ParameterRef::Kind;
+  switch (p.kind) {
+    case K::kGravity: return model.gravity[p.component];
+    case K::kMass: return model.bodies[p.index].inertia.mass;
+    case K::kCom: return model.bodies[p.index].inertia.com()[p.component];
+    case K::kInertia:
+      return model.bodies[p.index].inertia.inertia_about_com()(internal::inertia_row(p.component),
+                                                               internal::inertia_col(p.component));
+    case K::kLength: return model.bodies[p.index].length;
+    case K::kOrigin: return model.joints[p.index].origin.r[p.component];
+    case K::kDamping: return model.joints[p.index].dynamics.damping;
+    case K::kFriction: return model.joints[p.index].dynamics.coulomb_friction;
+    case K::kFrictionVelocity: return model.joints[p.index].dynamics.friction_velocity;
+    case K::kArmature: return model.joints[p.index].dynamics.armature;
+    case K::kSpringStiffness: return model.joints[p.index].dynamics.spring_stiffness;
+    case K::kSpringRest: return model.joints[p.index].dynamics.spring_rest;
+    case K::kGearRatio: return model.joints[p.index].dynamics.gear_ratio;
+  }
+  return S(0);
+}
+
+// Setting mass keeps the COM and the inertia about the COM; setting the COM
+// keeps mass and inertia about the COM (the physically meaningful split).
+template <class S>
+void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
+  using K = ParameterRef::Kind;
+  auto rebuild = [&](const S& m, const Vec3<S>& c, const Mat3<S>& Ic) {
+    model.bodies[p.index].inertia = Inertia<S>::from_com(m, c, Ic);
+  };
+  switch (p.kind) {
+    case K::kGravity: model.gravity[p.component] = value; return;
+    case K::kMass: {
+      const Inertia<S>& I = model.bodies[p.index].inertia;
+      rebuild(value, I.com(), I.inertia_about_com());
+      return;
+    }
+    case K::kCom: {
+      const Inertia<S>& I = model.bodies[p.index].inertia;
+      Vec3<S> c = I.com();
+      c[p.component] = value;
+      rebuild(I.mass, c, I.inertia_about_com());
+      return;
+    }
+    case K::kInertia: {
+      const Inertia<S>& I = model.bodies[p.index].inertia;
+      Mat3<S> Ic = I.inertia_about_com();
+      const int r = internal::inertia_row(p.component), c = internal::inertia_col(p.component);
+      Ic(r, c) = value;
+      Ic(c, r) = value;
+      rebuild(I.mass, I.com(), Ic);
+      return;
+    }
+    case K::kLength: model.set_link_length(p.index, value); return;
+    case K::kOrigin: model.joints[p.index].origin.r[p.component] = value; return;
+    case K::kDamping: model.joints[p.index].dynamics.damping = value; return;
+    case K::kFriction: model.joints[p.index].dynamics.coulomb_friction = value; return;
+    case K::kFrictionVelocity: model.joints[p.index].dynamics.friction_velocity = value; return;
+    case K::kArmature: model.joints[p.index].dynamics.armature = value; return;
+    case K::kSpringStiffness: model.joints[p.index].dynamics.spring_stiffness = value; return;
+    case K::kSpringRest: model.joints[p.index].dynamics.spring_rest = value; return;
+    case K::kGearRatio: model.joints[p.index].dynamics.gear_ratio = value; return;
+  }
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,91 @@
+#include "neuralsim/model/parameters.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+
+#include "neuralsim/dynamics/kinematics.hpp"
+#include "neuralsim/io/errors.hpp"
+#include "neuralsim/model/parameterization.hpp"
+#include "support/test_models.hpp"
+
+namespace neuralsim {
+namespace {
+
+TEST(Parameters, LinkLengthMovesComAndChildJoint) {
+  Model<double> model = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
+  const ParameterRef l1 = resolve_parameter(model, "link.link1.length");
+  EXPECT_DOUBLE_EQ(get_parameter(model, l1), 3.0);
+  set_parameter(model, l1, 2.5);
+  // At q = 0 the first bob hangs at z = -2.5 and the second at -(2.5 + 4).
+  Data<double> data(model);
+  forward_kinematics(model, data, model.neutral_configuration());
+  const Eigen::Vector3d c1 = body_point_world(data, 0, model.bodies[0].inertia.com());
+  const Eigen::Vector3d c2 = body_point_world(data, 1, model.bodies[1].inertia.com());
+  EXPECT_NEAR(c1.z(), -2.5, 1e-12);
+  EXPECT_NEAR(c2.z(), -6.5, 1e-12);
+}
+
+TEST(Parameters, MassKeepsComAndInertiaAboutCom) {
+  Model<double> model = testing::mixed_joint_model();
+  const Inertia<double> before = model.bodies[2].inertia;
+  set_parameter(model, resolve_parameter(model, "link.elbow.mass"), 3.0);
+  const Inertia<double>& after = model.bodies[2].inertia;
+  EXPECT_DOUBLE_EQ(after.mass, 3.0);
+  EXPECT_LT((after.com() - before.com()).norm(), 1e-12);
+  EXPECT_LT((after.inertia_about_com() - before.inertia_about_com()).norm(), 1e-12);
+}
+
+TEST(Parameters, EveryListedNameRoundTrips) {
+  Model<double> model = testing::mixed_joint_model();
+  for (const std::string& name : parameter_names(model)) {
+    const ParameterRef r = resolve_parameter(model, name);
+    const double v = get_parameter(model, r) + 0.125;
+    set_parameter(model, r, v);
+    EXPECT_NEAR(get_parameter(model, r), v, 1e-12) << name;
+  }
+}
+
+TEST(Parameters, UnknownNameListsValidOnes) {
+  Model<double> model = load_yaml_model(testing::source_path("configs/models/pendulum.yaml"));
+  try {
+    resolve_parameter(model, "link.link1.lenght");
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("link.link1.lenght"), std::string::npos);
+    EXPECT_NE(msg.find("link.link1.length"), std::string::npos);
+  }
+}
+
+TEST(Parameterization, LogCholeskyRoundTripAndAlwaysPhysical) {
+  std::mt19937 rng(3);
+  for (int t = 0; t < 20; ++t) {
+    const Inertia<double> I = testing::random_inertia(rng);
+    const auto th = log_cholesky_from_inertia(I, "test");
+    const Inertia<double> back = inertia_from_log_cholesky<double>(th);
+    EXPECT_NEAR(back.mass, I.mass, 1e-10);
+    EXPECT_LT((back.h - I.h).norm(), 1e-10);
+    EXPECT_LT((back.I_origin - I.I_origin).norm(), 1e-10);
+  }
+  // Arbitrary θ must give positive mass and principal moments obeying the
+  // triangle inequality (physical consistency).
+  for (int t = 0; t < 200; ++t) {
+    const Eigen::Matrix<double, 10, 1> th = Eigen::Matrix<double, 10, 1>::Random() * 2.0;
+    const Inertia<double> I = inertia_from_log_cholesky<double>(th);
+    ASSERT_GT(I.mass, 0);
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(I.inertia_about_com());
+    const Eigen::Vector3d d = eig.eigenvalues();
+    EXPECT_GT(d.minCoeff(), 0);
+    EXPECT_LE(d[2], d[0] + d[1] + 1e-9);
+  }
+}
+
+TEST(Parameterization, RejectsInconsistentInertia) {
+  Inertia<double> bad = Inertia<double>::from_com(1.0, Eigen::Vector3d::Zero(),
+                                                  Eigen::Vector3d(1.0, 1.0, 5.0).asDiagonal());
+  EXPECT_THROW(log_cholesky_from_inertia(bad, "link.x"), ConfigError);
+}
+
+}  // namespace
+}  // namespace neuralsim
