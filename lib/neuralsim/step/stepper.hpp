@@ -5,6 +5,8 @@
 // The Stepper owns all workspace; step() allocates nothing.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -66,8 +68,16 @@ class Stepper {
   // Advances (q, q̇) from time t by options().dt. Controls are held constant
   // over the step (zero-order hold, as a real controller would apply them).
   void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t) {
-    const double h = options_.dt / options_.substeps;
-    for (int s = 0; s < options_.substeps; ++s) {
+    step(q, qd, control, t, options_.dt);
+  }
+
+  // Advances by an explicit `dt` (non-uniform recordings), with as many
+  // substeps as keep each one no longer than options().dt / substeps.
+  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double dt) {
+    const double h_max = options_.dt / options_.substeps;
+    const int n = std::max(1, static_cast<int>(std::ceil(dt / h_max - 1e-9)));
+    const double h = dt / n;
+    for (int s = 0; s < n; ++s) {
       const double ts = t + s * h;
       if (options_.integrator == Integrator::kSemiImplicitEuler) {
         forward_dynamics(q, qd, control, ts);
@@ -79,7 +89,7 @@ class Stepper {
         rk4_step(q, qd, control, ts, h);
       }
     }
-    if (options_.check_finite) check_finite(q, qd, t + options_.dt);
+    if (options_.check_finite) check_finite(q, qd, t + dt);
   }
 
  private:

@@ -1,0 +1,588 @@
+#include "neuralsim/io/hdf5_trajectory.hpp"
+
+#include <H5Cpp.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "neuralsim/io/errors.hpp"
+
+namespace neuralsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Datasets above this many elements are chunked and gzip-compressed; smaller
+// ones stay contiguous because the filter overhead would outweigh the gain.
+constexpr hsize_t kCompressThreshold = 4096;
+constexpr hsize_t kChunkElements = 65536;
+constexpr int kGzipLevel = 4;
+constexpr int kPoseColumns = 7;
+
+// ---------------------------------------------------------------- messages
+
+[[noreturn]] void fail(const std::string& file, const std::string& dataset,
+                       const std::string& what) {
+  throw DataError(file + ":" + dataset + ": " + what);
+}
+
+std::string trajectory_path(const std::string& name) { return "/trajectories/" + name; }
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out + "]";
+}
+
+std::string format_number(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string shape_string(const std::vector<hsize_t>& dims) {
+  std::string out = "(";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + ")";
+}
+
+// ---------------------------------------------------------------- validation
+
+struct Dims {
+  Eigen::Index nq;
+  Eigen::Index nv;
+};
+
+// Without explicit expectations, the metadata names and then the first
+// trajectory define the dimensions every trajectory must share.
+Dims expected_dims(const TrajectorySet& set, const TrajectoryExpectations& expect) {
+  const Trajectory& first = set.trajectories.front();
+  const TrajectoryMetadata& meta = set.meta;
+  Dims d{};
+  d.nq = expect.nq >= 0          ? expect.nq
+         : !meta.q_names.empty() ? static_cast<Eigen::Index>(meta.q_names.size())
+                                 : first.q.cols();
+  d.nv = expect.nv >= 0              ? expect.nv
+         : !meta.joint_names.empty() ? static_cast<Eigen::Index>(meta.joint_names.size())
+                                     : first.qd.cols();
+  return d;
+}
+
+bool same_model(const std::string& expected, const std::string& actual) {
+  if (expected == actual) return true;
+  // A model is sometimes recorded by file ("configs/models/pendulum.yaml").
+  return !actual.empty() && fs::path(expected).stem() == fs::path(actual).stem();
+}
+
+void check_metadata(const TrajectorySet& set, const TrajectoryExpectations& expect,
+                    const Dims& dims, const std::string& file) {
+  const TrajectoryMetadata& meta = set.meta;
+  if (!expect.model.empty() && !same_model(expect.model, meta.model)) {
+    fail(file, "/model", "expected model '" + expect.model + "', got '" + meta.model + "'");
+  }
+  if (!expect.joint_names.empty() && meta.joint_names != expect.joint_names) {
+    fail(file, "/joint_names",
+         "joint names do not match the model: expected " + join(expect.joint_names) + ", got " +
+             join(meta.joint_names));
+  }
+  if (!meta.joint_names.empty() && static_cast<Eigen::Index>(meta.joint_names.size()) != dims.nv) {
+    fail(file, "/joint_names",
+         "expected shape (nv=" + std::to_string(dims.nv) + "), got (" +
+             std::to_string(meta.joint_names.size()) + "): " + join(meta.joint_names));
+  }
+  if (!meta.q_names.empty() && static_cast<Eigen::Index>(meta.q_names.size()) != dims.nq) {
+    fail(file, "/q_names",
+         "expected shape (nq=" + std::to_string(dims.nq) + "), got (" +
+             std::to_string(meta.q_names.size()) + "): " + join(meta.q_names));
+  }
+}
+
+// `column_label` is "nq", "nv" or empty for a fixed column count.
+void check_shape(const RowMatrixXd& m, Eigen::Index rows, Eigen::Index cols,
+                 const std::string& column_label, const std::string& file,
+                 const std::string& dataset) {
+  if (m.rows() == rows && m.cols() == cols) return;
+  const std::string expected_cols =
+      column_label.empty() ? std::to_string(cols) : column_label + "=" + std::to_string(cols);
+  fail(file, dataset,
+       "expected shape (T=" + std::to_string(rows) + ", " + expected_cols + "), got (" +
+           std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + ")");
+}
+
+void check_finite(const RowMatrixXd& m, const std::string& file, const std::string& dataset) {
+  for (Eigen::Index r = 0; r < m.rows(); ++r) {
+    for (Eigen::Index c = 0; c < m.cols(); ++c) {
+      if (!std::isfinite(m(r, c))) {
+        fail(file, dataset,
+             "non-finite value " + format_number(m(r, c)) + " at row " + std::to_string(r) +
+                 ", column " + std::to_string(c));
+      }
+    }
+  }
+}
+
+void check_time(const Eigen::VectorXd& t, const std::string& file, const std::string& dataset) {
+  if (t.size() == 0) {
+    fail(file, dataset, "trajectory has zero samples: expected shape (T>=1), got (0)");
+  }
+  for (Eigen::Index i = 0; i < t.size(); ++i) {
+    if (!std::isfinite(t[i])) {
+      fail(file, dataset,
+           "non-finite value " + format_number(t[i]) + " at index " + std::to_string(i));
+    }
+    if (i > 0 && !(t[i] > t[i - 1])) {
+      fail(file, dataset,
+           "time not strictly increasing at index " + std::to_string(i) + ": t[" +
+               std::to_string(i - 1) + "]=" + format_number(t[i - 1]) + ", t[" + std::to_string(i) +
+               "]=" + format_number(t[i]));
+    }
+  }
+}
+
+void check_link_poses(const Trajectory& tr, const TrajectoryExpectations& expect,
+                      const std::string& file, const std::string& base) {
+  const Eigen::Index T = tr.size();
+  for (const auto& [link, pose] : tr.link_poses) {
+    const std::string dataset = base + "/link_poses/" + link;
+    check_shape(pose, T, kPoseColumns, "", file, dataset);
+    check_finite(pose, file, dataset);
+  }
+  for (const std::string& link : expect.required_link_poses) {
+    if (tr.link_poses.count(link) == 0) {
+      fail(file, base + "/link_poses/" + link,
+           "required link pose missing: expected shape (T=" + std::to_string(T) + ", 7)");
+    }
+  }
+}
+
+void check_trajectory(const Trajectory& tr, const std::string& name, const Dims& dims,
+                      const TrajectoryExpectations& expect, const std::string& file) {
+  const std::string base = trajectory_path(name);
+  check_time(tr.time, file, base + "/time");
+  const Eigen::Index T = tr.size();
+  check_shape(tr.q, T, dims.nq, "nq", file, base + "/q");
+  check_finite(tr.q, file, base + "/q");
+  check_shape(tr.qd, T, dims.nv, "nv", file, base + "/qd");
+  check_finite(tr.qd, file, base + "/qd");
+  if (tr.has_tau()) {
+    check_shape(tr.tau, T, dims.nv, "nv", file, base + "/tau");
+    check_finite(tr.tau, file, base + "/tau");
+  } else if (expect.require_tau) {
+    fail(file, base + "/tau",
+         "tau required but absent: expected shape (T=" + std::to_string(T) +
+             ", nv=" + std::to_string(dims.nv) + ")");
+  }
+  check_link_poses(tr, expect, file, base);
+}
+
+// The names the trajectories get on disk: their own, or the zero-padded index.
+std::vector<std::string> storage_names(const std::vector<Trajectory>& trajectories) {
+  const size_t n = trajectories.size();
+  const size_t width = std::max<size_t>(3, std::to_string(n == 0 ? 0 : n - 1).size());
+  std::vector<std::string> names;
+  names.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::string name = trajectories[i].name;
+    if (name.empty()) {
+      name = std::to_string(i);
+      name.insert(0, width - std::min(width, name.size()), '0');
+    }
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+// ---------------------------------------------------------------- writing
+
+H5::StrType vlen_string_type() {
+  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
+  type.setCset(H5T_CSET_UTF8);
+  return type;
+}
+
+void write_string_attr(H5::H5Object& obj, const char* name, const std::string& value) {
+  const H5::StrType type = vlen_string_type();
+  H5::Attribute attr = obj.createAttribute(name, type, H5::DataSpace(H5S_SCALAR));
+  attr.write(type, value);
+}
+
+void write_string_array_attr(H5::H5Object& obj, const char* name,
+                             const std::vector<std::string>& values) {
+  std::vector<const char*> pointers;
+  for (const std::string& v : values) pointers.push_back(v.c_str());
+  const hsize_t dims[1] = {values.size()};
+  const H5::StrType type = vlen_string_type();
+  H5::Attribute attr = obj.createAttribute(name, type, H5::DataSpace(1, dims));
+  if (!pointers.empty()) attr.write(type, pointers.data());
+}
+
+void write_int_attr(H5::H5Object& obj, const char* name, long long value) {
+  const std::int64_t v = value;
+  H5::Attribute attr =
+      obj.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR));
+  attr.write(H5::PredType::NATIVE_INT64, &v);
+}
+
+// Writes row-major `rows x cols` doubles; rank 1 stores a vector of `rows`.
+void write_dataset(H5::Group& group, const std::string& name, const double* data, hsize_t rows,
+                   hsize_t cols, int rank) {
+  const hsize_t dims[2] = {rows, cols};
+  H5::DSetCreatPropList props;
+  if (rows * cols > kCompressThreshold) {
+    // Chunks of whole rows so that reading a time window touches few chunks.
+    const hsize_t chunk_rows =
+        std::clamp<hsize_t>(kChunkElements / std::max<hsize_t>(cols, 1), 1, rows);
+    const hsize_t chunk[2] = {chunk_rows, cols};
+    props.setChunk(rank, chunk);
+    props.setShuffle();  // byte shuffling roughly doubles gzip's gain on doubles
+    props.setDeflate(kGzipLevel);
+  }
+  H5::DataSet ds =
+      group.createDataSet(name, H5::PredType::IEEE_F64LE, H5::DataSpace(rank, dims), props);
+  if (rows * cols > 0) ds.write(data, H5::PredType::NATIVE_DOUBLE);
+}
+
+void write_matrix(H5::Group& group, const std::string& name, const RowMatrixXd& m) {
+  write_dataset(group, name, m.data(), m.rows(), m.cols(), 2);
+}
+
+void write_metadata(H5::H5File& file, const TrajectoryMetadata& meta) {
+  write_string_attr(file, "format", kTrajectoryFormat);
+  write_int_attr(file, "format_version", kTrajectoryFormatVersion);
+  write_string_attr(file, "model", meta.model);
+  write_string_array_attr(file, "joint_names", meta.joint_names);
+  write_string_array_attr(file, "q_names", meta.q_names);
+  write_string_attr(file, "units", meta.units);
+  write_string_attr(file, "generator", meta.generator);
+  write_string_attr(file, "parameters", meta.parameters_json);
+  write_int_attr(file, "seed", meta.seed);
+}
+
+void write_trajectory(H5::Group& parent, const std::string& name, size_t index,
+                      const Trajectory& tr) {
+  H5::Group group = parent.createGroup(name);
+  write_int_attr(group, "index", static_cast<long long>(index));
+  write_dataset(group, "time", tr.time.data(), tr.time.size(), 1, 1);
+  write_matrix(group, "q", tr.q);
+  write_matrix(group, "qd", tr.qd);
+  if (tr.has_tau()) write_matrix(group, "tau", tr.tau);
+  if (tr.link_poses.empty()) return;
+  H5::Group poses = group.createGroup("link_poses");
+  for (const auto& [link, pose] : tr.link_poses) write_matrix(poses, link, pose);
+}
+
+void write_file(const std::string& path, const TrajectorySet& set,
+                const std::vector<std::string>& names) {
+  H5::H5File file(path, H5F_ACC_TRUNC);
+  write_metadata(file, set.meta);
+  H5::Group group = file.createGroup("trajectories");
+  for (size_t i = 0; i < set.trajectories.size(); ++i) {
+    write_trajectory(group, names[i], i, set.trajectories[i]);
+  }
+  file.flush(H5F_SCOPE_GLOBAL);
+}
+
+// Without fsync a crash right after the rename could leave a renamed but
+// empty file, defeating the point of the atomic write.
+void sync_to_disk(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw DataError(path + ": cannot reopen for fsync: " + std::strerror(errno));
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw DataError(path + ": fsync failed: " + std::strerror(errno));
+}
+
+// Group and dataset names must be plain HDF5 link names.
+void check_link_name(const std::string& name, const std::string& file, const std::string& dataset) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    fail(file, dataset, "invalid name '" + name + "' (must be non-empty, without '/')");
+  }
+}
+
+void check_storage_names(const TrajectorySet& set, const std::vector<std::string>& names,
+                         const std::string& file) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < names.size(); ++i) {
+    check_link_name(names[i], file, trajectory_path(names[i]));
+    if (!seen.insert(names[i]).second) {
+      fail(file, trajectory_path(names[i]), "duplicate trajectory name");
+    }
+    for (const auto& entry : set.trajectories[i].link_poses) {
+      check_link_name(entry.first, file, trajectory_path(names[i]) + "/link_poses/" + entry.first);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- reading
+
+// Runs `read` and turns HDF5 exceptions into DataErrors that name the object.
+template <class F>
+auto with_context(const std::string& file, const std::string& object, F&& read) {
+  try {
+    return read();
+  } catch (const H5::Exception& e) {
+    fail(file, object, "HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg());
+  }
+}
+
+std::string read_string_attr(const H5::H5Object& obj, const char* name, const std::string& file,
+                             const std::string& object) {
+  return with_context(file, object, [&] {
+    H5::Attribute attr = obj.openAttribute(name);
+    if (attr.getTypeClass() != H5T_STRING) fail(file, object, "expected a string attribute");
+    std::string value;
+    attr.read(attr.getStrType(), value);
+    return value;
+  });
+}
+
+std::vector<std::string> read_vlen_strings(const H5::Attribute& attr, hssize_t n) {
+  const H5::StrType type = attr.getStrType();
+  const H5::DataSpace space = attr.getSpace();
+  std::vector<char*> buffer(static_cast<size_t>(n), nullptr);
+  attr.read(type, buffer.data());
+  std::vector<std::string> values;
+  for (char* s : buffer) values.emplace_back(s ? s : "");
+  H5Dvlen_reclaim(type.getId(), space.getId(), H5P_DEFAULT, buffer.data());
+  return values;
+}
+
+std::vector<std::string> read_fixed_strings(const H5::Attribute& attr, hssize_t n) {
+  const H5::StrType type = attr.getStrType();
+  const size_t len = type.getSize();
+  std::vector<char> buffer(static_cast<size_t>(n) * len);
+  attr.read(type, buffer.data());
+  std::vector<std::string> values;
+  for (hssize_t i = 0; i < n; ++i) {
+    const char* begin = buffer.data() + i * len;
+    values.emplace_back(begin, strnlen(begin, len));
+  }
+  return values;
+}
+
+// Accepts variable- and fixed-length strings so files written by hand with
+// h5py or numpy (fixed "S" arrays) read too.
+std::vector<std::string> read_string_array_attr(const H5::H5Object& obj, const char* name,
+                                                const std::string& file,
+                                                const std::string& object) {
+  return with_context(file, object, [&] {
+    H5::Attribute attr = obj.openAttribute(name);
+    if (attr.getTypeClass() != H5T_STRING) fail(file, object, "expected a string array");
+    const hssize_t n = attr.getSpace().getSimpleExtentNpoints();
+    if (n <= 0) return std::vector<std::string>{};
+    return attr.getStrType().isVariableStr() ? read_vlen_strings(attr, n)
+                                             : read_fixed_strings(attr, n);
+  });
+}
+
+long long read_int_attr(const H5::H5Object& obj, const char* name, const std::string& file,
+                        const std::string& object) {
+  return with_context(file, object, [&] {
+    H5::Attribute attr = obj.openAttribute(name);
+    if (attr.getTypeClass() != H5T_INTEGER || attr.getSpace().getSimpleExtentNpoints() != 1) {
+      fail(file, object, "expected a scalar integer attribute");
+    }
+    std::int64_t v = 0;
+    attr.read(H5::PredType::NATIVE_INT64, &v);
+    return static_cast<long long>(v);
+  });
+}
+
+void read_format(const H5::H5File& h5, const std::string& file) {
+  if (!h5.attrExists("format")) {
+    fail(file, "/format",
+         std::string("attribute missing (expected \"") + kTrajectoryFormat +
+             "\"); not a neuralsim trajectory file");
+  }
+  const std::string format = read_string_attr(h5, "format", file, "/format");
+  if (format != kTrajectoryFormat) {
+    fail(file, "/format",
+         std::string("expected \"") + kTrajectoryFormat + "\", got \"" + format + "\"");
+  }
+  if (!h5.attrExists("format_version")) fail(file, "/format_version", "attribute missing");
+  const long long version = read_int_attr(h5, "format_version", file, "/format_version");
+  if (version < 1 || version > kTrajectoryFormatVersion) {
+    fail(file, "/format_version",
+         "unsupported version " + std::to_string(version) + " (this build reads up to " +
+             std::to_string(kTrajectoryFormatVersion) + ")");
+  }
+}
+
+TrajectoryMetadata read_metadata(const H5::H5File& h5, const std::string& file) {
+  read_format(h5, file);
+  TrajectoryMetadata meta;
+  auto str = [&](const char* name, std::string& out) {
+    if (h5.attrExists(name)) out = read_string_attr(h5, name, file, std::string("/") + name);
+  };
+  auto list = [&](const char* name, std::vector<std::string>& out) {
+    if (h5.attrExists(name)) out = read_string_array_attr(h5, name, file, std::string("/") + name);
+  };
+  str("model", meta.model);
+  list("joint_names", meta.joint_names);
+  list("q_names", meta.q_names);
+  str("units", meta.units);
+  str("generator", meta.generator);
+  str("parameters", meta.parameters_json);
+  if (h5.attrExists("seed")) meta.seed = read_int_attr(h5, "seed", file, "/seed");
+  return meta;
+}
+
+bool has_child(const H5::Group& group, const std::string& name, H5O_type_t type) {
+  return group.nameExists(name) && group.childObjType(name) == type;
+}
+
+// `shape_hint` is the expected shape in words, e.g. "(T, nq)".
+RowMatrixXd read_dataset(const H5::Group& group, const std::string& name, int rank,
+                         const std::string& shape_hint, const std::string& file,
+                         const std::string& dataset) {
+  if (!has_child(group, name, H5O_TYPE_DATASET)) {
+    fail(file, dataset, "dataset missing (expected shape " + shape_hint + ")");
+  }
+  return with_context(file, dataset, [&] {
+    H5::DataSet ds = group.openDataSet(name);
+    const H5T_class_t type_class = ds.getTypeClass();
+    if (type_class != H5T_FLOAT && type_class != H5T_INTEGER) {
+      fail(file, dataset, "expected a float64 dataset, got a non-numeric type");
+    }
+    const H5::DataSpace space = ds.getSpace();
+    std::vector<hsize_t> dims(static_cast<size_t>(std::max(space.getSimpleExtentNdims(), 0)));
+    if (!dims.empty()) space.getSimpleExtentDims(dims.data());
+    if (static_cast<int>(dims.size()) != rank) {
+      fail(file, dataset, "expected shape " + shape_hint + ", got " + shape_string(dims));
+    }
+    const Eigen::Index rows = static_cast<Eigen::Index>(dims[0]);
+    const Eigen::Index cols = rank == 2 ? static_cast<Eigen::Index>(dims[1]) : 1;
+    RowMatrixXd m(rows, cols);
+    if (m.size() > 0) ds.read(m.data(), H5::PredType::NATIVE_DOUBLE);
+    return m;
+  });
+}
+
+Trajectory read_trajectory(const H5::Group& parent, const std::string& name,
+                           const std::string& file) {
+  const std::string base = trajectory_path(name);
+  const H5::Group group = with_context(file, base, [&] { return parent.openGroup(name); });
+  Trajectory tr;
+  tr.name = name;
+  const RowMatrixXd time = read_dataset(group, "time", 1, "(T)", file, base + "/time");
+  tr.time = Eigen::Map<const Eigen::VectorXd>(time.data(), time.rows());
+  tr.q = read_dataset(group, "q", 2, "(T, nq)", file, base + "/q");
+  tr.qd = read_dataset(group, "qd", 2, "(T, nv)", file, base + "/qd");
+  if (has_child(group, "tau", H5O_TYPE_DATASET)) {
+    tr.tau = read_dataset(group, "tau", 2, "(T, nv)", file, base + "/tau");
+  }
+  if (!has_child(group, "link_poses", H5O_TYPE_GROUP)) return tr;
+  const H5::Group poses = group.openGroup("link_poses");
+  for (hsize_t i = 0; i < poses.getNumObjs(); ++i) {
+    const std::string link = poses.getObjnameByIdx(i);
+    tr.link_poses[link] =
+        read_dataset(poses, link, 2, "(T, 7)", file, base + "/link_poses/" + link);
+  }
+  return tr;
+}
+
+// Trajectory group names in stored order: by the `index` attribute, groups
+// without one (written by other tools) after those, by name.
+std::vector<std::string> ordered_trajectory_names(const H5::Group& group, const std::string& file) {
+  std::vector<std::pair<long long, std::string>> entries;
+  for (hsize_t i = 0; i < group.getNumObjs(); ++i) {
+    const std::string name = group.getObjnameByIdx(i);
+    const std::string path = trajectory_path(name);
+    if (group.childObjType(name) != H5O_TYPE_GROUP) fail(file, path, "expected a group");
+    const H5::Group child = group.openGroup(name);
+    const long long index = child.attrExists("index")
+                                ? read_int_attr(child, "index", file, path + "/index")
+                                : std::numeric_limits<long long>::max();
+    entries.emplace_back(index, name);
+  }
+  std::sort(entries.begin(), entries.end());
+  std::vector<std::string> names;
+  for (auto& entry : entries) names.push_back(std::move(entry.second));
+  return names;
+}
+
+TrajectorySet read_file(const std::string& path) {
+  const H5::H5File h5(path, H5F_ACC_RDONLY);
+  TrajectorySet set;
+  set.meta = read_metadata(h5, path);
+  if (!has_child(h5, "trajectories", H5O_TYPE_GROUP)) {
+    fail(path, "/trajectories", "group missing");
+  }
+  const H5::Group group = h5.openGroup("trajectories");
+  for (const std::string& name : ordered_trajectory_names(group, path)) {
+    set.trajectories.push_back(read_trajectory(group, name, path));
+  }
+  return set;
+}
+
+}  // namespace
+
+void validate_trajectories(const TrajectorySet& set, const TrajectoryExpectations& expect,
+                           const std::string& source_path) {
+  if (set.trajectories.empty()) {
+    fail(source_path, "/trajectories", "contains no trajectories (expected at least 1, got 0)");
+  }
+  const Dims dims = expected_dims(set, expect);
+  check_metadata(set, expect, dims, source_path);
+  const std::vector<std::string> names = storage_names(set.trajectories);
+  for (size_t i = 0; i < set.trajectories.size(); ++i) {
+    check_trajectory(set.trajectories[i], names[i], dims, expect, source_path);
+  }
+}
+
+void write_trajectories(const std::string& path, const TrajectorySet& set) {
+  H5::Exception::dontPrint();
+  validate_trajectories(set, {}, path);
+  const std::vector<std::string> names = storage_names(set.trajectories);
+  check_storage_names(set, names, path);
+
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent)) {
+    throw DataError(path + ": cannot write: directory '" + parent.string() + "' does not exist");
+  }
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    write_file(tmp, set, names);
+    sync_to_disk(tmp);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      throw DataError(path + ": cannot rename '" + tmp + "' onto it: " + std::strerror(errno));
+    }
+  } catch (const H5::Exception& e) {
+    std::remove(tmp.c_str());
+    throw DataError(path + ": cannot write (HDF5 error in " + e.getFuncName() +
+                    "): " + e.getDetailMsg());
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+TrajectorySet read_trajectories(const std::string& path) {
+  H5::Exception::dontPrint();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw DataError(path + ": file does not exist");
+  if (!fs::is_regular_file(path, ec)) throw DataError(path + ": not a regular file");
+  TrajectorySet set;
+  try {
+    if (!H5::H5File::isHdf5(path)) throw DataError(path + ": not an HDF5 file");
+    set = read_file(path);
+  } catch (const H5::Exception& e) {
+    throw DataError(path + ": cannot read (HDF5 error in " + e.getFuncName() +
+                    "): " + e.getDetailMsg());
+  }
+  validate_trajectories(set, {}, path);
+  return set;
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,51 @@
+// Reading, writing and validating trajectory files (HDF5).
+//
+// The layout is documented in docs/data-format.md; it is plain enough that
+// h5py reads it with no custom code. Every problem with a file is reported as
+// a DataError naming the file, the dataset path and, for shape problems, the
+// expected and actual shapes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "neuralsim/io/trajectory.hpp"
+
+namespace neuralsim {
+
+inline constexpr const char* kTrajectoryFormat = "neuralsim-trajectories";
+inline constexpr int kTrajectoryFormatVersion = 1;
+
+// Writes `set` to `path` atomically: the data goes to `path + ".tmp-<pid>"`
+// first and is renamed onto `path` only when complete, so readers never see a
+// half-written file. On failure the temporary file is removed and DataError
+// is thrown (an existing file at `path` is left untouched). The set is
+// validated first (structure only, see validate_trajectories).
+// Trajectories with an empty name are stored as their zero-padded index
+// ("000", "001", ...).
+void write_trajectories(const std::string& path, const TrajectorySet& set);
+
+// Reads and validates a file written by write_trajectories (or by any tool
+// following docs/data-format.md). Trajectory order is the stored `index`
+// attribute; Trajectory::name is the group name. Throws DataError.
+TrajectorySet read_trajectories(const std::string& path);
+
+// What a consumer needs from a trajectory set. Unset fields (-1, empty) are
+// not checked; nq and nv are then taken from the metadata names or the first
+// trajectory, and every trajectory must agree with them.
+struct TrajectoryExpectations {
+  int nq = -1;
+  int nv = -1;
+  std::vector<std::string> joint_names;  // must equal meta.joint_names
+  std::string model;                     // must equal meta.model (or have the same file stem)
+  bool require_tau = false;
+  std::vector<std::string> required_link_poses;
+};
+
+// Checks shapes, finiteness, strictly increasing time and the expectations.
+// `source_path` is used in messages only ("<source_path>:/trajectories/003/q").
+// Throws DataError on the first problem.
+void validate_trajectories(const TrajectorySet& set, const TrajectoryExpectations& expect,
+                           const std::string& source_path);
+
+}  // namespace neuralsim

@@ -1,0 +1,339 @@
+#include "neuralsim/io/csv_import.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "neuralsim/io/errors.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
+
+namespace neuralsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kShared = NEURALSIM_SHARED_DIR;
+const fs::path kImportConfigs = fs::path(NEURALSIM_SOURCE_DIR) / "configs" / "import";
+constexpr double kPi = 3.141592653589793;
+
+bool real_data_available() { return fs::is_directory(kShared / "real-data"); }
+
+#define SKIP_WITHOUT_REAL_DATA() \
+  if (!real_data_available()) GTEST_SKIP() << "no real data under " << kShared
+
+// Data rows of a CSV file with a header line.
+Eigen::Index data_rows(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::string line;
+  Eigen::Index n = 0;
+  while (std::getline(in, line)) n += line.empty() ? 0 : 1;
+  return n - 1;
+}
+
+std::vector<fs::path> csv_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && e.path().extension() == ".csv") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Every CSV file becomes one trajectory named after it, with all its rows.
+void expect_one_trajectory_per_file(const TrajectorySet& set, const std::vector<fs::path>& files) {
+  ASSERT_EQ(set.trajectories.size(), files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    EXPECT_EQ(set.trajectories[i].name, files[i].stem().string());
+    EXPECT_EQ(set.trajectories[i].size(), data_rows(files[i])) << files[i];
+  }
+}
+
+// ---------------------------------------------------------------- real data
+
+TEST(CsvImportRealData, MultiarmDoubleIsRelativeAndHangsDownAtZero) {
+  SKIP_WITHOUT_REAL_DATA();
+  const fs::path dir = kShared / "real-data/multiarm-pendulum/double";
+  const TrajectorySet train = import_csv((kImportConfigs / "multiarm_double_train.yaml").string());
+  expect_one_trajectory_per_file(train, csv_files(dir, "train_"));
+  EXPECT_EQ(train.meta.model, "double_pendulum");
+  EXPECT_EQ(train.meta.joint_names, (std::vector<std::string>{"joint1", "joint2"}));
+
+  // train_00.csv, first row: 0,2.61577504,3.5414161,7.83444198,-1.41045558
+  const Trajectory& first = train.trajectories.front();
+  EXPECT_EQ(first.time[0], 0.0);
+  EXPECT_NEAR(first.q(0, 0), 2.61577504 - kPi, 1e-12);
+  EXPECT_NEAR(first.q(0, 1), 3.5414161 - 2.61577504, 1e-12);  // relative
+  EXPECT_NEAR(first.qd(0, 0), 7.83444198, 1e-12);
+  EXPECT_NEAR(first.qd(0, 1), -1.41045558 - 7.83444198, 1e-12);
+  EXPECT_NEAR(first.time[first.size() - 1], 2.666, 1e-12);
+
+  // At the end of the free swing (last validation file, amplitude ~0.3 rad)
+  // the arms oscillate about hanging down, which must be q = 0.
+  const TrajectorySet validation =
+      import_csv((kImportConfigs / "multiarm_double_validation.yaml").string());
+  expect_one_trajectory_per_file(validation, csv_files(dir, "validation_"));
+  const Trajectory& last = validation.trajectories.back();
+  const Eigen::RowVectorXd mean = last.q.colwise().mean();
+  EXPECT_LT(std::abs(mean[0]), 0.05);
+  EXPECT_LT(std::abs(mean[1]), 0.05);
+  EXPECT_LT(last.q.cwiseAbs().maxCoeff(), 0.5);
+}
+
+TEST(CsvImportRealData, MultiarmSingle) {
+  SKIP_WITHOUT_REAL_DATA();
+  const fs::path dir = kShared / "real-data/multiarm-pendulum/single";
+  const TrajectorySet train = import_csv((kImportConfigs / "multiarm_single_train.yaml").string());
+  expect_one_trajectory_per_file(train, csv_files(dir, "train_"));
+  // train_00.csv, first row: 0,1.52316373,1.84825406
+  EXPECT_NEAR(train.trajectories[0].q(0, 0), 1.52316373 - kPi, 1e-12);
+  EXPECT_NEAR(train.trajectories[0].qd(0, 0), 1.84825406, 1e-12);
+  EXPECT_FALSE(train.trajectories[0].has_tau());
+  EXPECT_EQ(train.meta.model, "pendulum");
+
+  const TrajectorySet validation =
+      import_csv((kImportConfigs / "multiarm_single_validation.yaml").string());
+  expect_one_trajectory_per_file(validation, csv_files(dir, "validation_"));
+  EXPECT_LT(std::abs(validation.trajectories.back().q.mean()), 0.05);
+}
+
+TEST(CsvImportRealData, DfkiSysidKeepsNonUniformTime) {
+  SKIP_WITHOUT_REAL_DATA();
+  const fs::path csv = kShared / "real-data/dfki-simple-pendulum/sysid_pd_measured.csv";
+  const TrajectorySet set = import_csv((kImportConfigs / "dfki_sysid.yaml").string());
+  expect_one_trajectory_per_file(set, {csv});
+  const Trajectory& tr = set.trajectories[0];
+  ASSERT_TRUE(tr.has_tau());
+  // Second row: 3.334283828735351562e-03,-1.457236591136279458e-03,
+  //             -1.098901098901450268e-02,-1.318681318681313996e-02
+  EXPECT_EQ(tr.time[1], 3.334283828735351562e-03);
+  EXPECT_EQ(tr.q(1, 0), -1.457236591136279458e-03);
+  EXPECT_EQ(tr.qd(1, 0), -1.098901098901450268e-02);
+  EXPECT_EQ(tr.tau(1, 0), -1.318681318681313996e-02);
+  const Eigen::VectorXd dt = tr.time.tail(tr.size() - 1) - tr.time.head(tr.size() - 1);
+  EXPECT_GT(dt.maxCoeff() - dt.minCoeff(), 1e-5);  // not resampled
+  EXPECT_NEAR(dt.mean(), 3.33e-3, 1e-4);
+}
+
+TEST(CsvImportRealData, DfkiValidationInListedOrderAndRoundTripsThroughHdf5) {
+  SKIP_WITHOUT_REAL_DATA();
+  const fs::path dir = kShared / "real-data/dfki-simple-pendulum";
+  const TrajectorySet set = import_csv((kImportConfigs / "dfki_validation.yaml").string());
+  expect_one_trajectory_per_file(set,
+                                 {dir / "energy_shaping_measured.csv", dir / "ilqr_measured.csv"});
+
+  const fs::path out =
+      fs::temp_directory_path() / ("neuralsim-csv-" + std::to_string(::getpid()) + ".h5");
+  write_trajectories(out.string(), set);
+  const TrajectorySet back = read_trajectories(out.string());
+  fs::remove(out);
+  ASSERT_EQ(back.trajectories.size(), 2u);
+  EXPECT_EQ(back.trajectories[1].name, "ilqr_measured");
+  EXPECT_EQ(back.trajectories[1].tau, set.trajectories[1].tau);
+  EXPECT_EQ(back.meta.parameters_json, set.meta.parameters_json);
+}
+
+// ---------------------------------------------------------------- synthetic
+
+class CsvImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("neuralsim-csv-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) const {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  fs::path dir_;
+};
+
+constexpr const char* kSyntheticCsv =
+    "t,x,y\n"
+    "0.0,1.0,0.0\n"
+    "0.1,1.2,0.01\n"
+    "0.25,1.5,0.0625\n"
+    "0.4,1.8,0.16\n"
+    "1.0,3.0,1.0\n";
+
+// x = 2t + 1 and y = t^2 at the stamps above.
+std::string synthetic_yaml(const std::string& extra) {
+  return "csv_import:\n"
+         "  files: [log.csv]\n"
+         "  time: t\n"
+         "  model: pendulum\n"
+         "  joint_names: [joint1]\n"
+         "  q:\n"
+         "    - {terms: {x: 1.0}}\n"
+         "  qd:\n"
+         "    - y\n" +
+         extra;
+}
+
+TEST_F(CsvImportTest, ResampleGivesUniformSpacingAndLinearInterpolation) {
+  write("log.csv", kSyntheticCsv);
+  const TrajectorySet set =
+      import_csv(write("import.yaml", synthetic_yaml("  resample_dt: 0.1\n")));
+  const Trajectory& tr = set.trajectories.at(0);
+  ASSERT_EQ(tr.size(), 11);
+  for (Eigen::Index k = 0; k < tr.size(); ++k) {
+    EXPECT_NEAR(tr.time[k], 0.1 * k, 1e-12);
+    EXPECT_NEAR(tr.q(k, 0), 2 * tr.time[k] + 1, 1e-12);  // linear data: exact
+  }
+  // y between (0.1, 0.01) and (0.25, 0.0625) at t = 0.2: 0.01 + 2/3 * 0.0525.
+  EXPECT_NEAR(tr.qd(2, 0), 0.045, 1e-12);
+  EXPECT_NEAR(tr.qd(10, 0), 1.0, 1e-12);
+}
+
+TEST_F(CsvImportTest, WithoutResampleTimeStampsAreKept) {
+  write("log.csv", kSyntheticCsv);
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml("")));
+  const Trajectory& tr = set.trajectories.at(0);
+  ASSERT_EQ(tr.size(), 5);
+  EXPECT_EQ(tr.time[2], 0.25);
+  EXPECT_EQ(tr.q(4, 0), 3.0);
+  EXPECT_EQ(tr.name, "log");
+  EXPECT_EQ(set.meta.q_names, (std::vector<std::string>{"joint1"}));
+}
+
+TEST_F(CsvImportTest, TimeOffsetSegmentAndTimeScale) {
+  write("log.csv", "t,x,y\n1000,1,0\n1100,2,0\n1200,3,0\n1300,4,0\n");
+  const TrajectorySet set = import_csv(write(
+      "import.yaml", synthetic_yaml("  time_scale: 0.001\n  segment: {start: 0.05, end: 0.25}\n")));
+  const Trajectory& tr = set.trajectories.at(0);
+  ASSERT_EQ(tr.size(), 2);
+  EXPECT_NEAR(tr.time[0], 0.1, 1e-12);
+  EXPECT_NEAR(tr.time[1], 0.2, 1e-12);
+  EXPECT_EQ(tr.q(0, 0), 2.0);
+}
+
+TEST_F(CsvImportTest, DuplicateTimeStampsKeepTheFirstRow) {
+  write("log.csv", "t,x,y\n0,1,0\n0.1,2,0\n0.1,99,0\n0.2,3,0\n");
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml("")));
+  const Trajectory& tr = set.trajectories.at(0);
+  ASSERT_EQ(tr.size(), 3);
+  EXPECT_EQ(tr.q(1, 0), 2.0);
+  EXPECT_EQ(tr.q(2, 0), 3.0);
+}
+
+TEST_F(CsvImportTest, ColumnsByIndexWithoutHeaderAndGlobOrder) {
+  write("run_b.csv", "# comment\n0;5\n1;6\n");
+  write("run_a.csv", "0;1\n1;2\n2;3\n");
+  const std::string yaml =
+      "files: \"run_*.csv\"\n"
+      "delimiter: \";\"\n"
+      "header: false\n"
+      "time: 0\n"
+      "model: pendulum\n"
+      "joint_names: [joint1]\n"
+      "q: [{terms: {1: 2.0}, offset: 0.5}]\n"
+      "qd: [1]\n";
+  const TrajectorySet set = import_csv(YAML::Load(yaml), dir_.string(), "inline");
+  ASSERT_EQ(set.trajectories.size(), 2u);
+  EXPECT_EQ(set.trajectories[0].name, "run_a");
+  EXPECT_EQ(set.trajectories[0].size(), 3);
+  EXPECT_EQ(set.trajectories[1].q(1, 0), 12.5);
+}
+
+std::string error_message(const std::function<void()>& f, bool config) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(config) << e.what();
+    return e.what();
+  } catch (const DataError& e) {
+    EXPECT_FALSE(config) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error";
+  return "";
+}
+
+void expect_contains(const std::string& message, const std::vector<std::string>& parts) {
+  for (const std::string& part : parts) {
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
+}
+
+TEST_F(CsvImportTest, UnknownColumnNamesYamlFileKeyLineAndColumns) {
+  write("log.csv", kSyntheticCsv);
+  // Line 7 of the YAML holds the bad key.
+  const std::string yaml = write("bad_column.yaml",
+                                 "csv_import:\n"
+                                 "  files: [log.csv]\n"
+                                 "  time: t\n"
+                                 "  model: pendulum\n"
+                                 "  joint_names: [joint1]\n"
+                                 "  q:\n"
+                                 "    - {terms: {x: 1.0, phi3: 2.0}}\n"
+                                 "  qd: [y]\n");
+  const std::string msg = error_message([&] { import_csv(yaml); }, true);
+  expect_contains(msg, {"bad_column.yaml:7:", "csv_import.q[0].terms.phi3", "unknown column 'phi3'",
+                        "available columns: t (0), x (1), y (2)"});
+}
+
+TEST_F(CsvImportTest, UnknownKeyAndMissingKey) {
+  write("log.csv", kSyntheticCsv);
+  expect_contains(
+      error_message([&] { import_csv(write("a.yaml", synthetic_yaml("  resample-dt: 1\n"))); },
+                    true),
+      {"a.yaml:10:", "csv_import.resample-dt", "unknown key"});
+  expect_contains(
+      error_message([&] { import_csv(write("b.yaml", "csv_import:\n  files: [log.csv]\n")); },
+                    true),
+      {"b.yaml", "csv_import.time", "required"});
+}
+
+TEST_F(CsvImportTest, MalformedNumberNamesFileLineAndColumn) {
+  write("log.csv", "t,x,y\n0,1,0\n0.1,2,0\n0.2,1.2.3,0\n");
+  const std::string msg =
+      error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false);
+  expect_contains(msg, {"log.csv:4", "column 1 ('x')", "'1.2.3'"});
+}
+
+TEST_F(CsvImportTest, WrongFieldCountAndBackwardsTime) {
+  write("log.csv", "t,x,y\n0,1,0\n0.1,2\n");
+  expect_contains(
+      error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+      {"log.csv:3", "expected 3 fields, got 2"});
+  write("log.csv", "t,x,y\n0,1,0\n0.2,2,0\n0.1,3,0\n");
+  expect_contains(
+      error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+      {"log.csv:4", "earlier"});
+}
+
+TEST_F(CsvImportTest, FilesMatchingNothing) {
+  const std::string yaml = write("import.yaml", synthetic_yaml(""));
+  fs::remove(dir_ / "log.csv");
+  expect_contains(error_message([&] { import_csv(yaml); }, false),
+                  {"import.yaml", "csv_import.files[0]", "log.csv", "matches no file"});
+  const std::string glob_yaml =
+      "files: [\"nothing_*.csv\"]\ntime: t\nmodel: m\njoint_names: [a]\nq: [x]\nqd: [y]\n";
+  expect_contains(
+      error_message([&] { import_csv(YAML::Load(glob_yaml), dir_.string(), "inline"); }, false),
+      {"inline", "nothing_*.csv", "matches no file"});
+}
+
+TEST_F(CsvImportTest, JointNameCountMustMatchQd) {
+  write("log.csv", kSyntheticCsv);
+  const std::string yaml =
+      "files: [log.csv]\ntime: t\nmodel: m\njoint_names: [a, b]\nq: [x]\nqd: [y]\n";
+  expect_contains(
+      error_message([&] { import_csv(YAML::Load(yaml), dir_.string(), "inline"); }, true),
+      {"inline:4:", "csv_import.joint_names", "nv=1"});
+}
+
+}  // namespace
+}  // namespace neuralsim
