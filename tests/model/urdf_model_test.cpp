@@ -206,8 +206,8 @@ TEST(UrdfModel, LaikagoFloatingBase) {
   for (const Geometry& g : m.geometries) meshes += g.type == Geometry::Type::kMesh;
   EXPECT_EQ(meshes, 26);  // chassis: 2; each of 12 leg links: 1 visual + 1 collision
   const std::string warnings = log.text();
-  EXPECT_EQ(count_occurrences(warnings, "lower_leg3.obj"), 1) << warnings;  // used by all 4 legs
-  EXPECT_EQ(count_occurrences(warnings, "chassis_zup.obj"), 1) << warnings;
+  EXPECT_EQ(count_occurrences(warnings, "mesh file 'lower_leg3.obj'"), 1) << warnings;  // used by all 4 legs
+  EXPECT_EQ(count_occurrences(warnings, "mesh file 'chassis_zup.obj'"), 1) << warnings;
   EXPECT_NE(warnings.find("not found"), std::string::npos);
 }
 

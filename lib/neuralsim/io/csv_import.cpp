@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -30,9 +29,9 @@ const std::set<std::string> kAllowedKeys = {
 // ---------------------------------------------------------------- description
 
 // The key path of a top-level key, as shown in error messages.
-std::string key_of(const std::string& name) { return key_of(name); }
+std::string key_of(const std::string& name) { return std::string(kRoot) + "." + name; }
 
-// Where a key sits in the description, for error messages.
+// The description being parsed, named in error messages.
 struct Ctx {
   std::string source;  // YAML file (or caller-supplied name)
 };

@@ -42,6 +42,19 @@ std::vector<int> pd_position_index(const Model<double>& model) {
   return idx;
 }
 
+void flatten_parameters(const nlohmann::json& j, const std::string& prefix, const std::string& where,
+                        std::map<std::string, double>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (it.value().is_object())
+      flatten_parameters(it.value(), name, where, out);
+    else if (it.value().is_number())
+      out[name] = it.value().get<double>();
+    else
+      throw ConfigError(where + ": parameter '" + name + "' must be a number");
+  }
+}
+
 }  // namespace
 
 Model<double> load_experiment_model(const Config& root) {
@@ -66,15 +79,12 @@ Model<double> load_experiment_model(const Config& root) {
   }
   if (root.has("params")) {
     std::map<std::string, double> values;
-    // Parameter names contain dots, so read the section as JSON rather than
-    // through dotted key paths.
+    // Parameter names contain dots, so read the section as JSON and flatten
+    // nested maps: `--set params.link.link1.length=2.9` nests, a YAML key
+    // "link.link1.length: 2.9" does not; both name the same parameter.
     const nlohmann::json p = root.at("params").to_json();
     if (!p.is_object()) throw ConfigError(root.where("params") + ": key 'params' must map names to numbers");
-    for (auto it = p.begin(); it != p.end(); ++it) {
-      if (!it.value().is_number())
-        throw ConfigError(root.where("params") + ": parameter '" + it.key() + "' must be a number");
-      values[it.key()] = it.value().get<double>();
-    }
+    flatten_parameters(p, "", root.where("params"), values);
     apply_parameters(model, values, root.where("params"));
   }
   if (root.has("params_file")) {

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Regenerates the small datasets shipped in datasets/ (deterministic: fixed seeds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+build/rollout --config configs/rollout_double_pendulum.yaml --seed 1 --out "$tmp/dp" -q
+cp "$tmp/dp/trajectories.h5" datasets/double_pendulum.h5
+build/rollout --config configs/rollout_pendulum_pd.yaml --seed 1 --out "$tmp/pd" -q
+cp "$tmp/pd/trajectories.h5" datasets/pendulum_pd.h5
+echo "wrote datasets/double_pendulum.h5 datasets/pendulum_pd.h5"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs NeuralSim's build dependencies (Debian packages) and builds it.
+# Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+# Env: NEURALSIM_BUILD_TYPE (Release), NEURALSIM_CMAKE_ARGS (extra flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${1:-build}"
+
+packages=(build-essential cmake ninja-build ccache pkg-config git
+  libeigen3-dev libceres-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
+  libtbb-dev libspdlog-dev libhdf5-dev libgtest-dev libgmock-dev libbenchmark-dev
+  liburdfdom-dev libtinyxml2-dev python3-h5py)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ccache keeps rebuilds cheap; its default cache lives in ~/.cache/ccache.
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${NEURALSIM_BUILD_TYPE:-Release}" \
+  ${NEURALSIM_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"
