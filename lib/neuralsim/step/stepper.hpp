@@ -34,6 +34,13 @@ template <class S>
 using ForceHook = std::function<void(const Model<S>&, Data<S>&, const VecX<S>& q,
                                      const VecX<S>& qd, double t)>;
 
+// Velocity-level constraint solve (impulse-based contact, joint limits):
+// called by semi-implicit Euler after q̇⁺ = q̇ + h q̈ and before the position
+// update, it may change q̇⁺ in place. `data` holds the kinematics of q.
+template <class S>
+using VelocityHook = std::function<void(const Model<S>&, Data<S>&, const VecX<S>& q, VecX<S>& qd_next,
+                                        double h, double t)>;
+
 template <class S>
 class Stepper {
  public:
@@ -48,6 +55,9 @@ class Stepper {
   const StepOptions& options() const { return options_; }
   Data<S>& data() { return data_; }
   std::vector<ForceHook<S>>& hooks() { return hooks_; }
+  // Only semi-implicit Euler runs velocity hooks (an impulse solve has no
+  // meaning inside RK4 stages); step() throws ConfigError for RK4 with hooks.
+  std::vector<VelocityHook<S>>& velocity_hooks() { return velocity_hooks_; }
 
   // Accelerations for state (q, q̇) at time t under `control` (length nv,
   // scaled by each joint's gear ratio). Result in data().qdd.
@@ -82,10 +92,13 @@ class Stepper {
       if (options_.integrator == Integrator::kSemiImplicitEuler) {
         forward_dynamics(q, qd, control, ts);
         qd += S(h) * data_.qdd;
+        for (auto& hook : velocity_hooks_) hook(model_, data_, q, qd, h, ts);
         dv_ = S(h) * qd;
         integrate_configuration(model_, q, dv_, q_tmp_);
         q = q_tmp_;
       } else {
+        if (!velocity_hooks_.empty())
+          throw ConfigError("velocity-level constraints (impulse contact) need the semi_implicit_euler integrator");
         rk4_step(q, qd, control, ts, h);
       }
     }
@@ -125,6 +138,7 @@ class Stepper {
   StepOptions options_;
   Data<S> data_;
   std::vector<ForceHook<S>> hooks_;
+  std::vector<VelocityHook<S>> velocity_hooks_;
   VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_;
 };
 
