@@ -65,7 +65,7 @@ void register_all() {
 
 void summary(const RecordingReporter& rep) {
   const double d = rep.ns("ABA_AD/laikago/double");
-  std::printf("\nSummary (min over %d repetitions): ABA on Laikago, ns per call\n", kRepetitions);
+  std::printf("\nSummary (min CPU time over the repetitions): ABA on Laikago, ns per call\n");
   for (int n : {4, 16}) {
     const double j = rep.ns("ABA_AD/laikago/Jet" + std::to_string(n));
     const std::string what = "Jet<double," + std::to_string(n) + "> / double";
@@ -80,6 +80,7 @@ void summary(const RecordingReporter& rep) {
 }  // namespace neuralsim::bench
 
 int main(int argc, char** argv) {
+  neuralsim::bench::scan_flags(argc, argv);
   try {
     neuralsim::bench::register_all();
   } catch (const std::exception& e) {

@@ -4,12 +4,14 @@
 //
 // Timing conventions: every benchmark reports time per call in ns
 // (benchmark's "Time" column, Unit(kNanosecond)). Each is repeated
-// (kRepetitions) and reports mean / median / stddev plus "min", the least
-// disturbed repetition; the summaries printed at the end use "min" because
-// on a shared 2-core machine the other repetitions measure the neighbours.
+// (kRepetitions; --benchmark_repetitions=N overrides) and reports mean /
+// median / stddev plus "min", the least disturbed repetition; the summaries
+// printed at the end use "min" CPU time because on a shared 2-core machine
+// the other repetitions and the wall clock also measure the neighbours.
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -19,6 +21,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "neuralsim/dynamics/aba.hpp"
 #include "neuralsim/model/model.hpp"
@@ -94,6 +98,20 @@ inline State random_state(const Model<double>& model, unsigned seed = 42) {
 
 inline constexpr int kRepetitions = 5;
 
+// Set by run_main's caller before registration: true if the user passed
+// --benchmark_repetitions (then it is not overridden per benchmark).
+inline bool& repetitions_from_flag() {
+  static bool v = false;
+  return v;
+}
+// Call first in main: notes --benchmark_repetitions, silences the URDF
+// loader's warnings about missing visual meshes (expected here).
+inline void scan_flags(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::err);
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0) repetitions_from_flag() = true;
+}
+
 inline double min_of(const std::vector<double>& v) {
   return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
 }
@@ -101,8 +119,10 @@ inline double min_of(const std::vector<double>& v) {
 // Common settings: ns, repetitions, "min" aggregate, aggregates only in the
 // console and JSON (the per-repetition rows are noise for the reader).
 inline benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b) {
-  return b->Unit(benchmark::kNanosecond)
-      ->Repetitions(kRepetitions)
+  b->Unit(benchmark::kNanosecond);
+  // Only when not given on the command line (the per-benchmark setting wins).
+  if (!repetitions_from_flag()) b->Repetitions(kRepetitions);
+  return b
       ->ReportAggregatesOnly(true)
       ->ComputeStatistics("min", min_of);
 }
@@ -117,37 +137,50 @@ inline void label_model(benchmark::State& state, const std::string& name, const 
 }
 
 // Console reporter that also keeps the "min" aggregate of every benchmark
-// (real time, ns per call) for the summary a custom main prints.
+// (ns per call, CPU and real time) for the summary a custom main prints.
+//
+// The summaries use CPU time: on a shared machine a benchmark thread that is
+// descheduled keeps accruing real time but not CPU time, so CPU time is the
+// better estimate of the code's own cost. Both are in the JSON output.
 class RecordingReporter : public benchmark::ConsoleReporter {
  public:
+  using ConsoleReporter::ConsoleReporter;
+
+  struct Times {
+    double cpu_ns = -1, real_ns = -1;
+  };
+
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.error_occurred) continue;
-      const double ns = r.GetAdjustedRealTime() *
-                        (r.time_unit == benchmark::kNanosecond    ? 1.0
-                         : r.time_unit == benchmark::kMicrosecond ? 1e3
-                         : r.time_unit == benchmark::kMillisecond ? 1e6
-                                                                  : 1e9);
+      const double to_ns = r.time_unit == benchmark::kNanosecond    ? 1.0
+                           : r.time_unit == benchmark::kMicrosecond ? 1e3
+                           : r.time_unit == benchmark::kMillisecond ? 1e6
+                                                                    : 1e9;
+      const Times t{r.GetAdjustedCPUTime() * to_ns, r.GetAdjustedRealTime() * to_ns};
+      std::string name = r.run_name.function_name;
+      if (!r.run_name.args.empty()) name += "/" + r.run_name.args;
       if (r.run_type == Run::RT_Aggregate) {
-        if (r.aggregate_name == "min") min_ns_[r.run_name.str()] = ns;
-      } else if (!min_ns_.count(r.run_name.str()) || ns < min_ns_[r.run_name.str()]) {
-        min_ns_[r.run_name.str()] = ns;  // single runs (--benchmark_repetitions=1)
+        if (r.aggregate_name == "min") times_[name] = t;
+      } else if (r.repetitions <= 1) {
+        times_[name] = t;  // --benchmark_repetitions=1: no aggregates
       }
     }
     ConsoleReporter::ReportRuns(runs);
   }
 
-  // ns per call of `name` (the benchmark name without aggregate suffix), or
-  // a negative number if it was not run (filtered out).
-  double ns(const std::string& name) const {
-    const auto it = min_ns_.find(name);
-    return it == min_ns_.end() ? -1.0 : it->second;
-  }
-
-  const std::map<std::string, double>& all() const { return min_ns_; }
+  // CPU ns per call of `name` (benchmark name without "/repeats:N"), or a
+  // negative number if it was not run (filtered out).
+  double ns(const std::string& name) const { return get(name).cpu_ns; }
+  double real_ns(const std::string& name) const { return get(name).real_ns; }
+  const std::map<std::string, Times>& all() const { return times_; }
 
  private:
-  std::map<std::string, double> min_ns_;
+  Times get(const std::string& name) const {
+    const auto it = times_.find(name);
+    return it == times_.end() ? Times{} : it->second;
+  }
+  std::map<std::string, Times> times_;
 };
 
 inline void print_ratio(const char* what, double num, double den) {
@@ -177,7 +210,9 @@ int run_main(int argc, char** argv, Summary&& summary) {
 #else
   benchmark::AddCustomContext("neuralsim_flags", "project default (Release -O3)");
 #endif
-  RecordingReporter reporter;
+  // Colours only on a terminal (files written via tee stay plain text).
+  RecordingReporter reporter(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                   : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nload average at end: %s\n", load_average().c_str());
   summary(reporter);

@@ -100,7 +100,7 @@ void register_all() {
 }
 
 void summary(const RecordingReporter& rep) {
-  std::printf("\nSummary (min over %d repetitions, ns per call):\n", kRepetitions);
+  std::printf("\nSummary (min CPU time over the repetitions, ns per call):\n");
   std::printf("  %-16s %10s %10s %10s\n", "model", "ABA", "RNEA", "CRBA");
   for (const auto& r : robots())
     std::printf("  %-16s %10.1f %10.1f %10.1f\n", r->name.c_str(), rep.ns("ABA/" + r->name),
@@ -122,6 +122,7 @@ void summary(const RecordingReporter& rep) {
 }  // namespace neuralsim::bench
 
 int main(int argc, char** argv) {
+  neuralsim::bench::scan_flags(argc, argv);
   try {
     neuralsim::bench::register_all();
   } catch (const std::exception& e) {

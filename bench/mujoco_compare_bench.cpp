@@ -276,8 +276,10 @@ void register_all() {
 void summary(const RecordingReporter& rep) {
   const double aba_ns = rep.ns("NeuralSim/aba");
   const double step_ns = rep.ns("NeuralSim/step_euler");
-  std::printf("\nSummary, Laikago 18 DoF (min over %d repetitions, ns per call):\n", kRepetitions);
-  for (const auto& [name, ns] : rep.all()) std::printf("  %-40s %10.1f\n", name.c_str(), ns);
+  std::printf("\nSummary, Laikago 18 DoF (min CPU time over the repetitions, ns per call):\n");
+  std::printf("  %-40s %10s %10s\n", "", "CPU", "real");
+  for (const auto& [name, t] : rep.all())
+    std::printf("  %-40s %10.1f %10.1f\n", name.c_str(), t.cpu_ns, t.real_ns);
   std::printf("\nRatios (> 1: NeuralSim is faster):\n");
   print_ratio("mj_forward / NeuralSim aba", rep.ns("MuJoCo/mj_forward"), aba_ns);
   print_ratio("mj_forward (no contact/constraint) / NeuralSim aba", rep.ns("MuJoCo/mj_forward_noconstr"), aba_ns);
@@ -294,6 +296,7 @@ void summary(const RecordingReporter& rep) {
 }  // namespace neuralsim::bench
 
 int main(int argc, char** argv) {
+  neuralsim::bench::scan_flags(argc, argv);
   try {
     if (!neuralsim::bench::prepare()) return 1;
     neuralsim::bench::register_all();

@@ -58,7 +58,7 @@ void register_all() {
 }
 
 void summary(const RecordingReporter& rep) {
-  std::printf("\nSummary (min over %d repetitions, ns per step):\n", kRepetitions);
+  std::printf("\nSummary (min CPU time over the repetitions, ns per step):\n");
   std::printf("  %-16s %20s %10s\n", "model", "semi_implicit_euler", "rk4");
   for (const char* name : {"laikago", "double_pendulum"}) {
     const std::string base = std::string("Step/") + name + "/";
@@ -70,6 +70,7 @@ void summary(const RecordingReporter& rep) {
 }  // namespace neuralsim::bench
 
 int main(int argc, char** argv) {
+  neuralsim::bench::scan_flags(argc, argv);
   try {
     neuralsim::bench::register_all();
   } catch (const std::exception& e) {

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
 
 #include "neuralsim/dynamics/centroidal.hpp"
 #include "neuralsim/dynamics/energy.hpp"
@@ -15,6 +18,12 @@ namespace neuralsim {
 namespace {
 
 const double kPi = std::acos(-1.0);
+
+std::string sci(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", x);
+  return buf;
+}
 
 Model<double> single_body(JointType type, const Inertia<double>& inertia) {
   Model<double> model;
@@ -50,9 +59,11 @@ TEST(AnalyticMotion, SmallAnglePendulumPeriod) {
     const double T0 = 2 * kPi * std::sqrt(l / g);
     const double T = measure_period(model, 0.01, 5.2 * T0);  // 5 full periods
     const double rel = std::abs(T - T0) / T0;
-    RecordProperty(l == 1.0 ? "period_rel_error_l1" : "period_rel_error_l2", std::to_string(rel));
-    // The finite amplitude lengthens the period by q0²/16 ≈ 6e-6 (relative).
+    RecordProperty(l == 1.0 ? "period_rel_error_l1" : "period_rel_error_l2", sci(rel));
     EXPECT_LT(rel, 1e-3) << "l = " << l << ": T = " << T << ", 2π√(l/g) = " << T0;
+    // Finer: the finite amplitude lengthens the period by q0²/16 = 6.25e-6
+    // (next term ~4e-11), which the simulation must resolve.
+    EXPECT_NEAR(T / T0 - 1, 0.01 * 0.01 / 16, 1e-8) << "l = " << l;
   }
 }
 
@@ -88,7 +99,7 @@ TEST(AnalyticMotion, FreeFallingTumblingBodyComFollowsParabola) {
     const Eigen::Vector3d expected = p0 + v0 * t + 0.5 * model.gravity * t * t;
     max_error = std::max(max_error, (p - expected).norm());
   }
-  RecordProperty("max_com_error_m", std::to_string(max_error));
+  RecordProperty("max_com_error_m", sci(max_error));
   EXPECT_LT(max_error, 1e-6);
 }
 
@@ -122,21 +133,21 @@ TEST(AnalyticMotion, TumblingAsymmetricBodyConservesAngularMomentumAndEnergy) {
     max_E = std::max(max_E, std::abs(kinetic_energy(model, data, qd) - E0) / E0);
     min_wy = std::min(min_wy, qd[1]);
   }
-  RecordProperty("max_rel_angular_momentum_error", std::to_string(max_L));
-  RecordProperty("max_rel_energy_error", std::to_string(max_E));
+  RecordProperty("max_rel_angular_momentum_error", sci(max_L));
+  RecordProperty("max_rel_energy_error", sci(max_E));
   EXPECT_LT(min_wy, -2.0) << "the body never flipped: the test would be trivial";
   EXPECT_LT(max_L, 1e-6);
   EXPECT_LT(max_E, 1e-6);
 }
 
-TEST(AnalyticMotion, SphericalPendulumConservesEnergyAndVerticalAngularMomentum) {
-  // A rod-like body hanging from a ball joint: gravity has no moment about the
-  // vertical axis through the pivot, so L_z is conserved along with energy.
-  const double m = 1.5;
-  const Eigen::Vector3d com(0, 0, -0.8);
+// A rod-like body hanging from a ball joint: gravity has no moment about the
+// vertical through the pivot, so L_z is conserved along with the energy.
+// Returns the maximum relative errors {energy, L_z} over 5 s of RK4 at dt.
+std::pair<double, double> spherical_pendulum_errors(double dt) {
   Model<double> model = single_body(
       JointType::kSpherical,
-      Inertia<double>::from_com(m, com, Eigen::Vector3d(0.08, 0.05, 0.01).asDiagonal()));
+      Inertia<double>::from_com(1.5, Eigen::Vector3d(0, 0, -0.8),
+                                Eigen::Vector3d(0.08, 0.05, 0.01).asDiagonal()));
   Data<double> data(model);
   Eigen::VectorXd q(4), qd(3);
   const Eigen::Quaterniond r(Eigen::AngleAxisd(0.9, Eigen::Vector3d(1, 0.3, 0).normalized()));
@@ -152,19 +163,32 @@ TEST(AnalyticMotion, SphericalPendulumConservesEnergyAndVerticalAngularMomentum)
     return (c.angular_momentum + c.com.cross(c.linear_momentum)).z();  // about the pivot
   };
   const double E0 = energy(), Lz0 = vertical_momentum();
-  const double dt = 1e-3;
   Stepper<double> stepper(model, StepOptions{Integrator::kRK4, dt, 1});
   const Eigen::VectorXd u = Eigen::VectorXd::Zero(3);
   double max_E = 0, max_Lz = 0;
-  for (int k = 0; k < 5000; ++k) {
+  for (int k = 0; k * dt < 5.0; ++k) {
     stepper.step(q, qd, u, k * dt);
     max_E = std::max(max_E, std::abs(energy() - E0) / std::abs(E0));
     max_Lz = std::max(max_Lz, std::abs(vertical_momentum() - Lz0) / std::abs(Lz0));
   }
-  RecordProperty("max_rel_energy_error", std::to_string(max_E));
-  RecordProperty("max_rel_Lz_error", std::to_string(max_Lz));
-  EXPECT_LT(max_E, 1e-6);
-  EXPECT_LT(max_Lz, 1e-6);
+  return {max_E, max_Lz};
+}
+
+TEST(AnalyticMotion, SphericalPendulumConservesEnergyAndVerticalAngularMomentum) {
+  const auto [max_E, max_Lz] = spherical_pendulum_errors(1e-3);
+  RecordProperty("max_rel_energy_error", sci(max_E));
+  RecordProperty("max_rel_Lz_error", sci(max_Lz));
+  // A fourth-order method reaches ~1e-12 here; 1e-8 leaves a wide margin.
+  EXPECT_LT(max_E, 1e-8);
+  EXPECT_LT(max_Lz, 1e-8);
+}
+
+TEST(AnalyticMotion, Rk4IsFourthOrderOnRotations) {
+  // Halving dt must shrink the error of a 4th-order method ~16x (2nd order: 4x).
+  const double e_coarse = spherical_pendulum_errors(2e-3).first;
+  const double e_fine = spherical_pendulum_errors(1e-3).first;
+  RecordProperty("energy_error_ratio_dt2_over_dt1", sci(e_coarse / e_fine));
+  EXPECT_GT(e_coarse / e_fine, 10.0) << "errors " << e_coarse << " (dt 2 ms), " << e_fine << " (dt 1 ms)";
 }
 
 }  // namespace

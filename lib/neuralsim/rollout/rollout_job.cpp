@@ -7,6 +7,8 @@
 #include <random>
 #include <spdlog/spdlog.h>
 
+#include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 #include "neuralsim/io/errors.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
@@ -57,6 +59,38 @@ void add_observation_noise(Trajectory& tr, const Model<double>& model, double q_
   }
 }
 
+// `output.link_poses: [names]`: bodies or frames whose world poses are
+// recorded into Trajectory::link_poses (T x 7: x y z qx qy qz qw).
+std::vector<std::pair<std::string, int>> read_link_pose_names(const Config& cfg, const Model<double>& model) {
+  std::vector<std::pair<std::string, int>> out;  // (name, body index or -2 - frame index)
+  for (const std::string& name : cfg.get_or<std::vector<std::string>>("output.link_poses", {})) {
+    const int body = model.body_index(name), frame = model.frame_index(name);
+    if (body < 0 && frame < 0)
+      throw ConfigError(cfg.where("output.link_poses") + ": key 'output.link_poses': no body or frame named '" +
+                        name + "'");
+    out.emplace_back(name, body >= 0 ? body : -2 - frame);
+  }
+  return out;
+}
+
+void record_link_poses(const Model<double>& model, const std::vector<std::pair<std::string, int>>& links,
+                       Trajectory& tr) {
+  if (links.empty()) return;
+  Data<double> data(model);
+  for (const auto& [name, index] : links) tr.link_poses[name].resize(tr.size(), 7);
+  for (Eigen::Index k = 0; k < tr.size(); ++k) {
+    forward_kinematics(model, data, Eigen::VectorXd(tr.q.row(k).transpose()));
+    for (const auto& [name, index] : links) {
+      const Transform<double> X = index >= 0 ? data.X_world[index] : frame_transform_world(model, data, -2 - index);
+      const Eigen::Quaterniond rot(Eigen::Matrix3d(X.E.transpose()));
+      tr.link_poses[name].row(k) << X.r.transpose(), rot.x(), rot.y(), rot.z(), rot.w();
+    }
+  }
+}
+
+ReplayError replay_with_contact(const Model<double>& model, const StepOptions& options, const Trajectory& rec,
+                                const std::vector<long long>& horizons, const std::optional<ContactSettings>& contact);
+
 int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary) {
   const auto t_setup = Clock::now();
   const Model<double> model = load_experiment_model(cfg);
@@ -82,6 +116,8 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
   std::vector<std::unique_ptr<Controller<double>>> controllers;
   for (size_t k = 0; k < states.size(); ++k)
     controllers.push_back(make_controller(controls, model, static_cast<int>(k), &recorded));
+  const std::optional<ContactSettings> contact = contact_settings_from(cfg, model);
+  const auto link_poses = read_link_pose_names(cfg, model);
   const double q_noise = cfg.get_or<double>("noise.q_std", 0.0);
   const double qd_noise = cfg.get_or<double>("noise.qd_std", 0.0);
   const std::string out_file = opts.out + "/" + cfg.get_or("output.file", "trajectories.h5");
@@ -98,6 +134,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
   tbb::parallel_for(size_t(0), states.size(), [&](size_t k) {
     try {
       Stepper<double> stepper(model, step_options);
+      if (contact) install_contact(*contact, model, stepper);
       long long local = 0;
       auto stop = [&] {
         if (++local % 1000 == 0) progress.update(done_steps.fetch_add(1000) + 1000);
@@ -107,6 +144,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
       char name[16];
       std::snprintf(name, sizeof(name), "%03zu", k);
       tr.name = name;
+      record_link_poses(model, link_poses, tr);  // before noise: poses are the true state
       if (q_noise > 0 || qd_noise > 0) {
         std::mt19937_64 noise_rng(static_cast<uint64_t>(opts.seed) * 1000003ULL + k);  // per-trajectory stream
         add_observation_noise(tr, model, q_noise, qd_noise, noise_rng);
@@ -142,6 +180,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
   summary.metrics()["nq"] = model.nq;
   summary.metrics()["nv"] = model.nv;
   summary.metrics()["integrator"] = integrator_name(step_options.integrator);
+  if (contact) summary.metrics()["contact_model"] = contact_model_name(contact->model);
   summary.timings()["simulate_s"] = sim_s;
   spdlog::info("wrote {} trajectories ({} samples) to {}", set.trajectories.size(), samples, out_file);
   if (interrupted) {
@@ -156,6 +195,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
 int compare_job(const AppOptions& opts, const Config& cfg, const std::string& path, RunSummary& summary) {
   const Model<double> model = load_experiment_model(cfg);
   const StepOptions step_options = read_step_options(cfg.at("sim"));
+  const std::optional<ContactSettings> contact = contact_settings_from(cfg, model);
   const TrajectorySet data = read_trajectories(path);
   validate_against_model(data, model, path);
   std::vector<long long> horizons;
@@ -165,7 +205,7 @@ int compare_job(const AppOptions& opts, const Config& cfg, const std::string& pa
   const auto t0 = Clock::now();
   std::vector<ReplayError> errors(data.trajectories.size());
   tbb::parallel_for(size_t(0), data.trajectories.size(), [&](size_t k) {
-    errors[k] = replay_trajectory(model, step_options, data.trajectories[k], horizons);
+    errors[k] = replay_with_contact(model, step_options, data.trajectories[k], horizons, contact);
   });
   TrajectorySet predicted;
   predicted.meta = metadata_for(model, cfg, opts.seed);
@@ -195,13 +235,12 @@ int compare_job(const AppOptions& opts, const Config& cfg, const std::string& pa
   return kExitOk;
 }
 
-}  // namespace
-
-ReplayError replay_trajectory(const Model<double>& model, const StepOptions& options, const Trajectory& rec,
-                              const std::vector<long long>& horizons) {
+ReplayError replay_with_contact(const Model<double>& model, const StepOptions& options, const Trajectory& rec,
+                                const std::vector<long long>& horizons, const std::optional<ContactSettings>& contact) {
   ReplayError out;
   out.name = rec.name;
   Stepper<double> stepper(model, options);
+  if (contact) install_contact(*contact, model, stepper);
   const Eigen::Index T = rec.size();
   Trajectory& pred = out.predicted;
   pred.name = rec.name;
@@ -236,10 +275,17 @@ ReplayError replay_trajectory(const Model<double>& model, const StepOptions& opt
   return out;
 }
 
+}  // namespace
+
+ReplayError replay_trajectory(const Model<double>& model, const StepOptions& options, const Trajectory& rec,
+                              const std::vector<long long>& horizons) {
+  return replay_with_contact(model, options, rec, horizons, std::nullopt);
+}
+
 int run_rollout(const AppOptions& opts, const RolloutRequest& request) {
   const Config cfg = Config::load(opts.config, opts.sets);
   cfg.check_known_keys({"name", "description", "model", "params", "params_file", "sim", "initial_states",
-                        "controls", "noise", "output", "compare"});
+                        "controls", "noise", "output", "compare", "contact"});
   ensure_directory(opts.out);
   RunSummary summary("rollout", opts, cfg);
   if (!request.compare_path.empty()) return compare_job(opts, cfg, request.compare_path, summary);

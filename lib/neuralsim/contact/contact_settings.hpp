@@ -1,0 +1,63 @@
+// What a `contact:` config section describes, resolved against a model
+// (body names -> indices). The reference for the YAML is docs/contact.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "neuralsim/contact/contact_parameters.hpp"
+#include "neuralsim/contact/friction.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/model/model.hpp"
+
+namespace neuralsim {
+
+enum class ContactModelType { kHuntCrossley, kPenalty, kImpulse };
+enum class FrictionCone { kPyramid, kCone };
+
+const char* contact_model_name(ContactModelType t);
+
+// The half-space {x : normal·x <= height}, normal unit in world coordinates.
+struct GroundPlane {
+  bool enabled = true;
+  double height = 0;
+  Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();
+};
+
+// User-defined contact points fixed in a body (e.g. a 2 cm grid on an
+// object's underside, as in NeuralSim's planar pushing): each point is a
+// zero-radius sphere against the ground and world planes. A body with a
+// point set does not also collide with the ground through its shapes.
+struct PointSet {
+  std::string name;
+  int body = -1;
+  std::vector<Eigen::Vector3d> points;  // body coordinates
+};
+
+struct PgsOptions {
+  int max_iterations = 100;
+  double tolerance = 1e-6;  // stop when max |Δλ| <= tolerance · max |λ|
+  bool warm_start = true;   // start from the last step's impulses (Catto 2005)
+};
+
+struct ContactSettings {
+  ContactModelType model = ContactModelType::kHuntCrossley;
+  FrictionModel friction_model = FrictionModel::kCoulomb;
+  FrictionCone friction_cone = FrictionCone::kPyramid;
+  GroundPlane ground;
+  ContactParameters<double> parameters;
+  PgsOptions pgs;
+  // Contacts whose gap exceeds the margin are dropped. Force models need 0;
+  // the impulse model uses a positive (speculative) margin so that a contact
+  // about to close within the step is constrained not to overshoot.
+  double margin = 0;
+  bool self_collision = false;  // shape–shape contacts between non-adjacent bodies
+  bool joint_limits = true;     // spring-damper at joints with finite limits
+  std::vector<PointSet> point_sets;
+};
+
+// Reads a `contact:` section. Throws ConfigError (file:line, key path) for
+// unknown keys, bad values, unknown bodies or parameter names.
+ContactSettings read_contact_settings(const Config& section, const Model<double>& model);
+
+}  // namespace neuralsim

@@ -1,0 +1,116 @@
+#include "neuralsim/estimate/basin_hopping.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+namespace neuralsim {
+namespace {
+
+// Width used to scale perturbations of variable i: its random-start range
+// when finite, else its bounds, else the magnitude of the value.
+double variable_width(const ParameterSet& params, int i, double x) {
+  const EstimatedParameter& p = params[i];
+  if (std::isfinite(p.range_low) && std::isfinite(p.range_high))
+    return std::abs(params.variable(i, p.range_high) - params.variable(i, p.range_low));
+  const double lo = params.variable_lower(i), hi = params.variable_upper(i);
+  if (std::isfinite(lo) && std::isfinite(hi)) return hi - lo;
+  return std::abs(x) + 1.0;  // infinite bounds: relative spread
+}
+
+double clamp_to_bounds(const ParameterSet& params, int i, double x) {
+  return std::min(std::max(x, params.variable_lower(i)), params.variable_upper(i));
+}
+
+}  // namespace
+
+std::vector<double> basin_hopping_start(const ParameterSet& params, const BasinHoppingOptions& options, int round,
+                                        int k, const std::vector<double>* best) {
+  std::vector<double> x = params.initial_variables();
+  if (round == 0 && k == 0) return x;  // always try the user's guess
+  std::seed_seq seq{static_cast<uint64_t>(options.seed), static_cast<uint64_t>(round), static_cast<uint64_t>(k)};
+  std::mt19937_64 rng(seq);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (int i = 0; i < params.size(); ++i) {
+    const EstimatedParameter& p = params[i];
+    if (round == 0 || best == nullptr) {
+      // First round: spread the population over the whole range.
+      if (std::isfinite(p.range_low) && std::isfinite(p.range_high)) {
+        const double a = params.variable(i, p.range_low), b = params.variable(i, p.range_high);
+        x[i] = a + (b - a) * uniform(rng);
+      } else {
+        x[i] += options.initial_spread * variable_width(params, i, x[i]) * normal(rng);
+      }
+    } else {
+      const double spread = options.initial_spread * std::pow(options.decay, round - 1);
+      x[i] = (*best)[i] + spread * variable_width(params, i, (*best)[i]) * normal(rng);
+    }
+    x[i] = clamp_to_bounds(params, i, x[i]);
+  }
+  return x;
+}
+
+BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const ParameterSet& params,
+                                 const BasinHoppingOptions& options, const SolverOptions& solver,
+                                 BasinHoppingState state,
+                                 const std::function<void(const BasinHoppingState&)>& on_round,
+                                 const std::function<bool()>& should_abort) {
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  BasinHoppingResult result;
+  const int population = options.enabled ? std::max(1, options.population) : 1;
+  const int rounds = options.enabled ? options.max_rounds : 1;
+  SolverOptions local = solver;
+  local.num_threads = 1;  // parallelism is across the population
+  local.should_abort = should_abort;
+  auto better = [](const LocalResult& a, const LocalResult& b) { return a.usable && (!b.usable || a.cost < b.cost); };
+  result.stop_reason = options.enabled ? "rounds" : "local";
+  for (int round = state.next_round; round < rounds; ++round) {
+    const auto tr = Clock::now();
+    std::vector<LocalResult> solves(population);
+    const std::vector<double>* best_x = state.has_best ? &state.best.x : nullptr;
+    tbb::parallel_for(0, population, [&](int k) {
+      if (should_abort && should_abort()) return;
+      std::unique_ptr<EstimationProblem> problem = make_problem();
+      solves[k] = problem->solve(basin_hopping_start(params, options, round, k, best_x), local);
+    });
+    RoundRecord rec;
+    rec.round = round;
+    rec.spread = round == 0 ? 1.0 : options.initial_spread * std::pow(options.decay, round - 1);
+    int best_k = -1;
+    for (int k = 0; k < population; ++k) {
+      if (!solves[k].usable) continue;
+      ++rec.usable_solves;
+      if (best_k < 0 || solves[k].cost < solves[best_k].cost) best_k = k;
+    }
+    rec.round_best_cost = best_k >= 0 ? solves[best_k].cost : std::numeric_limits<double>::infinity();
+    if (best_k >= 0 && (!state.has_best || better(solves[best_k], state.best))) {
+      state.best = solves[best_k];
+      state.has_best = true;
+    }
+    rec.best_cost = state.has_best ? state.best.cost : std::numeric_limits<double>::infinity();
+    rec.seconds = std::chrono::duration<double>(Clock::now() - tr).count();
+    state.history.push_back(rec);
+    state.next_round = round + 1;
+    if (on_round) on_round(state);
+    if (should_abort && should_abort()) {
+      result.stop_reason = "interrupted";
+      break;
+    }
+    if (options.cost_threshold >= 0 && state.has_best && state.best.cost <= options.cost_threshold) {
+      result.stop_reason = "threshold";
+      break;
+    }
+    if (std::chrono::duration<double>(Clock::now() - t0).count() >= options.time_budget_s) {
+      result.stop_reason = "time";
+      break;
+    }
+  }
+  result.state = std::move(state);
+  return result;
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,69 @@
+// Parallel basin hopping (McCarty & McGuire, "Parallel monotonic basin
+// hopping for low thrust trajectory optimization", 2018; used by NeuralSim
+// for system identification): each round runs a population of local solves
+// on TBB workers from starts sampled around the best solution so far, with a
+// spread that decays from round to round.
+//
+// Determinism: start k of round r draws from its own RNG seeded by
+// (seed, r, k), every local solve is single-threaded, and the round's best
+// is chosen by (cost, k); so a seed gives the same result at any thread count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "neuralsim/estimate/estimation_problem.hpp"
+
+namespace neuralsim {
+
+struct BasinHoppingOptions {
+  int population = 4;         // local solves per round
+  int max_rounds = 10;        // iteration budget
+  double cost_threshold = -1; // stop once best cost <= threshold (< 0: off)
+  double time_budget_s = std::numeric_limits<double>::infinity();
+  double initial_spread = 0.5;  // perturbation std. dev., as a fraction of each parameter's range
+  double decay = 0.7;           // spread multiplier per round
+  uint64_t seed = 0;
+  bool enabled = true;          // false: one local solve from the initial guess
+};
+
+struct RoundRecord {
+  int round = 0;
+  double best_cost = 0;        // best so far after this round
+  double round_best_cost = 0;  // best of this round's population
+  double spread = 0;
+  int usable_solves = 0;
+  double seconds = 0;          // wall time of the round
+};
+
+struct BasinHoppingState {
+  int next_round = 0;
+  bool has_best = false;
+  LocalResult best;
+  std::vector<RoundRecord> history;
+};
+
+struct BasinHoppingResult {
+  BasinHoppingState state;
+  std::string stop_reason;  // "threshold", "rounds", "time", "interrupted", "local"
+};
+
+using ProblemFactory = std::function<std::unique_ptr<EstimationProblem>()>;
+
+// Runs rounds from `state` (fresh or resumed from a checkpoint). `on_round`
+// is called after every round (progress, checkpoint). `should_abort` stops early.
+BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const ParameterSet& params,
+                                 const BasinHoppingOptions& options, const SolverOptions& solver,
+                                 BasinHoppingState state,
+                                 const std::function<void(const BasinHoppingState&)>& on_round,
+                                 const std::function<bool()>& should_abort);
+
+// The start of solve `k` in round `round` (exposed for tests).
+std::vector<double> basin_hopping_start(const ParameterSet& params, const BasinHoppingOptions& options, int round,
+                                        int k, const std::vector<double>* best);
+
+}  // namespace neuralsim

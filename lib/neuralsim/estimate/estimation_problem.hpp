@@ -1,0 +1,93 @@
+// One identification problem: residual blocks over the training data for a
+// chosen formulation, solved locally by Levenberg–Marquardt (ceres::Problem)
+// or L-BFGS (ceres::GradientProblem over the same residuals).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "neuralsim/estimate/residuals.hpp"
+
+namespace neuralsim {
+
+enum class Formulation { kSingleShooting, kMultipleShooting, kInverseDynamics };
+enum class LocalSolver { kLevenbergMarquardt, kLbfgs };
+enum class Loss { kNone, kHuber, kCauchy };
+
+Formulation formulation_from_name(const std::string& name);
+LocalSolver local_solver_from_name(const std::string& name);
+Loss loss_from_name(const std::string& name);
+
+struct ProblemOptions {
+  Formulation formulation = Formulation::kSingleShooting;
+  int window = 50;                 // samples per shooting window / segment
+  int stride = 0;                  // window start spacing (0 = window)
+  double continuity_weight = 10;   // multiple shooting
+  int filter_window = 5;           // inverse dynamics: moving-average width
+  int sample_stride = 1;           // inverse dynamics: use every n-th sample
+  Loss loss = Loss::kNone;
+  double loss_scale = 1;
+};
+
+struct SolverOptions {
+  LocalSolver solver = LocalSolver::kLevenbergMarquardt;
+  int max_iterations = 100;
+  double function_tolerance = 1e-10;
+  double gradient_tolerance = 1e-12;
+  double parameter_tolerance = 1e-10;
+  int num_threads = 1;
+  std::function<bool()> should_abort;  // polled every iteration (Ctrl-C, time budget)
+};
+
+struct LocalResult {
+  std::vector<double> x;  // optimizer variables
+  double initial_cost = 0, cost = 0;  // ½ Σ r²
+  int iterations = 0;
+  bool usable = false;     // Ceres produced a usable solution
+  std::string report;      // one-line Ceres summary
+  double seconds = 0;
+};
+
+class EstimationProblem {
+ public:
+  EstimationProblem(const ResidualContext& ctx, const std::vector<const Trajectory*>& train,
+                    const ProblemOptions& options);
+  ~EstimationProblem();
+  EstimationProblem(const EstimationProblem&) = delete;
+  EstimationProblem& operator=(const EstimationProblem&) = delete;
+
+  // Local solve from variables x0 (multiple-shooting states restart from data).
+  LocalResult solve(const std::vector<double>& x0, const SolverOptions& options);
+
+  // ½ Σ r² at x (and its gradient when `gradient` is not null); false when
+  // the simulation fails (diverges) there.
+  bool evaluate(const std::vector<double>& x, double* cost, std::vector<double>* gradient);
+
+  // Per-trajectory cost at x, in the order of `train`.
+  std::vector<double> cost_per_trajectory(const std::vector<double>& x);
+
+  // Jacobian of all residuals w.r.t. θ at x (rows = residuals), for
+  // covariance and identifiability; also returns the residual count.
+  Eigen::MatrixXd parameter_jacobian(const std::vector<double>& x, Eigen::VectorXd* residuals);
+
+  int num_residuals() const;
+
+ private:
+  void build();
+  void reset_states();
+
+  ResidualContext ctx_;
+  std::vector<const Trajectory*> train_;
+  ProblemOptions options_;
+  std::vector<double> theta_;
+  std::vector<std::vector<double>> states_;  // multiple shooting segment states
+  struct StateOrigin { const Trajectory* tr; int sample; };
+  std::vector<StateOrigin> state_origin_;
+  std::vector<int> block_trajectory_;        // residual block -> trajectory index
+  struct CeresState;
+  std::unique_ptr<CeresState> ceres_;
+};
+
+}  // namespace neuralsim

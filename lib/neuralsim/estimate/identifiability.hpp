@@ -1,0 +1,41 @@
+// Uncertainty and identifiability at an optimum from the parameter Jacobian.
+//
+// Gauss–Newton covariance Σ = s² (JᵀJ)⁻¹ with s² = Σr²/(m - P) (e.g. Ljung,
+// *System Identification*, 2nd ed., §9.2), mapped to physical values by the
+// delta method. Near-singular directions of J (small singular values of the
+// column-scaled Jacobian) show which combinations the data cannot separate.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
+
+#include "neuralsim/estimate/parameter_set.hpp"
+
+namespace neuralsim {
+
+struct UnidentifiableDirection {
+  double relative_singular_value = 0;  // σ_i / σ_max
+  std::vector<double> direction;       // unit vector over parameters (log-scaled)
+  std::string description;             // e.g. "only link.m·link.l is identifiable"
+};
+
+struct Identifiability {
+  std::vector<double> value;          // physical optimum
+  std::vector<double> std_error;      // physical, NaN when not identifiable
+  Eigen::MatrixXd correlation;        // P x P
+  std::vector<double> singular_values;  // of the scaled Jacobian, descending
+  std::vector<UnidentifiableDirection> weak_directions;
+  double residual_variance = 0;
+};
+
+// `J` is d r / d x (optimizer variables), `r` the residuals at x.
+Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
+                                        const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
+                                        double singular_threshold = 1e-4);
+
+nlohmann::json to_json(const Identifiability& id, const ParameterSet& params);
+
+}  // namespace neuralsim

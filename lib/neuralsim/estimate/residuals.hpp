@@ -1,0 +1,67 @@
+// Residual formulations for identification, as Ceres cost functions with
+// automatic-differentiation Jacobians. All Jet instantiations live in
+// residuals.cpp so that only one translation unit pays for them.
+//
+//  - Single shooting (NeuralSim): simulate a window from the measured state
+//    with the recorded controls; one residual per observed coordinate and
+//    sample (a state difference, never a re-squared sum).
+//  - Multiple shooting: each segment's initial state is a free parameter
+//    block; continuity residuals tie a segment's end to the next one's start.
+//  - Inverse dynamics (equation error): RNEA(q, q̇, q̈; θ) - passive(q, q̇; θ)
+//    - gear·τ_measured on filtered data.
+#pragma once
+
+#include <ceres/cost_function.h>
+
+#include <memory>
+
+#include "neuralsim/estimate/observation.hpp"
+#include "neuralsim/estimate/parameter_set.hpp"
+#include "neuralsim/step/stepper.hpp"
+
+namespace neuralsim {
+
+// Shared, read-only context of every residual block of one problem.
+struct ResidualContext {
+  const Model<double>* model = nullptr;
+  const ParameterSet* parameters = nullptr;
+  StepOptions step;
+  ObservationSpec observe;
+};
+
+// Samples [start, start + length] of `trajectory` (length steps).
+struct Window {
+  const Trajectory* trajectory = nullptr;
+  int start = 0;
+  int length = 0;
+};
+
+// Parameter blocks: [θ (P)]. Residuals: length × residuals_per_sample.
+ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const Window& window);
+
+// Parameter blocks: [θ (P), segment state (nq + nv)] and, unless `last`,
+// [next segment state (nq + nv)]. Residuals: data mismatch at samples
+// 0..length-1 (0..length when last) plus, unless last, continuity at the end
+// weighted by `continuity_weight`.
+ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, const Window& window, bool last,
+                                                 double continuity_weight);
+
+// Filtered samples for inverse dynamics: q, q̇, q̈ and measured τ per sample.
+struct InverseDynamicsSamples {
+  Eigen::MatrixXd q, qd, qdd, tau;  // rows = samples
+};
+// Central differences on non-uniform time after a centred moving average of
+// `filter_window` samples (odd; 1 = no filtering). Drops the end samples.
+InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter_window, int stride);
+
+// Parameter blocks: [θ]. Residuals: nv for sample `row` of `samples`.
+ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
+                                                const std::shared_ptr<const InverseDynamicsSamples>& samples,
+                                                int row, double weight);
+
+// Simulates windows of `window` samples, each restarted from the measured
+// state, with the given physical model (used for reporting and plots).
+Trajectory windowed_prediction(const Model<double>& model, const StepOptions& step, const Trajectory& data,
+                               int window);
+
+}  // namespace neuralsim
