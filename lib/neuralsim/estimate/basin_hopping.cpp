@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -29,7 +30,7 @@ double clamp_to_bounds(const ParameterSet& params, int i, double x) {
 std::vector<double> basin_hopping_start(const ParameterSet& params, const BasinHoppingOptions& options, int round,
                                         int k, const std::vector<double>* best) {
   std::vector<double> x = params.initial_variables();
-  if (round == 0 && k == 0) return x;  // always try the user's guess
+  if (round == 0 && k == 0 && !options.random_initial) return x;  // always try the user's guess
   std::seed_seq seq{static_cast<uint64_t>(options.seed), static_cast<uint64_t>(round), static_cast<uint64_t>(k)};
   std::mt19937_64 rng(seq);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -72,10 +73,22 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
     const auto tr = Clock::now();
     std::vector<LocalResult> solves(population);
     const std::vector<double>* best_x = state.has_best ? &state.best.x : nullptr;
+    // Once start j reaches the cost threshold, starts after j are cut short;
+    // starts before j still finish, so the winner (the lowest index that
+    // reaches the threshold) does not depend on timing or thread count.
+    std::atomic<int> first_hit{population};
+    const bool use_threshold = options.enabled && options.cost_threshold >= 0;
     tbb::parallel_for(0, population, [&](int k) {
       if (should_abort && should_abort()) return;
+      SolverOptions mine = local;
+      mine.should_abort = [&, k] { return first_hit.load() < k || (should_abort && should_abort()); };
       std::unique_ptr<EstimationProblem> problem = make_problem();
-      solves[k] = problem->solve(basin_hopping_start(params, options, round, k, best_x), local);
+      solves[k] = problem->solve(basin_hopping_start(params, options, round, k, best_x), mine);
+      if (use_threshold && solves[k].usable && solves[k].cost <= options.cost_threshold) {
+        int cur = first_hit.load();
+        while (k < cur && !first_hit.compare_exchange_weak(cur, k)) {
+        }
+      }
     });
     RoundRecord rec;
     rec.round = round;
@@ -86,6 +99,7 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
       ++rec.usable_solves;
       if (best_k < 0 || solves[k].cost < solves[best_k].cost) best_k = k;
     }
+    if (first_hit.load() < population) best_k = first_hit.load();
     rec.round_best_cost = best_k >= 0 ? solves[best_k].cost : std::numeric_limits<double>::infinity();
     if (best_k >= 0 && (!state.has_best || better(solves[best_k], state.best))) {
       state.best = solves[best_k];

@@ -29,6 +29,7 @@ struct BasinHoppingOptions {
   double decay = 0.7;           // spread multiplier per round
   uint64_t seed = 0;
   bool enabled = true;          // false: one local solve from the initial guess
+  bool random_initial = false;  // the first start is random too (studies of local search from random guesses)
 };
 
 struct RoundRecord {

@@ -126,7 +126,8 @@ SolverOptions read_solver_options(const Config& s) {
 }
 
 BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
-  b.check_known_keys({"enabled", "population", "rounds", "cost_threshold", "time_budget", "spread", "decay"});
+  b.check_known_keys({"enabled", "population", "rounds", "cost_threshold", "time_budget", "spread", "decay",
+                      "random_initial"});
   BasinHoppingOptions o;
   o.enabled = b.get_or<bool>("enabled", true);
   o.population = b.get_or<int>("population", 4);
@@ -135,6 +136,7 @@ BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
   o.time_budget_s = b.get_or<double>("time_budget", std::numeric_limits<double>::infinity());
   o.initial_spread = b.get_or<double>("spread", 0.5);
   o.decay = b.get_or<double>("decay", 0.7);
+  o.random_initial = b.get_or<bool>("random_initial", false);
   o.seed = static_cast<uint64_t>(seed);
   if (o.population < 1 || o.max_rounds < 1) throw ConfigError(b.where("") + ": population and rounds must be >= 1");
   return o;
