@@ -50,7 +50,9 @@ TEST_P(ShippedConfig, RunsAndWritesWhatSummarySays) {
 INSTANTIATE_TEST_SUITE_P(Rollout, ShippedConfig,
                          ::testing::Values("rollout_double_pendulum", "rollout_pendulum_pd",
                                            "rollout_cartpole_sinusoid", "rollout_chain_constant",
-                                           "rollout_swimmer", "rollout_laikago_drop"));
+                                           "rollout_swimmer", "rollout_laikago_drop", "rollout_ball_bounce",
+                                           "rollout_ball_resting", "rollout_box_sliding", "rollout_ball_throw",
+                                           "rollout_laikago_standing", "rollout_planar_pushing"));
 
 TEST(RolloutApp, SameSeedSameDataDifferentSeedDifferentData) {
   const std::string a = fresh_dir("seed_a"), b = fresh_dir("seed_b"), c = fresh_dir("seed_c");
@@ -132,7 +134,7 @@ TEST(RolloutApp, DivergenceIsANumericalErrorThatSaysWhere) {
 TEST(RolloutApp, InterruptWritesWhatWasSimulated) {
   const std::string dir = fresh_dir("interrupt");
   // Long enough that SIGINT after 1 s lands mid-run.
-  const auto r = run_command("timeout --preserve-status -s INT 1 " + rollout() +
+  const auto r = run_command("timeout --preserve-status -s INT 2 " + rollout() +
                              " --config configs/rollout_double_pendulum.yaml --set sim.duration=100000 --set "
                              "initial_states.count=1 --threads 1 -q --out " + dir);
   ASSERT_EQ(r.exit_code, 130) << r.err;

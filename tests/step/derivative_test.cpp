@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include <ceres/jet.h>
@@ -54,7 +55,9 @@ struct DerivativeTest : ::testing::Test {
       EXPECT_LT(rel, 1e-6) << names[k] << ": jet " << J_jet.col(k).transpose() << " vs fd "
                            << J_fd.col(k).transpose();
     }
-    RecordProperty("max_rel_error_jet_vs_fd", std::to_string(worst));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3e", worst);
+    RecordProperty("max_rel_error_jet_vs_fd", buf);
   }
 
   // Jet vs central differences for four named parameters of `base`.

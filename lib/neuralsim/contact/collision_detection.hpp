@@ -4,11 +4,12 @@
 // detect() runs the narrow phase on every pair into a preallocated contact
 // array. Nothing is allocated per step.
 //
-// Supported pairs (narrow_phase.hpp): sphere/box/capsule/point – plane;
-// sphere–sphere, sphere–box, sphere–capsule, capsule–box. Cylinders collide
-// as capsules of the same radius and half-length with spheres and boxes
-// (exact along the side, which is where a pusher tip touches); cylinder–plane
-// and box–box are not supported and are listed in skipped_pairs().
+// Supported pairs (narrow_phase.hpp): sphere/box/capsule/cylinder/point –
+// plane; sphere–sphere, sphere–box, sphere–capsule, capsule–box. Cylinders
+// collide as capsules of the same radius and half-length with spheres and
+// boxes (exact along the side, which is where a pusher tip touches). Other
+// shape pairs (box–box, capsule–capsule, meshes) are not supported and are
+// listed in skipped_pairs(); planes attached to moving bodies are ignored.
 #pragma once
 
 #include <string>
@@ -22,7 +23,7 @@
 namespace neuralsim {
 
 struct ContactPair {
-  enum class Kind { kSpherePlane, kBoxPlane, kCapsulePlane, kPointPlane, kSphereSphere, kSphereBox,
+  enum class Kind { kSpherePlane, kBoxPlane, kCapsulePlane, kCylinderPlane, kPointPlane, kSphereSphere, kSphereBox,
                     kSphereCapsule, kCapsuleBox };
   Kind kind = Kind::kSpherePlane;
   int shape_a = -1, shape_b = -1;  // indices into Model::geometries (-1: none)
@@ -139,6 +140,11 @@ class ContactGeometry {
         const Geometry& g = geometries_[p.shape_a];
         return capsule_plane<S>(shape_pose(data, p.shape_a), g.size[0], g.size[1], n, offset, out);
       }
+      case Kind::kCylinderPlane: {
+        plane_of(p.plane, n, offset);
+        const Geometry& g = geometries_[p.shape_a];
+        return cylinder_plane<S>(shape_pose(data, p.shape_a), g.size[0], g.size[1], n, offset, out);
+      }
       case Kind::kPointPlane: {
         plane_of(p.plane, n, offset);
         const Vec3<S> local = settings_.point_sets[p.point_set].points[p.point].template cast<S>();
@@ -192,9 +198,8 @@ class ContactGeometry {
           case T::kSphere: p.kind = Kind::kSpherePlane; break;
           case T::kBox: p.kind = Kind::kBoxPlane; p.max_hits = 8; break;
           case T::kCapsule: p.kind = Kind::kCapsulePlane; p.max_hits = 2; break;
-          default:
-            skipped_.push_back(name(g) + " – plane (cylinder–plane is not supported)");
-            continue;
+          case T::kCylinder: p.kind = Kind::kCylinderPlane; p.max_hits = 6; break;
+          default: continue;
         }
         pairs_.push_back(p);
       }

@@ -35,7 +35,9 @@ struct ContactParameters {
   S damping = S(1e4);  // d/k = 0.1 s/m: e ≈ 1 - (2/3)(d/k) v at impact speed v
   S exponent = S(1.5);
   S friction = S(0.5);
-  S friction_velocity = S(1e-3);
+  // Explicit integration of the stiff static branch (slope μ f_n/ε) is
+  // stable for ε > μ g h (h the time step): 0.01 m/s covers h <= 2 ms.
+  S friction_velocity = S(0.01);
   S viscous_friction = S(0);
   S static_friction = S(0.5);
   S stribeck_velocity = S(0.01);

@@ -80,6 +80,33 @@ int capsule_plane(const ShapePose<S>& cap, double r, double hl, const Vec3<S>& n
   return 2;
 }
 
+// Cylinder (radius r, half-length hl along its z) against a plane: per end
+// cap, the deepest point of its rim, e - r·u with u the in-cap direction of
+// the plane normal (exact for a tilted or rolling cylinder); when the cap is
+// parallel to the plane that direction vanishes and three rim points 120°
+// apart stand in for the flat face. Up to 6 hits.
+template <class S>
+int cylinder_plane(const ShapePose<S>& cyl, double r, double hl, const Vec3<S>& n, const S& offset, Hit<S>* out) {
+  using std::sqrt;
+  const Vec3<S> axis = cyl.R.col(2);
+  const Vec3<S> in_cap = n - n.dot(axis) * axis;
+  const S len2 = in_cap.squaredNorm();
+  int k = 0;
+  for (int end = -1; end <= 1; end += 2) {
+    const Vec3<S> e = cyl.c + S(end * hl) * axis;
+    if (to_double(len2) > 1e-12) {
+      k += sphere_plane<S>(Vec3<S>(e - S(r) * in_cap / sqrt(len2)), 0.0, n, offset, out + k);
+    } else {
+      for (int i = 0; i < 3; ++i) {
+        const double a = 2 * M_PI * i / 3;
+        const Vec3<S> rim = e + S(r * std::cos(a)) * Vec3<S>(cyl.R.col(0)) + S(r * std::sin(a)) * Vec3<S>(cyl.R.col(1));
+        k += sphere_plane<S>(rim, 0.0, n, offset, out + k);
+      }
+    }
+  }
+  return k;
+}
+
 // Sphere a against sphere b.
 template <class S>
 int sphere_sphere(const Vec3<S>& ca, double ra, const Vec3<S>& cb, double rb, Hit<S>* out) {

@@ -12,6 +12,8 @@
 // projected jointly onto the disc).
 #pragma once
 
+#include <algorithm>
+
 #include "neuralsim/contact/contact_settings.hpp"
 
 namespace neuralsim {

@@ -136,6 +136,34 @@ void difference_configuration(const Model<S>& model, const VecX<S>& q0, const Ve
   }
 }
 
+// Maps a velocity v, given at the configuration q0 ⊕ θ, to the rate θ̇ of the
+// tangent coordinates θ at q0 (so Runge–Kutta stages can be summed in one
+// tangent space, as in Munthe-Kaas' RKMK methods). For rotations with body
+// velocities, θ̇ = dexp⁻¹(θ)·ω ≈ ω + ½ θ×ω + (1/12) θ×(θ×ω) (Iserles et al.,
+// "Lie-group methods", Acta Numerica 2000, §3.4; exact to the order RK4 needs).
+// The free joint's position p = p0 + R0 θ_lin gives θ̇_lin = exp(θ_ang) v.
+template <class S>
+void velocity_in_initial_tangent(const Model<S>& model, const VecX<S>& theta, const VecX<S>& v, VecX<S>& rate) {
+  for (const auto& j : model.joints) {
+    switch (j.type) {
+      case JointType::kFixed: break;
+      case JointType::kRevolute:
+      case JointType::kPrismatic: rate[j.idx_v] = v[j.idx_v]; break;
+      case JointType::kSpherical:
+      case JointType::kFree: {
+        const Vec3<S> th = theta.template segment<3>(j.idx_v);
+        const Vec3<S> w = v.template segment<3>(j.idx_v);
+        const Vec3<S> thw = th.cross(w);
+        rate.template segment<3>(j.idx_v) = w + S(0.5) * thw + th.cross(thw) / S(12);
+        if (j.type == JointType::kFree)
+          rate.template segment<3>(j.idx_v + 3) =
+              quat_exp<S>(th).toRotationMatrix() * v.template segment<3>(j.idx_v + 3);
+        break;
+      }
+    }
+  }
+}
+
 // Renormalizes quaternions in place (after optimizer updates, data import).
 template <class S>
 void normalize_configuration(const Model<S>& model, VecX<S>& q) {

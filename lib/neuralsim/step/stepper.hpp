@@ -48,7 +48,7 @@ class Stepper {
       : model_(model), options_(options), data_(model) {
     const int nq = model.nq, nv = model.nv;
     for (auto* v : {&q_tmp_, &q_start_}) *v = VecX<S>::Zero(nq);
-    for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_}) *v = VecX<S>::Zero(nv);
+    for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_, &rate_}) *v = VecX<S>::Zero(nv);
   }
 
   const Model<S>& model() const { return model_; }
@@ -114,16 +114,19 @@ class Stepper {
     qd_start_ = qd;
     acc_sum_.setZero();
     vel_sum_.setZero();
-    // Stage k evaluates at (q0 ⊕ c_k h v_{k-1}, q̇0 + c_k h a_{k-1}).
+    // Stage k evaluates at (q0 ⊕ θ_k, q̇0 + c_k h a_{k-1}) with θ_k = c_k h κ_{k-1},
+    // where κ is the stage velocity expressed as a rate of θ at q0 (RKMK).
     qd_tmp_ = qd_start_;
     q_tmp_ = q_start_;
+    dv_.setZero();
     for (int k = 0; k < 4; ++k) {
       if (k > 0) {
-        dv_ = S(kStage[k] * h) * qd_tmp_;  // qd_tmp_ holds v_{k-1}
+        dv_ = S(kStage[k] * h) * rate_;  // rate_ holds κ_{k-1}
         integrate_configuration(model_, q_start_, dv_, q_tmp_);
         qd_tmp_ = qd_start_ + S(kStage[k] * h) * data_.qdd;
       }
-      vel_sum_ += S(kWeight[k]) * qd_tmp_;
+      velocity_in_initial_tangent(model_, dv_, qd_tmp_, rate_);
+      vel_sum_ += S(kWeight[k]) * rate_;
       forward_dynamics(q_tmp_, qd_tmp_, control, t + kStage[k] * h);
       acc_sum_ += S(kWeight[k]) * data_.qdd;
     }
@@ -139,7 +142,7 @@ class Stepper {
   Data<S> data_;
   std::vector<ForceHook<S>> hooks_;
   std::vector<VelocityHook<S>> velocity_hooks_;
-  VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_;
+  VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_, rate_;
 };
 
 namespace internal {

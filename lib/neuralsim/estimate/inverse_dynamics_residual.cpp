@@ -1,0 +1,48 @@
+#include "neuralsim/estimate/residual_common.hpp"
+#include "neuralsim/step/passive_forces.hpp"
+
+namespace neuralsim {
+namespace residual_internal {
+namespace {
+
+struct InverseDynamics {
+  ResidualContext ctx;
+  std::shared_ptr<const InverseDynamicsSamples> s;
+  int row = 0;
+  double weight = 1;
+
+  template <class T>
+  bool operator()(T const* const* blocks, T* residuals) const {
+    Model<T> model = ctx.model->template cast<T>();
+    ctx.parameters->apply(blocks[0], model);
+    Data<T> data(model);
+    const VecX<T> q = s->q.row(row).transpose().cast<T>();
+    const VecX<T> qd = s->qd.row(row).transpose().cast<T>();
+    const VecX<T> qdd = s->qdd.row(row).transpose().cast<T>();
+    rnea(model, data, q, qd, qdd);
+    passive_forces(model, data, q, qd);
+    for (const Joint<T>& j : model.joints)
+      for (int k = 0; k < j.nv; ++k) {
+        const int i = j.idx_v + k;
+        residuals[i] = T(weight) * (data.tau[i] - data.tau_passive[i] - j.dynamics.gear_ratio * T(s->tau(row, i)));
+      }
+    return true;
+  }
+};
+
+}  // namespace
+}  // namespace residual_internal
+
+using namespace residual_internal;
+
+ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
+                                                const std::shared_ptr<const InverseDynamicsSamples>& samples,
+                                                int row, double weight) {
+  const int P = ctx.parameters->size();
+  return make_dynamic(new InverseDynamics{ctx, samples, row, weight}, P, [&](auto& cost) {
+    cost.AddParameterBlock(P);
+    cost.SetNumResiduals(ctx.model->nv);
+  });
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,70 @@
+#include "neuralsim/estimate/residual_common.hpp"
+
+namespace neuralsim {
+namespace residual_internal {
+namespace {
+
+struct MultipleShooting {
+  ResidualContext ctx;
+  Window w;
+  bool last = false;
+  double continuity_weight = 1;
+
+  template <class T>
+  bool operator()(T const* const* blocks, T* residuals) const {
+    Model<T> model = ctx.model->template cast<T>();
+    ctx.parameters->apply(blocks[0], model);
+    StepOptions opts = ctx.step;
+    opts.check_finite = false;
+    Stepper<T> stepper(model, opts);
+    const Trajectory& tr = *w.trajectory;
+    const int nq = model.nq, nv = model.nv;
+    VecX<T> q(nq), qd(nv), u = VecX<T>::Zero(nv), dq(nv);
+    for (int i = 0; i < nq; ++i) q[i] = blocks[1][i];
+    for (int i = 0; i < nv; ++i) qd[i] = blocks[1][nq + i];
+    normalize_configuration(model, q);
+    int n = sample_residuals(ctx, model, stepper.data(), tr, w.start, q, qd, dq, residuals);
+    const int end = w.start + w.length;
+    for (int k = w.start; k < end; ++k) {
+      if (tr.has_tau()) u = tr.tau.row(k).transpose().cast<T>();
+      stepper.step(q, qd, u, tr.time[k], tr.time[k + 1] - tr.time[k]);
+      if (!all_finite(q) || !all_finite(qd)) return false;
+      if (k + 1 < end || last) n += sample_residuals(ctx, model, stepper.data(), tr, k + 1, q, qd, dq, residuals + n);
+    }
+    if (!last) {
+      VecX<T> q_next(nq);
+      for (int i = 0; i < nq; ++i) q_next[i] = blocks[2][i];
+      normalize_configuration(model, q_next);
+      difference_configuration(model, q_next, q, dq);
+      const T cw(continuity_weight);
+      for (int i = 0; i < nv; ++i) residuals[n++] = cw * dq[i];
+      for (int i = 0; i < nv; ++i) residuals[n++] = cw * (qd[i] - blocks[2][nq + i]);
+    }
+    return true;
+  }
+};
+
+}  // namespace
+}  // namespace residual_internal
+
+using namespace residual_internal;
+
+ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, const Window& window, bool last,
+                                                 double continuity_weight) {
+  const int P = ctx.parameters->size();
+  const int state = ctx.model->nq + ctx.model->nv;
+  const int per = ctx.observe.residuals_per_sample(*ctx.model);
+  return make_dynamic(new MultipleShooting{ctx, window, last, continuity_weight}, P + (last ? 1 : 2) * state,
+                      [&](auto& cost) {
+                        cost.AddParameterBlock(P);
+                        cost.AddParameterBlock(state);
+                        if (last) {
+                          cost.SetNumResiduals((window.length + 1) * per);
+                        } else {
+                          cost.AddParameterBlock(state);
+                          cost.SetNumResiduals(window.length * per + 2 * ctx.model->nv);
+                        }
+                      });
+}
+
+}  // namespace neuralsim

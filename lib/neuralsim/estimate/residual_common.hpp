@@ -1,0 +1,82 @@
+// Internal helpers shared by the residual translation units. Each
+// formulation lives in its own .cpp so the heavy Jet instantiations compile
+// in parallel.
+#pragma once
+
+#include "neuralsim/estimate/residuals.hpp"
+
+#include <ceres/dynamic_autodiff_cost_function.h>
+
+#include "neuralsim/dynamics/kinematics.hpp"
+#include "neuralsim/dynamics/rnea.hpp"
+#include "neuralsim/model/configuration.hpp"
+#include "neuralsim/step/passive_forces.hpp"
+
+namespace neuralsim {
+namespace residual_internal {
+
+// Jets carry derivatives for `Stride` parameters per pass and Ceres runs as
+// many passes as needed. Matching the stride to the number of parameters
+// avoids carrying unused derivative lanes (2 parameters in a Jet of 8 costs
+// ~3x more than in a Jet of 2).
+constexpr int kMaxStride = 8;
+
+template <class T>
+bool all_finite(const VecX<T>& v) {
+  for (int i = 0; i < v.size(); ++i)
+    if (!is_finite(v[i])) return false;
+  return true;
+}
+
+// Writes the residuals of one sample; returns the number written.
+template <class T>
+int sample_residuals(const ResidualContext& ctx, const Model<T>& model, Data<T>& data, const Trajectory& tr, int k,
+                     const VecX<T>& q, const VecX<T>& qd, VecX<T>& dq, T* r) {
+  int n = 0;
+  const ObservationSpec& obs = ctx.observe;
+  if (obs.q_weight > 0) {
+    const VecX<T> qk = tr.q.row(k).transpose().cast<T>();
+    difference_configuration(model, qk, q, dq);
+    for (int i = 0; i < model.nv; ++i) r[n++] = T(obs.q_weight) * dq[i];
+  }
+  if (obs.qd_weight > 0)
+    for (int i = 0; i < model.nv; ++i) r[n++] = T(obs.qd_weight) * (qd[i] - T(tr.qd(k, i)));
+  if (!obs.link_positions.empty()) {
+    forward_kinematics(model, data, q);
+    for (const auto& ch : obs.link_positions) {
+      const auto& pose = tr.link_poses.at(ch.link);
+      const Vec3<T> p = data.X_world[ch.body].r;
+      for (int c = 0; c < 3; ++c) r[n++] = T(ch.weight) * (p[c] - T(pose(k, c)));
+    }
+  }
+  return n;
+}
+
+template <class T>
+void load_state(const Trajectory& tr, int k, VecX<T>& q, VecX<T>& qd) {
+  q = tr.q.row(k).transpose().cast<T>();
+  qd = tr.qd.row(k).transpose().cast<T>();
+}
+
+// Creates the cost function with the smallest stride that covers
+// `derivative_dims` (Ceres takes ownership of the functor), then lets
+// `configure` add parameter blocks and residuals.
+template <class Functor, class Configure>
+ceres::CostFunction* make_dynamic(Functor* f, int derivative_dims, Configure&& configure) {
+  if (derivative_dims <= 2) {
+    auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, 2>(f);
+    configure(*c);
+    return c;
+  }
+  if (derivative_dims <= 4) {
+    auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, 4>(f);
+    configure(*c);
+    return c;
+  }
+  auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, kMaxStride>(f);
+  configure(*c);
+  return c;
+}
+
+}  // namespace residual_internal
+}  // namespace neuralsim

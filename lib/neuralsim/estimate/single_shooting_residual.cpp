@@ -1,0 +1,46 @@
+#include "neuralsim/estimate/residual_common.hpp"
+
+namespace neuralsim {
+namespace residual_internal {
+namespace {
+
+struct SingleShooting {
+  ResidualContext ctx;
+  Window w;
+
+  template <class T>
+  bool operator()(T const* const* blocks, T* residuals) const {
+    Model<T> model = ctx.model->template cast<T>();
+    ctx.parameters->apply(blocks[0], model);
+    StepOptions opts = ctx.step;
+    opts.check_finite = false;  // reported as an evaluation failure instead
+    Stepper<T> stepper(model, opts);
+    const Trajectory& tr = *w.trajectory;
+    VecX<T> q, qd, u = VecX<T>::Zero(model.nv), dq(model.nv);
+    load_state(tr, w.start, q, qd);
+    normalize_configuration(model, q);
+    int n = 0;
+    for (int k = w.start; k < w.start + w.length; ++k) {
+      if (tr.has_tau()) u = tr.tau.row(k).transpose().cast<T>();
+      stepper.step(q, qd, u, tr.time[k], tr.time[k + 1] - tr.time[k]);
+      if (!all_finite(q) || !all_finite(qd)) return false;
+      n += sample_residuals(ctx, model, stepper.data(), tr, k + 1, q, qd, dq, residuals + n);
+    }
+    return true;
+  }
+};
+
+}  // namespace
+}  // namespace residual_internal
+
+using namespace residual_internal;
+
+ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const Window& window) {
+  const int P = ctx.parameters->size();
+  return make_dynamic(new SingleShooting{ctx, window}, P, [&](auto& cost) {
+    cost.AddParameterBlock(P);
+    cost.SetNumResiduals(window.length * ctx.observe.residuals_per_sample(*ctx.model));
+  });
+}
+
+}  // namespace neuralsim
