@@ -222,3 +222,31 @@ TEST(BasinHopping, StartsAreReproducibleAndInsideBounds) {
 
 }  // namespace
 }  // namespace neuralsim
+
+namespace neuralsim {
+namespace {
+
+// Gross outliers in a few samples bias least squares; a Huber loss limits
+// their pull (here per shooting window of 5 samples).
+TEST(Estimation, HuberLossResistsOutliers) {
+  const Model<double> truth = double_pendulum();
+  auto data = generate(truth, rk4(0.01), 2, 1.5, 0.0, 5);
+  for (auto& tr : data)
+    for (int k = 7; k < tr.size(); k += 37) tr.q(k, 0) += 0.5;  // sensor glitches
+  const ParameterSet params = ParameterSet::from_config(
+      parameters_config("p: [{name: link.link1.length, initial: 2.8, bounds: [0.1, 10]},"
+                        " {name: link.link2.length, initial: 4.2, bounds: [0.1, 10]}]"),
+      "p", truth);
+  ProblemOptions po;
+  po.window = 5;
+  const Fit plain = fit(truth, params, rk4(0.01), data, po, SolverOptions{}, params.initial_variables());
+  po.loss = Loss::kHuber;
+  po.loss_scale = 1e-4;
+  const Fit robust = fit(truth, params, rk4(0.01), data, po, SolverOptions{}, params.initial_variables());
+  const double err_plain = std::abs(plain.physical[0] - 3.0) + std::abs(plain.physical[1] - 4.0);
+  const double err_robust = std::abs(robust.physical[0] - 3.0) + std::abs(robust.physical[1] - 4.0);
+  EXPECT_LT(err_robust, 0.2 * err_plain) << "plain " << err_plain << " robust " << err_robust;
+}
+
+}  // namespace
+}  // namespace neuralsim

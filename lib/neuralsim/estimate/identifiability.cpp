@@ -59,7 +59,9 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
     id.value[i] = params.physical<double>(i, x[i]);
     const double dpdx = physical_derivative(params, i, x[i]);
     Jp.col(i) = J.col(i) / dpdx;
-    Jlog.col(i) = Jp.col(i) * (std::abs(id.value[i]) > 1e-12 ? std::abs(id.value[i]) : 1.0);
+    // Scale by |p| (relative changes); a parameter at 0 falls back to its
+    // declared scale, so units do not distort the singular values.
+    Jlog.col(i) = Jp.col(i) * (std::abs(id.value[i]) > 1e-12 ? std::abs(id.value[i]) : params[i].scale);
   }
   id.residual_variance = m > P ? r.squaredNorm() / (m - P) : std::numeric_limits<double>::quiet_NaN();
 

@@ -36,24 +36,27 @@ struct DataSplit {
   std::string train_source, validation_source;
 };
 
+// `key` holds one path or a list of paths, resolved like every config path
+// (relative to the config file, or to the working directory when given by --set).
 TrajectorySet load_list(const Config& data, const std::string& key, std::string& source) {
-  TrajectorySet all;
-  std::vector<std::string> files;
-  // Accept a single path or a list.
+  std::vector<std::string> paths;
+  bool is_list = true;
   try {
-    files = data.get<std::vector<std::string>>(key);
+    paths = data.get<std::vector<std::string>>(key);
   } catch (const ConfigError&) {
-    files = {data.get<std::string>(key)};
+    is_list = false;
   }
-  for (size_t i = 0; i < files.size(); ++i) {
-    const Config one = Config::parse("f: \"" + files[i] + "\"", data.file());
-    const std::string path = std::filesystem::path(files[i]).is_absolute()
-                                 ? files[i]
-                                 : (std::filesystem::path(data.file()).parent_path() / files[i]).string();
+  if (is_list) {
+    for (size_t i = 0; i < paths.size(); ++i) paths[i] = data.path(key + "." + std::to_string(i));
+  } else {
+    paths = {data.path(key)};
+  }
+  TrajectorySet all;
+  for (const std::string& path : paths) {
     TrajectorySet set = load_data_file(path);
     if (all.trajectories.empty()) all.meta = set.meta;
     for (auto& t : set.trajectories) {
-      if (files.size() > 1) t.name = std::filesystem::path(files[i]).stem().string() + "_" + t.name;
+      if (paths.size() > 1) t.name = std::filesystem::path(path).stem().string() + "_" + t.name;
       all.trajectories.push_back(std::move(t));
     }
     source += (source.empty() ? "" : ", ") + path;
@@ -259,12 +262,19 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const Model<double> model = load_experiment_model(cfg);
   const StepOptions step = read_step_options(cfg.at("sim"));
   const Config est = cfg.at("estimate");
-  est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth"});
+  est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
+                        "evaluation_window"});
   const ParameterSet params = ParameterSet::from_config(est, "parameters", model);
   const ObservationSpec observe = est.has("observe") ? ObservationSpec::from_config(est.at("observe"), model)
                                                      : ObservationSpec::from_config(Config::parse("{}", cfg.file()), model);
   const ProblemOptions problem_options =
       est.has("residual") ? read_problem_options(est.at("residual")) : read_problem_options(Config::parse("{}", cfg.file()));
+  // Predictions restart from the measured state every `evaluation_window`
+  // samples (default: the shooting window; 50 for inverse dynamics), so fits
+  // of different formulations are compared under one metric.
+  const int window = est.get_or<int>(
+      "evaluation_window", problem_options.formulation == Formulation::kInverseDynamics ? 50 : problem_options.window);
+  if (window < 1) throw ConfigError(est.where("evaluation_window") + ": estimate.evaluation_window must be >= 1");
   SolverOptions solver =
       est.has("solver") ? read_solver_options(est.at("solver")) : read_solver_options(Config::parse("{}", cfg.file()));
   if (solver.solver == LocalSolver::kLbfgs && problem_options.formulation == Formulation::kMultipleShooting)
@@ -368,9 +378,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   for (const auto& d : id.weak_directions) spdlog::warn("identifiability: {}", d.description);
 
   // Predictions and errors on train and validation data.
-  const int window = problem_options.formulation == Formulation::kInverseDynamics
-                         ? std::numeric_limits<int>::max() / 2
-                         : problem_options.window;
+
   const Evaluation train_eval = evaluate_fit(fitted, step, data.train, window);
   json metrics = summary.metrics();
   summary.metrics()["train_rmse_q"] = train_eval.mean_rmse_q;

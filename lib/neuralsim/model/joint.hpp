@@ -55,6 +55,7 @@ struct JointDynamics {
   S spring_rest = S(0);
   S armature = S(0);          // rotor inertia reflected at the joint, adds to M_ii
   S gear_ratio = S(1);        // τ_joint = gear_ratio · control
+  S torque_offset = S(0);     // constant bias: τ = -offset (e.g. a motor's torque-sensor offset)
 
   template <class T>
   JointDynamics<T> cast() const {
@@ -66,6 +67,7 @@ struct JointDynamics {
     r.spring_rest = T(spring_rest);
     r.armature = T(armature);
     r.gear_ratio = T(gear_ratio);
+    r.torque_offset = T(torque_offset);
     return r;
   }
 };

@@ -45,6 +45,7 @@ std::vector<Entry> all_parameters(const Model<double>& model) {
     add(j + "spring.stiffness", K::kSpringStiffness, i, 0);
     add(j + "spring.rest", K::kSpringRest, i, 0);
     add(j + "gear_ratio", K::kGearRatio, i, 0);
+    add(j + "torque_offset", K::kTorqueOffset, i, 0);
   }
   return out;
 }

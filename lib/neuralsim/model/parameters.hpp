@@ -6,7 +6,7 @@
 //   link.<body>.mass | .com.{x,y,z} | .inertia.{xx,yy,zz,xy,xz,yz} (about the COM,
 //                    body axes) | .length (links declared with a length)
 //   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
-//                 .armature | .spring.stiffness | .spring.rest | .gear_ratio
+//                 .armature | .spring.stiffness | .spring.rest | .gear_ratio | .torque_offset
 // Resolve a name once (resolve_parameter) and use the ParameterRef in loops;
 // string handling never happens in the hot path.
 #pragma once
@@ -21,7 +21,7 @@ namespace neuralsim {
 struct ParameterRef {
   enum class Kind {
     kGravity, kMass, kCom, kInertia, kLength, kOrigin, kDamping, kFriction,
-    kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio
+    kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio, kTorqueOffset
   };
   Kind kind = Kind::kGravity;
   int index = -1;      // body/joint index
@@ -58,6 +58,7 @@ S get_parameter(const Model<S>& model, const ParameterRef& p) {
     case K::kSpringStiffness: return model.joints[p.index].dynamics.spring_stiffness;
     case K::kSpringRest: return model.joints[p.index].dynamics.spring_rest;
     case K::kGearRatio: return model.joints[p.index].dynamics.gear_ratio;
+    case K::kTorqueOffset: return model.joints[p.index].dynamics.torque_offset;
   }
   return S(0);
 }
@@ -102,6 +103,7 @@ void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
     case K::kSpringStiffness: model.joints[p.index].dynamics.spring_stiffness = value; return;
     case K::kSpringRest: model.joints[p.index].dynamics.spring_rest = value; return;
     case K::kGearRatio: model.joints[p.index].dynamics.gear_ratio = value; return;
+    case K::kTorqueOffset: model.joints[p.index].dynamics.torque_offset = value; return;
   }
 }
 

@@ -333,7 +333,7 @@ Model<double> build_yaml_model(const YAML::Node& input, const std::string& sourc
     const YAML::Node jn = b["joint"];
     if (jn) {
       check_keys(jn, source, {"name", "type", "axis", "origin", "damping", "friction", "friction_velocity",
-                              "spring", "armature", "gear_ratio", "limits"});
+                              "spring", "armature", "gear_ratio", "torque_offset", "limits"});
       joint.name = get<std::string>(jn, "name", source, name + "_joint");
       try {
         joint.type = joint_type_from_name(get<std::string>(jn, "type", source, "revolute"));
@@ -353,6 +353,7 @@ Model<double> build_yaml_model(const YAML::Node& input, const std::string& sourc
       joint.dynamics.friction_velocity = get<double>(jn, "friction_velocity", source, 0.01);
       joint.dynamics.armature = get<double>(jn, "armature", source, 0);
       joint.dynamics.gear_ratio = get<double>(jn, "gear_ratio", source, 1);
+      joint.dynamics.torque_offset = get<double>(jn, "torque_offset", source, 0);
       if (jn["spring"]) {
         joint.dynamics.spring_stiffness = get<double>(jn["spring"], "stiffness", source, 0);
         joint.dynamics.spring_rest = get<double>(jn["spring"], "rest", source, 0);

@@ -48,8 +48,11 @@ void flatten_parameters(const nlohmann::json& j, const std::string& prefix, cons
     const std::string name = prefix.empty() ? it.key() : prefix + "." + it.key();
     if (it.value().is_object())
       flatten_parameters(it.value(), name, where, out);
-    else if (it.value().is_number())
-      out[name] = it.value().get<double>();
+    else if (it.value().is_number()) {
+      // "a.b: 1" and "a: {b: 2}" name the same parameter: refuse to guess.
+      if (!out.emplace(name, it.value().get<double>()).second)
+        throw ConfigError(where + ": parameter '" + name + "' is given twice (dotted and nested keys)");
+    }
     else
       throw ConfigError(where + ": parameter '" + name + "' must be a number");
   }

@@ -1,5 +1,5 @@
-// Passive joint forces: viscous damping, smooth Coulomb friction and
-// springs. Coulomb friction uses Fc·tanh(q̇/v_s), a differentiable
+// Passive joint forces: viscous damping, smooth Coulomb friction, springs
+// and a constant torque offset. Coulomb friction uses Fc·tanh(q̇/v_s), a differentiable
 // regularization of Fc·sign(q̇) (v_s → 0 recovers it).
 #pragma once
 
@@ -15,7 +15,7 @@ void passive_forces(const Model<S>& model, Data<S>& data, const VecX<S>& q, cons
     const JointDynamics<S>& d = j.dynamics;
     for (int k = 0; k < j.nv; ++k) {
       const S v = qd[j.idx_v + k];
-      S t = -d.damping * v;
+      S t = -d.damping * v - d.torque_offset;
       if (d.coulomb_friction != S(0)) t -= d.coulomb_friction * tanh(v / d.friction_velocity);
       data.tau_passive[j.idx_v + k] = t;
     }

@@ -1,0 +1,382 @@
+// System-identification costs (Google Benchmark):
+//
+//  (a) SingleShooting/{Forward,Jacobian}/P: one evaluation of the
+//      single-shooting cost (double rollout of the data, problem.evaluate)
+//      vs. one Jacobian of all residuals w.r.t. P parameters
+//      (problem.parameter_jacobian: Ceres Jets, P <= 8 lanes per pass) on the
+//      5-link chain (configs/models/chain5.yaml), P = 2, 8, 32 physical
+//      parameters picked from neuralsim::parameter_names. Data: one 2 s
+//      trajectory (RK4, dt 0.01, sinusoidal torques), windows of 50 samples.
+//  (b) BasinHopping/Throughput/threads:N: one basin-hopping round of 8 local
+//      solves (max 5 LM iterations each, no early stop) on experiment 1
+//      (configs/simid_double_pendulum_lengths.yaml), with TBB capped to N
+//      threads by tbb::global_control; wall time, so local solves per second
+//      = 8 / time. Every solve starts from its own seeded start, so both
+//      thread counts do exactly the same work.
+//  (c) Experiment1/TimeToOptimum/seed:S: the whole basin-hopping fit of
+//      experiment 1 as simid runs it (population 4, <= 8 rounds, stop at
+//      cost <= 1e-8; all cores), wall time until it stops; counters report
+//      whether it reached the global optimum (max relative error < 1e-3).
+//
+// The summary at the end prints the ratios from the minimum over the
+// repetitions (CPU time for (a), wall time for (b) and (c): worker threads'
+// CPU time is not measured by the main thread).
+#include <tbb/global_control.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+#include <nlohmann/json.hpp>
+
+#include "neuralsim/estimate/basin_hopping.hpp"
+#include "neuralsim/estimate/estimation_problem.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
+#include "neuralsim/model/parameters.hpp"
+#include "neuralsim/rollout/controls.hpp"
+#include "neuralsim/rollout/experiment.hpp"
+#include "neuralsim/rollout/simulate.hpp"
+
+namespace neuralsim::bench {
+namespace {
+
+const int kParameterCounts[] = {2, 8, 32};
+constexpr int kThroughputPopulation = 8;
+const int kSeeds[] = {1, 2, 3, 4, 5};
+
+std::string source_path(const std::string& rel) { return std::string(NEURALSIM_SOURCE_DIR) + "/" + rel; }
+
+// ---------------------------------------------------------------------------
+// (a) Jacobian vs forward rollout on the 5-link chain
+
+struct ChainProblem {
+  Model<double> model;
+  ParameterSet params;
+  std::vector<Trajectory> data;
+  std::vector<const Trajectory*> train;
+  std::unique_ptr<EstimationProblem> problem;
+  std::vector<double> x;
+  std::vector<std::string> names;
+};
+
+// The first `n` parameter names of the chain, by kind (all masses, then all
+// lengths, dampings, ...), so that every set is a prefix of the next.
+std::vector<std::string> pick_parameters(const Model<double>& model, int n) {
+  static const char* const kSuffixes[] = {".mass",    ".length",     ".damping", ".friction",
+                                          ".armature", ".inertia.yy", ".com.x",   ".com.z",
+                                          ".inertia.xx", ".inertia.zz"};
+  const std::vector<std::string> all = parameter_names(model);
+  std::vector<std::string> out;
+  for (const char* suffix : kSuffixes)
+    for (const std::string& name : all) {
+      const std::string s(suffix);
+      if (static_cast<int>(out.size()) < n && name.size() > s.size() &&
+          name.compare(name.size() - s.size(), s.size(), s) == 0)
+        out.push_back(name);
+    }
+  if (static_cast<int>(out.size()) < n)
+    throw std::runtime_error("chain5 has only " + std::to_string(out.size()) + " parameters of the kinds used");
+  return out;
+}
+
+StepOptions chain_step() {
+  StepOptions s;
+  s.integrator = Integrator::kRK4;
+  s.dt = 0.01;
+  return s;
+}
+
+Model<double> chain_truth() {
+  Model<double> m = load_yaml_model(source_path("configs/models/chain5.yaml"));
+  // Some joint friction and damping so that those parameters act on the data.
+  for (const std::string& name : parameter_names(m)) {
+    const auto ends = [&](const std::string& s) {
+      return name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+    };
+    if (ends(".damping")) set_parameter(m, resolve_parameter(m, name), 0.05);
+    if (ends(".friction")) set_parameter(m, resolve_parameter(m, name), 0.02);
+    if (ends(".armature")) set_parameter(m, resolve_parameter(m, name), 0.01);
+  }
+  return m;
+}
+
+std::vector<Trajectory> chain_data(const Model<double>& model) {
+  Stepper<double> stepper(model, chain_step());
+  Sinusoid s;
+  s.offset = s.phase = Eigen::VectorXd::Zero(model.nv);
+  s.amplitude = Eigen::VectorXd::Constant(model.nv, 1.0);
+  s.frequency_hz = Eigen::VectorXd::LinSpaced(model.nv, 0.5, 1.1);
+  SinusoidControl<double> control(s);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-0.5, 0.5);
+  Eigen::VectorXd q0(model.nq), qd0 = Eigen::VectorXd::Zero(model.nv);
+  for (int i = 0; i < model.nq; ++i) q0[i] = u(rng);
+  Trajectory tr = simulate(stepper, q0, qd0, control, 200, [] { return false; });
+  tr.name = "chain";
+  return {tr};
+}
+
+ChainProblem& chain_problem(int n) {
+  static std::map<int, std::unique_ptr<ChainProblem>> cache;
+  auto& slot = cache[n];
+  if (slot) return *slot;
+  slot = std::make_unique<ChainProblem>();
+  ChainProblem& c = *slot;
+  c.model = chain_truth();
+  c.data = chain_data(c.model);
+  for (const auto& t : c.data) c.train.push_back(&t);
+  c.names = pick_parameters(c.model, n);
+  std::string yaml = "p: [";
+  for (size_t i = 0; i < c.names.size(); ++i) {
+    const double v = get_parameter(c.model, resolve_parameter(c.model, c.names[i]));
+    yaml += (i ? ", " : "") + std::string("{name: ") + c.names[i] + ", initial: " + std::to_string(v) + "}";
+  }
+  yaml += "]";
+  c.params = ParameterSet::from_config(Config::parse(yaml, "simid_bench"), "p", c.model);
+  ResidualContext ctx{&c.model, &c.params, chain_step(), ObservationSpec{}};
+  ProblemOptions po;
+  po.window = 50;
+  c.problem = std::make_unique<EstimationProblem>(ctx, c.train, po);
+  // Evaluate away from the truth (as during a fit): +5% on every parameter.
+  c.x = c.params.initial_variables();
+  for (int i = 0; i < c.params.size(); ++i)
+    c.x[i] = c.params.variable(i, c.params.physical<double>(i, c.x[i]) * 1.05 + 1e-3);
+  return c;
+}
+
+void BM_Forward(benchmark::State& state, int n) {
+  ChainProblem& c = chain_problem(n);
+  double cost = 0;
+  for (auto _ : state) {
+    if (!c.problem->evaluate(c.x, &cost, nullptr)) state.SkipWithError("simulation failed");
+    benchmark::DoNotOptimize(cost);
+  }
+  state.SetLabel("chain5 P=" + std::to_string(c.params.size()) + " residuals=" +
+                 std::to_string(c.problem->num_residuals()));
+}
+
+void BM_Jacobian(benchmark::State& state, int n) {
+  ChainProblem& c = chain_problem(n);
+  Eigen::VectorXd r;
+  for (auto _ : state) {
+    Eigen::MatrixXd J = c.problem->parameter_jacobian(c.x, &r);
+    benchmark::DoNotOptimize(J.data());
+  }
+  state.SetLabel("chain5 P=" + std::to_string(c.params.size()) + " residuals=" +
+                 std::to_string(c.problem->num_residuals()));
+}
+
+// ---------------------------------------------------------------------------
+// (b), (c) experiment 1: configs/simid_double_pendulum_lengths.yaml
+
+struct Experiment1 {
+  Config cfg = Config::load(source_path("configs/simid_double_pendulum_lengths.yaml"));
+  Model<double> model;
+  StepOptions step;
+  ParameterSet params;
+  ObservationSpec observe;
+  ProblemOptions problem_options;
+  SolverOptions solver;
+  BasinHoppingOptions bh;
+  std::vector<Trajectory> train;
+  std::vector<const Trajectory*> train_ptrs;
+  std::map<std::string, double> truth;
+
+  Experiment1() {
+    model = load_experiment_model(cfg);
+    step = read_step_options(cfg.at("sim"));
+    const Config est = cfg.at("estimate");
+    params = ParameterSet::from_config(est, "parameters", model);
+    observe = ObservationSpec::from_config(est.at("observe"), model);
+    problem_options.formulation = formulation_from_name(est.get<std::string>("residual.type"));
+    problem_options.window = est.get<int>("residual.window");
+    solver.max_iterations = est.get<int>("solver.max_iterations");
+    bh.population = est.get<int>("basin_hopping.population");
+    bh.max_rounds = est.get<int>("basin_hopping.rounds");
+    bh.cost_threshold = est.get<double>("basin_hopping.cost_threshold");
+    bh.initial_spread = est.get<double>("basin_hopping.spread");
+    bh.decay = est.get<double>("basin_hopping.decay");
+    bh.random_initial = est.get<bool>("basin_hopping.random_initial");
+    const nlohmann::json gt = est.at("ground_truth").to_json();  // keys contain dots
+    for (const auto& p : params.all()) truth[p.name] = gt.at(p.name).get<double>();
+    // The data section as simid reads it: first max_samples samples, the last
+    // floor(validation_fraction * n) trajectories held out.
+    const std::string file = source_path("configs/" + cfg.get<std::string>("data.train"));
+    TrajectorySet set = read_trajectories(file);
+    const long long max_samples = cfg.get<long long>("data.max_samples");
+    const size_t n = set.trajectories.size();
+    const size_t n_val = static_cast<size_t>(std::floor(cfg.get<double>("data.validation_fraction") * n));
+    for (size_t k = 0; k + n_val < n; ++k) {
+      Trajectory t = set.trajectories[k];
+      if (t.size() > max_samples) {
+        t.time.conservativeResize(max_samples);
+        t.q.conservativeResize(max_samples, Eigen::NoChange);
+        t.qd.conservativeResize(max_samples, Eigen::NoChange);
+        if (t.has_tau()) t.tau.conservativeResize(max_samples, Eigen::NoChange);
+        t.link_poses.clear();
+      }
+      train.push_back(std::move(t));
+    }
+    for (const auto& t : train) train_ptrs.push_back(&t);
+  }
+
+  ProblemFactory factory() const {
+    return [this] {
+      ResidualContext ctx{&model, &params, step, observe};
+      return std::make_unique<EstimationProblem>(ctx, train_ptrs, problem_options);
+    };
+  }
+
+  double max_relative_error(const std::vector<double>& x) const {
+    double m = 0;
+    for (int i = 0; i < params.size(); ++i) {
+      const double t = truth.at(params[i].name);
+      m = std::max(m, std::abs(params.physical<double>(i, x[i]) - t) / std::abs(t));
+    }
+    return m;
+  }
+};
+
+const Experiment1& experiment1() {
+  static const Experiment1 e;
+  return e;
+}
+
+void BM_Throughput(benchmark::State& state, int threads) {
+  const Experiment1& e = experiment1();
+  tbb::global_control cap(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  BasinHoppingOptions o = e.bh;
+  o.population = kThroughputPopulation;
+  o.max_rounds = 1;
+  o.cost_threshold = -1;  // no early stop: every solve runs to its iteration cap
+  o.seed = 11;
+  SolverOptions so = e.solver;
+  so.max_iterations = 5;
+  so.function_tolerance = so.gradient_tolerance = so.parameter_tolerance = 0;
+  // Solves per second = population / (wall time per iteration), printed in
+  // the summary from the minimum over the repetitions.
+  for (auto _ : state) {
+    BasinHoppingResult r = basin_hopping(e.factory(), e.params, o, so, BasinHoppingState{}, nullptr, nullptr);
+    benchmark::DoNotOptimize(r.state.best.cost);
+  }
+  state.SetLabel("double pendulum lengths, population " + std::to_string(kThroughputPopulation) +
+                 ", <= 5 LM iterations per solve, " + std::to_string(threads) + " thread(s)");
+}
+
+struct TimeToOptimum {
+  double max_relative_error = -1;
+  int rounds = 0;
+};
+std::map<int, TimeToOptimum>& time_to_optimum_results() {
+  static std::map<int, TimeToOptimum> m;
+  return m;
+}
+
+void BM_TimeToOptimum(benchmark::State& state, int seed) {
+  const Experiment1& e = experiment1();
+  BasinHoppingOptions o = e.bh;
+  o.seed = static_cast<uint64_t>(seed);
+  double err = -1;
+  int rounds = 0;
+  for (auto _ : state) {
+    BasinHoppingResult r = basin_hopping(e.factory(), e.params, o, e.solver, BasinHoppingState{}, nullptr, nullptr);
+    err = r.state.has_best ? e.max_relative_error(r.state.best.x) : 1e300;
+    rounds = r.state.next_round;
+  }
+  state.counters["max_rel_error"] = err;
+  state.counters["rounds"] = rounds;
+  state.counters["success"] = err < 1e-3 ? 1 : 0;
+  time_to_optimum_results()[seed] = {err, rounds};
+  state.SetLabel("seed " + std::to_string(seed));
+}
+
+void register_all() {
+  for (int n : kParameterCounts) {
+    chain_problem(n);  // build (and fail) before any timing
+    configure(benchmark::RegisterBenchmark(("SingleShooting/Forward/P:" + std::to_string(n)).c_str(), BM_Forward, n))
+        ->Unit(benchmark::kMicrosecond);
+    configure(benchmark::RegisterBenchmark(("SingleShooting/Jacobian/P:" + std::to_string(n)).c_str(), BM_Jacobian, n))
+        ->Unit(benchmark::kMicrosecond);
+  }
+  experiment1();
+  for (int t : {1, 2})
+    configure(benchmark::RegisterBenchmark(("BasinHopping/Throughput/threads:" + std::to_string(t)).c_str(),
+                                           BM_Throughput, t))
+        ->Iterations(2)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  // One fit per repetition; 3 repetitions unless --benchmark_repetitions says otherwise.
+  for (int s : kSeeds) {
+    auto* b = configure(benchmark::RegisterBenchmark(
+                            ("Experiment1/TimeToOptimum/seed:" + std::to_string(s)).c_str(), BM_TimeToOptimum, s))
+                  ->Iterations(1)
+                  ->UseRealTime()
+                  ->Unit(benchmark::kMillisecond);
+    if (!repetitions_from_flag()) b->Repetitions(3);
+  }
+}
+
+double find(const RecordingReporter& rep, const std::string& name, bool real) {
+  return real ? rep.real_ns(name) : rep.ns(name);
+}
+
+void summary(const RecordingReporter& rep) {
+  std::printf("\nSummary (min over the repetitions)\n");
+  std::printf("(a) single shooting on chain5 (1 trajectory x 200 RK4 steps, windows of 50), CPU time:\n");
+  for (int n : kParameterCounts) {
+    const double f = find(rep, "SingleShooting/Forward/P:" + std::to_string(n), false);
+    const double j = find(rep, "SingleShooting/Jacobian/P:" + std::to_string(n), false);
+    const std::string what = "Jacobian / forward cost, P = " + std::to_string(n);
+    print_ratio(what.c_str(), j, f);
+    if (j > 0 && f > 0)
+      std::printf("  %-58s %6.2fx per parameter (finite differences: %dx)\n", "", j / f / n, n + 1);
+  }
+  const double t1 = find(rep, "BasinHopping/Throughput/threads:1", true);
+  const double t2 = find(rep, "BasinHopping/Throughput/threads:2", true);
+  std::printf("(b) basin hopping, %d local solves per round, wall time:\n", kThroughputPopulation);
+  if (t1 > 0) std::printf("  1 thread:  %7.1f local solves/s\n", kThroughputPopulation / (t1 * 1e-9));
+  if (t2 > 0) std::printf("  2 threads: %7.1f local solves/s\n", kThroughputPopulation / (t2 * 1e-9));
+  if (t1 > 0 && t2 > 0)
+    std::printf("  speedup 2 vs 1 thread: %.2fx (target >= 1.8x: %s)\n", t1 / t2, t1 / t2 >= 1.8 ? "met" : "NOT met");
+  std::printf("(c) experiment 1 (double pendulum lengths), wall time to stop, all cores:\n");
+  std::vector<double> times;
+  int ok = 0;
+  for (int s : kSeeds) {
+    const double t = find(rep, "Experiment1/TimeToOptimum/seed:" + std::to_string(s), true);
+    if (t <= 0) continue;
+    const auto it = time_to_optimum_results().find(s);
+    const bool success = it != time_to_optimum_results().end() && it->second.max_relative_error < 1e-3;
+    ok += success;
+    times.push_back(t * 1e-9);
+    std::printf("  seed %d: %6.2f s, %d round(s), max relative error %.2g%s\n", s, t * 1e-9,
+                it == time_to_optimum_results().end() ? 0 : it->second.rounds,
+                it == time_to_optimum_results().end() ? -1.0 : it->second.max_relative_error,
+                success ? "" : "  (did not reach the global optimum)");
+  }
+  if (!times.empty()) {
+    std::sort(times.begin(), times.end());
+    std::printf("  %d/%zu seeds reached the global optimum; median %.2f s, max %.2f s (target < 5 s: %s)\n", ok,
+                times.size(), times[times.size() / 2], times.back(), times.back() < 5 ? "met" : "NOT met");
+  }
+}
+
+}  // namespace
+}  // namespace neuralsim::bench
+
+int main(int argc, char** argv) {
+  neuralsim::bench::scan_flags(argc, argv);
+  try {
+    neuralsim::bench::register_all();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_simid: cannot set up the problems: %s\n", e.what());
+    return 1;
+  }
+  return neuralsim::bench::run_main(argc, argv, neuralsim::bench::summary);
+}
