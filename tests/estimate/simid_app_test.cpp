@@ -37,6 +37,10 @@ TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
   EXPECT_EQ(p["correlation"].size(), 2u);
   for (const char* f : {"identifiability.txt", "fit.h5", "measured.h5", "checkpoint.json"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  // The plot needs Debian's python3-matplotlib and python3-h5py (scripts/setup.sh installs them).
+  if (run_command("/usr/bin/python3 -c 'import h5py, matplotlib'").exit_code == 0) {
+    EXPECT_TRUE(std::filesystem::exists(out + "/fit.png"));
+  }
   // rollout reads the fitted parameters back.
   const std::string ro = fresh_dir("simid_rollout_params");
   const auto rr = run_command(testing::app_path("rollout") +
