@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Sets up NeuralSim and runs the main job on shipped data: replays the
-# shipped double-pendulum dataset with the model and reports prediction RMSE,
-# then simulates fresh trajectories. Outputs go to out/demo/.
+# Sets up NeuralSim and runs the main job on shipped data: identifies the
+# double pendulum's link lengths from datasets/double_pendulum.h5 with simid
+# (parallel basin hopping from random starts), then replays the dataset with
+# the fitted parameters (rollout --compare). Outputs go to out/demo/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-build/rollout --config configs/rollout_double_pendulum.yaml --compare datasets/double_pendulum.h5 \
-  --out out/demo/compare
-build/rollout --config configs/rollout_double_pendulum.yaml --seed 7 --out out/demo/rollout
-echo "demo: summaries in out/demo/compare/summary.json and out/demo/rollout/summary.json"
+build/simid --config configs/simid_double_pendulum_lengths.yaml --seed 1 --out out/demo/simid
+build/rollout --config configs/rollout_double_pendulum.yaml --set params_file=out/demo/simid/params.json \
+  --compare datasets/double_pendulum.h5 --out out/demo/compare
+echo "demo: fitted parameters in out/demo/simid/params.json (report: out/demo/simid/identifiability.txt),"
+echo "      replay errors in out/demo/compare/summary.json"
