@@ -114,7 +114,7 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
       result.stop_reason = "interrupted";
       break;
     }
-    if (options.cost_threshold >= 0 && state.has_best && state.best.cost <= options.cost_threshold) {
+    if (options.enabled && options.cost_threshold >= 0 && state.has_best && state.best.cost <= options.cost_threshold) {
       result.stop_reason = "threshold";
       break;
     }
