@@ -220,4 +220,18 @@ int run_main(int argc, char** argv, Summary&& summary) {
   return 0;
 }
 
+// The whole main() of a benchmark program: flags, setup (which may throw when
+// a model or data file is missing), run, summary.
+template <class Setup, class Summary>
+int bench_main(int argc, char** argv, const char* program, Setup&& setup, Summary&& summary) {
+  scan_flags(argc, argv);
+  try {
+    if (!setup()) return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: setup failed: %s\n", program, e.what());
+    return 1;
+  }
+  return run_main(argc, argv, summary);
+}
+
 }  // namespace neuralsim::bench

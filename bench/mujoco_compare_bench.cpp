@@ -296,13 +296,12 @@ void summary(const RecordingReporter& rep) {
 }  // namespace neuralsim::bench
 
 int main(int argc, char** argv) {
-  neuralsim::bench::scan_flags(argc, argv);
-  try {
-    if (!neuralsim::bench::prepare()) return 1;
-    neuralsim::bench::register_all();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_mujoco: %s\n", e.what());
-    return 1;
-  }
-  return neuralsim::bench::run_main(argc, argv, neuralsim::bench::summary);
+  return neuralsim::bench::bench_main(
+      argc, argv, "bench_mujoco",
+      [] {
+        if (!neuralsim::bench::prepare()) return false;
+        neuralsim::bench::register_all();
+        return true;
+      },
+      neuralsim::bench::summary);
 }

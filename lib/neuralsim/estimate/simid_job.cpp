@@ -1,6 +1,7 @@
 #include "neuralsim/estimate/simid_job.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -246,9 +247,12 @@ Evaluation evaluate_fit(const Model<double>& model, const StepOptions& step, con
 void try_plot(const std::string& out_dir, const std::string& measured_file, const std::string& fitted_file) {
   // Plotting is delegated to matplotlib (scripts/plot_fit.py); skip quietly
   // without it so headless CI machines still pass.
+  // Debian's interpreter has python3-matplotlib; NEURALSIM_PYTHON overrides it.
+  const char* env_python = std::getenv("NEURALSIM_PYTHON");
+  const std::string python = env_python && *env_python ? env_python : "/usr/bin/python3";
   const std::string script = std::string(NEURALSIM_SOURCE_DIR) + "/scripts/plot_fit.py";
-  if (!std::filesystem::exists(script) || !std::filesystem::exists("/usr/bin/python3")) return;
-  const std::string cmd = "/usr/bin/python3 '" + script + "' '" + measured_file + "' '" + fitted_file + "' '" +
+  if (!std::filesystem::exists(script) || !std::filesystem::exists(python)) return;
+  const std::string cmd = "'" + python + "' '" + script + "' '" + measured_file + "' '" + fitted_file + "' '" +
                           out_dir + "/fit.png' > /dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0) spdlog::info("no plot written (python3-matplotlib not installed?)");
 }
