@@ -54,9 +54,11 @@ PgsResult solve_pgs(const MatX<S>& A, const VecX<S>& r, const VecX<S>& mu, int n
       } else {
         lambda[i + 1] = update(i + 1);
         lambda[i + 2] = update(i + 2);
-        const S norm = sqrt(lambda[i + 1] * lambda[i + 1] + lambda[i + 2] * lambda[i + 2]);
-        if (norm > bound) {
-          const S scale = norm > S(0) ? bound / norm : S(0);
+        // Test the squared norm first: sqrt'(0) is infinite, and a Jet's
+        // derivative of a zero tangential impulse would become NaN.
+        const S norm2 = lambda[i + 1] * lambda[i + 1] + lambda[i + 2] * lambda[i + 2];
+        if (norm2 > bound * bound) {
+          const S scale = bound / sqrt(norm2);
           lambda[i + 1] *= scale;
           lambda[i + 2] *= scale;
         }
