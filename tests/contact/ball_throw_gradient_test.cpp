@@ -3,7 +3,7 @@
 // components, by forward-mode AD (ceres::Jet) through the Hunt–Crossley
 // contact, equals central finite differences. The trajectory bounces and
 // rolls; no contact switches between the perturbed runs, which the check
-// itself confirms (the gradients agree to ~1e-3 relative).
+// itself confirms (the gradients agree to ~3e-5 relative).
 #include <ceres/jet.h>
 #include <gtest/gtest.h>
 
@@ -17,10 +17,12 @@ namespace {
 using J = ceres::Jet<double, 6>;
 
 struct Throw {
-  // Without the damping term the Hunt–Crossley force k δ^1.5 is C¹ at touchdown
-  // and at lift-off, so no finite-difference step straddles a kink (with
-  // damping, the clamp at lift-off is one: AD and FD then differ by ~1 %).
-  Config cfg = Config::load(testing::source_path("configs/rollout_ball_throw.yaml"), {"contact.parameters.damping=0"});
+  // The shipped config, damping included. Its friction_velocity (0.1 m/s)
+  // matters: regularized Coulomb friction has slope μ f_n / ε, and during an
+  // impact f_n is ~100 m g, so with ε = 0.01 m/s its explicit integration
+  // chatters from step to step. The final position is then rough at the
+  // 1e-6 scale and AD and central differences disagree by ~1 %.
+  Config cfg = Config::load(testing::source_path("configs/rollout_ball_throw.yaml"), {});
   Model<double> model = load_experiment_model(cfg);
   StepOptions options = read_step_options(cfg.at("sim"));
   ContactSettings contact = read_contact_settings(cfg.at("contact"), model);
@@ -71,11 +73,11 @@ TEST(BallThrow, FinalPositionGradientMatchesFiniteDifferences) {
               p[0].a, p[1].a, p[2].a, (ad - fd).norm() / fd.norm());
   for (int r = 0; r < 3; ++r)
     for (int i = 0; i < 6; ++i)
-      EXPECT_NEAR(ad(r, i), fd(r, i), 2e-3 * fd.norm()) << "d p" << r << " / d qd" << i;
+      EXPECT_NEAR(ad(r, i), fd(r, i), 3e-4 * fd.norm()) << "d p" << r << " / d qd" << i;
   // Central differences carry O(eps^2) truncation and O(1e-16/eps) rounding
-  // errors; over two bounces the sensitivities reach ~600, so 2e-3 of |FD|
-  // is their accuracy (measured: 1.1e-3).
-  EXPECT_LT((ad - fd).norm(), 2e-3 * fd.norm());
+  // errors, amplified by the sensitivities of three bounces: 3e-4 of |FD|
+  // bounds their accuracy (measured: 3.4e-5).
+  EXPECT_LT((ad - fd).norm(), 3e-4 * fd.norm());
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ std::string describe(const ParameterSet& params, const Eigen::VectorXd& v) {
     s << " is identifiable (the data cannot separate the two)";
   } else {
     s << "the combination";
-    for (int i : big) s << " " << (v[i] >= 0 ? "+" : "-") << std::abs(v[i]) << "·log(" << params[i].name << ")";
+    for (int i : big) s << " " << (v[i] >= 0 ? "+" : "-") << std::abs(v[i]) << "·log|" << params[i].name << "|";
     s << " is not identifiable";
   }
   return s.str();
@@ -79,6 +79,17 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
       d.description = describe(params, v);
       id.weak_directions.push_back(d);
     }
+  }
+
+  // Fewer residuals than parameters: the SVD has only m singular values and
+  // the remaining P - m right-singular vectors span the null space exactly.
+  for (int k = static_cast<int>(sv.size()); k < P; ++k) {
+    UnidentifiableDirection d;
+    d.relative_singular_value = 0;
+    const Eigen::VectorXd v = svd.matrixV().col(k);
+    d.direction.assign(v.data(), v.data() + v.size());
+    d.description = describe(params, v);
+    id.weak_directions.push_back(d);
   }
 
   // Covariance of physical values; pseudo-inverse keeps it finite when J is

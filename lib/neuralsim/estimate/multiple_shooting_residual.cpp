@@ -12,11 +12,9 @@ struct MultipleShooting {
 
   template <class T>
   bool operator()(T const* const* blocks, T* residuals) const {
-    Model<T> model = ctx.model->template cast<T>();
-    ctx.parameters->apply(blocks[0], model);
-    StepOptions opts = ctx.step;
-    opts.check_finite = false;
-    Stepper<T> stepper(model, opts);
+    Simulation<T> sim(ctx, blocks[0]);
+    const Model<T>& model = sim.model();
+    Stepper<T>& stepper = sim.stepper();
     const Trajectory& tr = *w.trajectory;
     const int nq = model.nq, nv = model.nv;
     VecX<T> q(nq), qd(nv), u = VecX<T>::Zero(nv), dq(nv);

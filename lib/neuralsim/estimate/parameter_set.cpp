@@ -6,7 +6,48 @@
 
 namespace neuralsim {
 
-ParameterSet ParameterSet::from_config(const Config& owner, const std::string& key, const Model<double>& model) {
+namespace {
+
+constexpr const char* kInitialVelocityPrefix = "initial.qd.";
+
+// Resolves `name` to a model, contact or initial-velocity parameter and
+// returns its current value (the default initial value).
+double resolve(const std::string& name, const Model<double>& model, const ContactParameters<double>* contact,
+               EstimatedParameter& p) {
+  if (name.rfind("contact.", 0) == 0) {
+    if (!contact)
+      throw ConfigError("parameter '" + name + "' is a contact parameter, but the experiment has no 'contact:' section");
+    p.kind = ParameterKind::kContact;
+    p.contact = resolve_contact_parameter(name);
+    return get_contact_parameter(*contact, p.contact);
+  }
+  if (name.rfind("initial.", 0) == 0) {
+    const std::vector<std::string> coords = model.velocity_names();
+    const std::string coord = name.rfind(kInitialVelocityPrefix, 0) == 0 ? name.substr(11) : "";
+    for (size_t i = 0; i < coords.size(); ++i)
+      if (coords[i] == coord) {
+        p.kind = ParameterKind::kInitialVelocity;
+        p.velocity_index = static_cast<int>(i);
+        return 0.0;
+      }
+    std::string list;
+    for (const auto& c : coords) list += (list.empty() ? "" : ", ") + std::string(kInitialVelocityPrefix) + c;
+    throw ConfigError("unknown initial-state parameter '" + name + "' (valid: " + list + ")");
+  }
+  p.kind = ParameterKind::kModel;
+  try {
+    p.ref = resolve_parameter(model, name);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(e.what()) + "; also estimable: initial.qd.<velocity coordinate>" +
+                      (contact ? ", contact.<parameter>" : ""));
+  }
+  return get_parameter(model, p.ref);
+}
+
+}  // namespace
+
+ParameterSet ParameterSet::from_config(const Config& owner, const std::string& key, const Model<double>& model,
+                                       const ContactParameters<double>* contact) {
   ParameterSet set;
   const std::vector<Config> items = owner.list(key);
   if (items.empty()) throw ConfigError(owner.where(key) + ": key '" + key + "': no parameters to estimate");
@@ -14,8 +55,9 @@ ParameterSet ParameterSet::from_config(const Config& owner, const std::string& k
     c.check_known_keys({"name", "initial", "range", "bounds", "scale", "transform"});
     EstimatedParameter p;
     p.name = c.get<std::string>("name");
+    double current = 0;
     try {
-      p.ref = resolve_parameter(model, p.name);
+      current = resolve(p.name, model, contact, p);
     } catch (const ConfigError& e) {
       throw ConfigError(c.where("name") + ": " + e.what());
     }
@@ -53,7 +95,7 @@ ParameterSet ParameterSet::from_config(const Config& owner, const std::string& k
     } else if (!std::isnan(p.range_low)) {
       p.initial = 0.5 * (p.range_low + p.range_high);
     } else {
-      p.initial = get_parameter(model, p.ref);  // the model's own value
+      p.initial = current;  // the model's (or contact system's) own value
     }
     if (!(p.initial >= p.lower && p.initial <= p.upper))
       throw ConfigError(where + "initial value " + std::to_string(p.initial) + " is outside the bounds");

@@ -7,6 +7,9 @@
 
 #include <ceres/dynamic_autodiff_cost_function.h>
 
+#include <optional>
+
+#include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/model/configuration.hpp"
@@ -51,6 +54,41 @@ int sample_residuals(const ResidualContext& ctx, const Model<T>& model, Data<T>&
   }
   return n;
 }
+
+// The simulation of one residual evaluation: the model with θ applied, its
+// stepper and, when the experiment has contact, a contact system with θ's
+// contact parameters. Not movable: the stepper's hooks point into it.
+template <class T>
+class Simulation {
+ public:
+  Simulation(const ResidualContext& ctx, const T* theta)
+      : model_(fitted_model(ctx, theta)), stepper_(model_, unchecked(ctx.step)) {
+    if (ctx.contact) {
+      contact_.emplace(model_, *ctx.model, *ctx.contact);
+      ctx.parameters->apply_contact(theta, contact_->parameters());
+      contact_->install(stepper_);
+    }
+  }
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const Model<T>& model() const { return model_; }
+  Stepper<T>& stepper() { return stepper_; }
+
+ private:
+  static Model<T> fitted_model(const ResidualContext& ctx, const T* theta) {
+    Model<T> m = ctx.model->template cast<T>();
+    ctx.parameters->apply(theta, m);
+    return m;
+  }
+  static StepOptions unchecked(StepOptions o) {
+    o.check_finite = false;  // a diverged evaluation is reported to Ceres as a failure instead
+    return o;
+  }
+  Model<T> model_;
+  Stepper<T> stepper_;
+  std::optional<ContactSystem<T>> contact_;
+};
 
 template <class T>
 void load_state(const Trajectory& tr, int k, VecX<T>& q, VecX<T>& qd) {

@@ -1,6 +1,8 @@
 #include "neuralsim/estimate/residuals.hpp"
 
+#include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/model/configuration.hpp"
+#include "neuralsim/rollout/experiment.hpp"
 
 namespace neuralsim {
 
@@ -36,9 +38,16 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter
   return s;
 }
 
-Trajectory windowed_prediction(const Model<double>& model, const StepOptions& step, const Trajectory& data,
+Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
                                int window) {
-  Stepper<double> stepper(model, step);
+  Model<double> model = *ctx.model;
+  ctx.parameters->apply(x.data(), model);
+  Stepper<double> stepper(model, ctx.step);
+  std::shared_ptr<ContactSystem<double>> contact;
+  if (ctx.contact) {
+    contact = install_contact(*ctx.contact, model, stepper);
+    ctx.parameters->apply_contact(x.data(), contact->parameters());
+  }
   Trajectory out;
   out.name = data.name;
   out.time = data.time;
@@ -50,6 +59,7 @@ Trajectory windowed_prediction(const Model<double>& model, const StepOptions& st
     if (k % window == 0) {
       q = data.q.row(k).transpose();
       qd = data.qd.row(k).transpose();
+      if (k == 0) ctx.parameters->apply_initial_velocity(x.data(), qd);
       normalize_configuration(model, q);
     }
     out.q.row(k) = q.transpose();
@@ -58,6 +68,10 @@ Trajectory windowed_prediction(const Model<double>& model, const StepOptions& st
     if (data.has_tau()) u = data.tau.row(k).transpose();
     stepper.step(q, qd, u, data.time[k], data.time[k + 1] - data.time[k]);
   }
+  std::vector<std::string> links;
+  for (const auto& [name, pose] : data.link_poses)
+    if (model.body_index(name) >= 0 || model.frame_index(name) >= 0) links.push_back(name);
+  record_link_poses(model, resolve_links(model, links, "data link_poses"), out);
   return out;
 }
 

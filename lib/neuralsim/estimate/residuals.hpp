@@ -15,6 +15,7 @@
 
 #include <memory>
 
+#include "neuralsim/contact/contact_settings.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/estimate/parameter_set.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -27,6 +28,9 @@ struct ResidualContext {
   const ParameterSet* parameters = nullptr;
   StepOptions step;
   ObservationSpec observe;
+  // The experiment's contact (null: none). Simulations install a contact
+  // system whose named parameters the estimated contact.* values override.
+  const ContactSettings* contact = nullptr;
 };
 
 // Samples [start, start + length] of `trajectory` (length steps).
@@ -37,6 +41,8 @@ struct Window {
 };
 
 // Parameter blocks: [θ (P)]. Residuals: length × residuals_per_sample.
+// Estimated initial velocities (initial.qd.*) replace the measured q̇ of a
+// window that starts at the trajectory's first sample.
 ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const Window& window);
 
 // Parameter blocks: [θ (P), segment state (nq + nv)] and, unless `last`,
@@ -60,8 +66,10 @@ ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
                                                 int row, double weight);
 
 // Simulates windows of `window` samples, each restarted from the measured
-// state, with the given physical model (used for reporting and plots).
-Trajectory windowed_prediction(const Model<double>& model, const StepOptions& step, const Trajectory& data,
+// state, with the parameters x applied exactly as the residuals apply them
+// (model, contact and initial velocities; used for reporting and plots).
+// Link poses are recorded for every link the data has.
+Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
                                int window);
 
 }  // namespace neuralsim

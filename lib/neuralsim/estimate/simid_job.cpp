@@ -65,9 +65,57 @@ TrajectorySet load_list(const Config& data, const std::string& key, std::string&
   return all;
 }
 
+// `data.targets: [{name, q0, qd0, time, link, position}]`: instead of
+// recordings, positions a link must reach at a time from a start state
+// (Degrave's ball throw; the estimated initial.qd.* coordinates replace
+// qd0). Each becomes a two-sample trajectory whose second sample holds the
+// target as the link's observed position; q there is a placeholder that is
+// never compared (the observation must be link positions only).
+TrajectorySet targets_as_trajectories(const Config& data, const Model<double>& model) {
+  TrajectorySet set;
+  set.meta.model = model.name;
+  set.meta.joint_names = model.velocity_names();
+  set.meta.q_names = model.position_names();
+  set.meta.generator = "simid data.targets";
+  int index = 0;
+  for (const Config& t : data.list("targets")) {
+    t.check_known_keys({"name", "q0", "qd0", "time", "link", "position"});
+    Trajectory tr;
+    tr.name = t.get_or<std::string>("name", fmt::format("target{:02d}", index++));
+    const Eigen::VectorXd q0 = t.get<Eigen::VectorXd>("q0");
+    const Eigen::VectorXd qd0 = t.has("qd0") ? t.get<Eigen::VectorXd>("qd0") : Eigen::VectorXd::Zero(model.nv);
+    if (q0.size() != model.nq) throw ConfigError(t.where("q0") + ": key 'q0' needs nq = " + std::to_string(model.nq) + " values");
+    if (qd0.size() != model.nv) throw ConfigError(t.where("qd0") + ": key 'qd0' needs nv = " + std::to_string(model.nv) + " values");
+    const double time = t.get<double>("time");
+    if (!(time > 0)) throw ConfigError(t.where("time") + ": key 'time' must be > 0");
+    const std::string link = t.get<std::string>("link");
+    const auto links = resolve_links(model, {link}, t.where("link") + ": key 'link'");
+    const std::vector<double> p = t.get<std::vector<double>>("position");
+    if (p.size() != 3) throw ConfigError(t.where("position") + ": key 'position' must be [x, y, z]");
+    tr.time = Eigen::Vector2d(0.0, time);
+    tr.q.resize(2, model.nq);
+    tr.q.row(0) = q0.transpose();
+    tr.q.row(1) = q0.transpose();
+    tr.qd.resize(2, model.nv);
+    tr.qd.row(0) = qd0.transpose();
+    tr.qd.row(1) = qd0.transpose();
+    record_link_poses(model, links, tr);
+    tr.link_poses[link].row(1) << p[0], p[1], p[2], 0, 0, 0, 1;
+    set.trajectories.push_back(std::move(tr));
+  }
+  if (set.trajectories.empty()) throw ConfigError(data.where("targets") + ": key 'data.targets' is empty");
+  return set;
+}
+
 DataSplit load_data(const Config& data, const Model<double>& model) {
-  data.check_known_keys({"train", "validation", "validation_fraction", "max_samples"});
+  data.check_known_keys({"train", "validation", "validation_fraction", "max_samples", "targets"});
   DataSplit split;
+  if (data.has("targets")) {
+    if (data.has("train")) throw ConfigError(data.where("targets") + ": give either data.train or data.targets, not both");
+    split.train = targets_as_trajectories(data, model);
+    split.train_source = data.where("targets");
+    return split;
+  }
   split.train = load_list(data, "train", split.train_source);
   if (data.has("validation")) {
     split.validation = load_list(data, "validation", split.validation_source);
@@ -219,26 +267,49 @@ double rmse_q(const Model<double>& model, const Trajectory& data, const Trajecto
   return std::sqrt(s / (data.size() * model.nv));
 }
 
+// RMSE of the observed link positions over every sample but the first (the
+// prediction starts from the data there), in metres.
+double rmse_link_positions(const ObservationSpec& observe, const Trajectory& data, const Trajectory& pred) {
+  double s = 0;
+  long long n = 0;
+  for (const auto& ch : observe.link_positions)
+    for (Eigen::Index k = 1; k < data.size(); ++k) {
+      s += (data.link_poses.at(ch.link).row(k).head<3>() - pred.link_poses.at(ch.link).row(k).head<3>()).squaredNorm();
+      n += 3;
+    }
+  return n > 0 ? std::sqrt(s / n) : 0.0;
+}
+
 struct Evaluation {
   double mean_rmse_q = 0;
+  double mean_rmse_link_position = 0;
   json per_trajectory = json::array();
   TrajectorySet predictions;
 };
 
-Evaluation evaluate_fit(const Model<double>& model, const StepOptions& step, const TrajectorySet& data, int window) {
+// `targets`: the data are reach targets (data.targets), whose q is a
+// placeholder: only the distance to the target is meaningful.
+Evaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
+                        int window, bool targets) {
   Evaluation e;
   e.predictions.meta = data.meta;
+  const bool links = !ctx.observe.link_positions.empty();
   for (const Trajectory& tr : data.trajectories) {
     Trajectory pred;
-    double r = std::numeric_limits<double>::infinity();
+    double r = std::numeric_limits<double>::infinity(), rl = r;
     try {
-      pred = windowed_prediction(model, step, tr, window);
-      r = rmse_q(model, tr, pred);
+      pred = windowed_prediction(ctx, x, tr, window);
+      if (!targets) r = rmse_q(*ctx.model, tr, pred);
+      if (links) rl = rmse_link_positions(ctx.observe, tr, pred);
     } catch (const NumericalError& err) {
       spdlog::warn("prediction of '{}' diverged: {}", tr.name, err.what());
     }
-    e.per_trajectory.push_back({{"name", tr.name}, {"rmse_q", r}});
+    json j{{"name", tr.name}};
+    if (!targets) j["rmse_q"] = r;
+    if (links) j[targets ? "target_distance" : "rmse_link_position"] = targets ? rl * std::sqrt(3.0) : rl;
+    e.per_trajectory.push_back(j);
     e.mean_rmse_q += r / data.trajectories.size();
+    e.mean_rmse_link_position += rl / data.trajectories.size();
     if (pred.size() > 0) e.predictions.trajectories.push_back(std::move(pred));
   }
   return e;
@@ -262,13 +333,16 @@ void try_plot(const std::string& out_dir, const std::string& measured_file, cons
 int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const auto t_start = Clock::now();
   const Config cfg = Config::load(opts.config, opts.sets);
-  cfg.check_known_keys({"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output"});
+  cfg.check_known_keys(
+      {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
   const Model<double> model = load_experiment_model(cfg);
+  const std::optional<ContactSettings> contact = load_experiment_contact(cfg, model);
   const StepOptions step = read_step_options(cfg.at("sim"));
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
                         "evaluation_window"});
-  const ParameterSet params = ParameterSet::from_config(est, "parameters", model);
+  const ParameterSet params =
+      ParameterSet::from_config(est, "parameters", model, contact ? &contact->parameters : nullptr);
   const ObservationSpec observe = est.has("observe") ? ObservationSpec::from_config(est.at("observe"), model)
                                                      : ObservationSpec::from_config(Config::parse("{}", cfg.file()), model);
   const ProblemOptions problem_options =
@@ -283,10 +357,22 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
       est.has("solver") ? read_solver_options(est.at("solver")) : read_solver_options(Config::parse("{}", cfg.file()));
   if (solver.solver == LocalSolver::kLbfgs && problem_options.formulation == Formulation::kMultipleShooting)
     throw ConfigError(est.where("solver") + ": lbfgs cannot optimize multiple-shooting states; use levenberg_marquardt");
+  if (problem_options.formulation == Formulation::kInverseDynamics && contact)
+    throw ConfigError(est.where("residual") + ": inverse_dynamics does not model contact forces; use single_shooting "
+                                              "or multiple_shooting with a 'contact:' section");
+  if (problem_options.formulation != Formulation::kSingleShooting && params.has(ParameterKind::kInitialVelocity))
+    throw ConfigError(est.where("parameters") + ": initial.qd.* parameters need residual type single_shooting "
+                                                "(multiple shooting already frees every segment's state)");
   const BasinHoppingOptions bh = est.has("basin_hopping") ? read_basin_hopping(est.at("basin_hopping"), opts.seed)
                                                           : read_basin_hopping(Config::parse("{}", cfg.file()), opts.seed);
 
   const DataSplit data = load_data(cfg.at("data"), model);
+  const bool targets = cfg.at("data").has("targets");
+  // A target is reached from the start state: predictions never restart.
+  const int eval_window = targets ? std::numeric_limits<int>::max() : window;
+  if (targets && (observe.q_weight > 0 || observe.qd_weight > 0 || observe.link_positions.empty()))
+    throw ConfigError(est.where("observe") + ": with data.targets observe only link positions: "
+                                             "{q: 0, link_positions: [{link: ...}]}");
   observe.check_available(data.train, data.train_source);
   if (problem_options.formulation == Formulation::kInverseDynamics)
     for (const Trajectory& t : data.train.trajectories)
@@ -300,7 +386,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const std::string checkpoint = opts.out + "/checkpoint.json";
   std::vector<const Trajectory*> train;
   for (const Trajectory& t : data.train.trajectories) train.push_back(&t);
-  ResidualContext ctx{&model, &params, step, observe};
+  ResidualContext ctx{&model, &params, step, observe, contact ? &*contact : nullptr};
   ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, problem_options); };
 
   const double time_budget = bh.time_budget_s;
@@ -334,8 +420,6 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const LocalResult& best = result.state.best;
 
   // Fitted model, uncertainty and identifiability.
-  Model<double> fitted = model;
-  params.apply(best.x.data(), fitted);
   std::unique_ptr<EstimationProblem> problem = factory();
   Eigen::VectorXd residuals;
   const Eigen::MatrixXd J = problem->parameter_jacobian(best.x, &residuals);
@@ -383,16 +467,20 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
 
   // Predictions and errors on train and validation data.
 
-  const Evaluation train_eval = evaluate_fit(fitted, step, data.train, window);
-  json metrics = summary.metrics();
-  summary.metrics()["train_rmse_q"] = train_eval.mean_rmse_q;
+  const Evaluation train_eval = evaluate_fit(ctx, best.x, data.train, eval_window, targets);
+  if (!targets) summary.metrics()["train_rmse_q"] = train_eval.mean_rmse_q;
+  if (targets) summary.metrics()["mean_target_distance"] = train_eval.mean_rmse_link_position * std::sqrt(3.0);
+  else if (!observe.link_positions.empty())
+    summary.metrics()["train_rmse_link_position"] = train_eval.mean_rmse_link_position;
   summary.metrics()["train_per_trajectory"] = train_eval.per_trajectory;
   for (size_t t = 0; t < per_traj_cost.size(); ++t)
     summary.metrics()["train_per_trajectory"][t]["cost"] = per_traj_cost[t];
   TrajectorySet fitted_set = train_eval.predictions;
   if (!data.validation.trajectories.empty()) {
-    const Evaluation val = evaluate_fit(fitted, step, data.validation, window);
+    const Evaluation val = evaluate_fit(ctx, best.x, data.validation, eval_window, false);
     summary.metrics()["validation_rmse_q"] = val.mean_rmse_q;
+    if (!observe.link_positions.empty())
+      summary.metrics()["validation_rmse_link_position"] = val.mean_rmse_link_position;
     summary.metrics()["validation_per_trajectory"] = val.per_trajectory;
     for (auto t : val.predictions.trajectories) {
       t.name = "validation_" + t.name;
@@ -451,11 +539,15 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const bool interrupted = interrupt_requested();
   summary.set_status(interrupted ? "interrupted" : "ok");
   summary.write(opts.out);
-  spdlog::info("fit done: cost {:.6g}, train RMSE(q) {:.4g}{}; wrote {}", best.cost, train_eval.mean_rmse_q,
-               data.validation.trajectories.empty()
-                   ? std::string()
-                   : fmt::format(", validation RMSE(q) {:.4g}", summary.metrics()["validation_rmse_q"].get<double>()),
-               params_file);
+  if (targets)
+    spdlog::info("fit done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}", best.cost,
+                 summary.metrics()["mean_target_distance"].get<double>(), params_file);
+  else
+    spdlog::info("fit done: cost {:.6g}, train RMSE(q) {:.4g}{}; wrote {}", best.cost, train_eval.mean_rmse_q,
+                 data.validation.trajectories.empty()
+                     ? std::string()
+                     : fmt::format(", validation RMSE(q) {:.4g}", summary.metrics()["validation_rmse_q"].get<double>()),
+                 params_file);
   return interrupted ? kExitInterrupted : kExitOk;
 }
 

@@ -10,14 +10,13 @@ struct SingleShooting {
 
   template <class T>
   bool operator()(T const* const* blocks, T* residuals) const {
-    Model<T> model = ctx.model->template cast<T>();
-    ctx.parameters->apply(blocks[0], model);
-    StepOptions opts = ctx.step;
-    opts.check_finite = false;  // reported as an evaluation failure instead
-    Stepper<T> stepper(model, opts);
+    Simulation<T> sim(ctx, blocks[0]);
+    const Model<T>& model = sim.model();
+    Stepper<T>& stepper = sim.stepper();
     const Trajectory& tr = *w.trajectory;
     VecX<T> q, qd, u = VecX<T>::Zero(model.nv), dq(model.nv);
     load_state(tr, w.start, q, qd);
+    if (w.start == 0) ctx.parameters->apply_initial_velocity(blocks[0], qd);
     normalize_configuration(model, q);
     int n = 0;
     for (int k = w.start; k < w.start + w.length; ++k) {

@@ -322,7 +322,7 @@ RunSummary::RunSummary(std::string app, const AppOptions& opts, const Config& co
       start_(std::chrono::steady_clock::now()) {}
 
 void RunSummary::set_status(std::string status) {
-  static const char* const kAllowed[] = {"ok", "error", "interrupted", "diverged"};
+  static const char* const kAllowed[] = {"ok", "error", "interrupted", "diverged", "target_missed"};
   if (std::find(std::begin(kAllowed), std::end(kAllowed), status) == std::end(kAllowed))
     throw std::invalid_argument("RunSummary: unknown status '" + status + "'");
   status_ = std::move(status);

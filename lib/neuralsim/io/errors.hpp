@@ -14,6 +14,7 @@ enum ExitCode : int {
   kExitUsage = 2,       // bad command line or config (also ConfigError)
   kExitData = 3,        // missing / mis-shaped / non-finite input data
   kExitNumerical = 4,   // simulation diverged, solver failed
+  kExitCheckFailed = 5, // the run worked but a check it was asked to make failed (rollout targets)
   kExitInterrupted = 130,
 };
 

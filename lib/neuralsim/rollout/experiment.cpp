@@ -3,6 +3,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/io/errors.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/model/configuration.hpp"
@@ -80,6 +82,19 @@ Model<double> load_experiment_model(const Config& root) {
   } catch (const ModelError& e) {
     throw ConfigError(m.where("") + ": " + e.what());
   }
+  const ExperimentParameters all = read_experiment_parameters(root);
+  for (const auto& [name, value] : all.values) {
+    if (is_contact_parameter_name(name) || is_initial_state_parameter_name(name)) continue;
+    apply_parameters(model, {{name, value}}, all.source.at(name));
+  }
+  return model;
+}
+
+bool is_contact_parameter_name(const std::string& name) { return name.rfind("contact.", 0) == 0; }
+bool is_initial_state_parameter_name(const std::string& name) { return name.rfind("initial.", 0) == 0; }
+
+ExperimentParameters read_experiment_parameters(const Config& root) {
+  ExperimentParameters out;
   if (root.has("params")) {
     std::map<std::string, double> values;
     // Parameter names contain dots, so read the section as JSON and flatten
@@ -88,13 +103,81 @@ Model<double> load_experiment_model(const Config& root) {
     const nlohmann::json p = root.at("params").to_json();
     if (!p.is_object()) throw ConfigError(root.where("params") + ": key 'params' must map names to numbers");
     flatten_parameters(p, "", root.where("params"), values);
-    apply_parameters(model, values, root.where("params"));
+    for (const auto& [name, value] : values) {
+      out.values[name] = value;
+      out.source[name] = root.where("params");
+    }
   }
   if (root.has("params_file")) {
     const std::string path = root.path("params_file");
-    apply_parameters(model, read_parameter_file(path), path);
+    for (const auto& [name, value] : read_parameter_file(path)) {
+      out.values[name] = value;
+      out.source[name] = path;
+    }
   }
-  return model;
+  return out;
+}
+
+std::optional<ContactSettings> load_experiment_contact(const Config& root, const Model<double>& model) {
+  std::optional<ContactSettings> settings = contact_settings_from(root, model);
+  const ExperimentParameters all = read_experiment_parameters(root);
+  for (const auto& [name, value] : all.values) {
+    if (!is_contact_parameter_name(name)) continue;
+    if (!settings)
+      throw ConfigError(all.source.at(name) + ": contact parameter '" + name +
+                        "' given, but the config has no 'contact:' section");
+    try {
+      set_contact_parameter(settings->parameters, resolve_contact_parameter(name), value);
+    } catch (const ConfigError& e) {
+      throw ConfigError(all.source.at(name) + ": " + e.what());
+    }
+  }
+  return settings;
+}
+
+void apply_initial_state_parameters(const Config& root, const Model<double>& model,
+                                    std::vector<InitialState>& states) {
+  const ExperimentParameters all = read_experiment_parameters(root);
+  const std::vector<std::string> coords = model.velocity_names();
+  for (const auto& [name, value] : all.values) {
+    if (!is_initial_state_parameter_name(name)) continue;
+    int index = -1;
+    for (size_t i = 0; i < coords.size(); ++i)
+      if (name == "initial.qd." + coords[i]) index = static_cast<int>(i);
+    if (index < 0) {
+      std::string list;
+      for (const auto& c : coords) list += (list.empty() ? "" : ", ") + ("initial.qd." + c);
+      throw ConfigError(all.source.at(name) + ": unknown initial-state parameter '" + name + "' (valid: " + list + ")");
+    }
+    for (InitialState& s : states) s.qd[index] = value;
+  }
+}
+
+std::vector<std::pair<std::string, int>> resolve_links(const Model<double>& model,
+                                                       const std::vector<std::string>& names,
+                                                       const std::string& where) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const std::string& name : names) {
+    const int body = model.body_index(name), frame = model.frame_index(name);
+    if (body < 0 && frame < 0) throw ConfigError(where + ": no body or frame named '" + name + "'");
+    out.emplace_back(name, body >= 0 ? body : -2 - frame);
+  }
+  return out;
+}
+
+void record_link_poses(const Model<double>& model, const std::vector<std::pair<std::string, int>>& links,
+                       Trajectory& tr) {
+  if (links.empty()) return;
+  Data<double> data(model);
+  for (const auto& [name, index] : links) tr.link_poses[name].resize(tr.size(), 7);
+  for (Eigen::Index k = 0; k < tr.size(); ++k) {
+    forward_kinematics(model, data, Eigen::VectorXd(tr.q.row(k).transpose()));
+    for (const auto& [name, index] : links) {
+      const Transform<double> X = index >= 0 ? data.X_world[index] : frame_transform_world(model, data, -2 - index);
+      const Eigen::Quaterniond rot(Eigen::Matrix3d(X.E.transpose()));
+      tr.link_poses[name].row(k) << X.r.transpose(), rot.x(), rot.y(), rot.z(), rot.w();
+    }
+  }
 }
 
 std::map<std::string, double> read_parameter_file(const std::string& path) {

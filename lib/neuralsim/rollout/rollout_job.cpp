@@ -62,34 +62,76 @@ void add_observation_noise(Trajectory& tr, const Model<double>& model, double q_
 // `output.link_poses: [names]`: bodies or frames whose world poses are
 // recorded into Trajectory::link_poses (T x 7: x y z qx qy qz qw).
 std::vector<std::pair<std::string, int>> read_link_pose_names(const Config& cfg, const Model<double>& model) {
-  std::vector<std::pair<std::string, int>> out;  // (name, body index or -2 - frame index)
-  for (const std::string& name : cfg.get_or<std::vector<std::string>>("output.link_poses", {})) {
-    const int body = model.body_index(name), frame = model.frame_index(name);
-    if (body < 0 && frame < 0)
-      throw ConfigError(cfg.where("output.link_poses") + ": key 'output.link_poses': no body or frame named '" +
-                        name + "'");
-    out.emplace_back(name, body >= 0 ? body : -2 - frame);
-  }
-  return out;
-}
-
-void record_link_poses(const Model<double>& model, const std::vector<std::pair<std::string, int>>& links,
-                       Trajectory& tr) {
-  if (links.empty()) return;
-  Data<double> data(model);
-  for (const auto& [name, index] : links) tr.link_poses[name].resize(tr.size(), 7);
-  for (Eigen::Index k = 0; k < tr.size(); ++k) {
-    forward_kinematics(model, data, Eigen::VectorXd(tr.q.row(k).transpose()));
-    for (const auto& [name, index] : links) {
-      const Transform<double> X = index >= 0 ? data.X_world[index] : frame_transform_world(model, data, -2 - index);
-      const Eigen::Quaterniond rot(Eigen::Matrix3d(X.E.transpose()));
-      tr.link_poses[name].row(k) << X.r.transpose(), rot.x(), rot.y(), rot.z(), rot.w();
-    }
-  }
+  return resolve_links(model, cfg.get_or<std::vector<std::string>>("output.link_poses", {}),
+                       cfg.where("output.link_poses") + ": key 'output.link_poses'");
 }
 
 ReplayError replay_with_contact(const Model<double>& model, const StepOptions& options, const Trajectory& rec,
                                 const std::vector<long long>& horizons, const std::optional<ContactSettings>& contact);
+
+// `targets: [{link, time, position: [x, y, z], tolerance}]`: positions a
+// link must reach (Degrave's ball throw). Checked on every trajectory at the
+// sample nearest to `time`.
+struct LinkTarget {
+  std::string link;
+  int index = -1;  // as resolve_links
+  double time = 0;
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();
+  double tolerance = 0;
+};
+
+std::vector<LinkTarget> read_targets(const Config& cfg, const Model<double>& model, double duration) {
+  std::vector<LinkTarget> out;
+  if (!cfg.has("targets")) return out;
+  for (const Config& t : cfg.list("targets")) {
+    t.check_known_keys({"link", "time", "position", "tolerance"});
+    LinkTarget target;
+    target.link = t.get<std::string>("link");
+    target.index = resolve_links(model, {target.link}, t.where("link") + ": key 'link'").front().second;
+    target.time = t.get<double>("time");
+    if (!(target.time >= 0 && target.time <= duration + 1e-12))
+      throw ConfigError(t.where("time") + ": key 'time' must lie in [0, sim.duration]");
+    const std::vector<double> p = t.get<std::vector<double>>("position");
+    if (p.size() != 3) throw ConfigError(t.where("position") + ": key 'position' must be [x, y, z]");
+    target.position = Eigen::Vector3d(p[0], p[1], p[2]);
+    target.tolerance = t.get<double>("tolerance");
+    if (!(target.tolerance > 0)) throw ConfigError(t.where("tolerance") + ": key 'tolerance' must be > 0");
+    out.push_back(target);
+  }
+  return out;
+}
+
+// Distances to each target; true when every one is within its tolerance.
+bool check_targets(const Model<double>& model, const std::vector<LinkTarget>& targets, const TrajectorySet& set,
+                   nlohmann::json& report) {
+  bool all_hit = true;
+  report = nlohmann::json::array();
+  for (const Trajectory& tr : set.trajectories) {
+    for (const LinkTarget& t : targets) {
+      Eigen::Index k = 0;
+      (tr.time.array() - t.time).abs().minCoeff(&k);
+      Trajectory one;
+      one.time = tr.time.segment(k, 1);
+      one.q = tr.q.middleRows(k, 1);
+      record_link_poses(model, {{t.link, t.index}}, one);
+      const Eigen::Vector3d p = one.link_poses[t.link].row(0).head<3>().transpose();
+      const double distance = (p - t.position).norm();
+      const bool hit = distance <= t.tolerance;
+      all_hit = all_hit && hit;
+      report.push_back({{"trajectory", tr.name}, {"link", t.link}, {"time", tr.time[k]},
+                        {"target", {t.position.x(), t.position.y(), t.position.z()}},
+                        {"reached", {p.x(), p.y(), p.z()}}, {"distance", distance},
+                        {"tolerance", t.tolerance}, {"hit", hit}});
+      if (hit)
+        spdlog::info("target hit: trajectory {} link {} at t = {:.4g} s is {:.4g} m from the target (tolerance {:.4g})",
+                     tr.name, t.link, tr.time[k], distance, t.tolerance);
+      else
+        spdlog::error("target missed: trajectory {} link {} at t = {:.4g} s is {:.4g} m from the target (tolerance {:.4g})",
+                      tr.name, t.link, tr.time[k], distance, t.tolerance);
+    }
+  }
+  return all_hit;
+}
 
 int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary) {
   const auto t_setup = Clock::now();
@@ -100,9 +142,11 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
   const long long steps = std::llround(duration / step_options.dt);
 
   std::mt19937_64 rng(static_cast<uint64_t>(opts.seed));
-  const std::vector<InitialState> states =
+  std::vector<InitialState> states =
       read_initial_states(cfg.has("initial_states") ? cfg.at("initial_states") : Config::parse("{}", cfg.file()),
                           model, rng);
+  apply_initial_state_parameters(cfg, model, states);
+  const std::vector<LinkTarget> targets = read_targets(cfg, model, duration);
   TrajectorySet recorded;
   const Config controls = cfg.has("controls") ? cfg.at("controls") : Config::parse("type: zero", cfg.file());
   if (controls.has("file")) {
@@ -116,7 +160,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
   std::vector<std::unique_ptr<Controller<double>>> controllers;
   for (size_t k = 0; k < states.size(); ++k)
     controllers.push_back(make_controller(controls, model, static_cast<int>(k), &recorded));
-  const std::optional<ContactSettings> contact = contact_settings_from(cfg, model);
+  const std::optional<ContactSettings> contact = load_experiment_contact(cfg, model);
   const auto link_poses = read_link_pose_names(cfg, model);
   const double q_noise = cfg.get_or<double>("noise.q_std", 0.0);
   const double qd_noise = cfg.get_or<double>("noise.qd_std", 0.0);
@@ -188,6 +232,17 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
     summary.write(opts.out);
     return kExitInterrupted;
   }
+  if (!targets.empty()) {
+    nlohmann::json report;
+    const bool all_hit = check_targets(model, targets, set, report);
+    summary.metrics()["targets"] = report;
+    summary.metrics()["targets_hit"] = all_hit;
+    if (!all_hit) {
+      summary.set_status("target_missed");
+      summary.write(opts.out);
+      return kExitCheckFailed;
+    }
+  }
   summary.write(opts.out);
   return kExitOk;
 }
@@ -195,7 +250,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg, RunSummary& summary)
 int compare_job(const AppOptions& opts, const Config& cfg, const std::string& path, RunSummary& summary) {
   const Model<double> model = load_experiment_model(cfg);
   const StepOptions step_options = read_step_options(cfg.at("sim"));
-  const std::optional<ContactSettings> contact = contact_settings_from(cfg, model);
+  const std::optional<ContactSettings> contact = load_experiment_contact(cfg, model);
   const TrajectorySet data = read_trajectories(path);
   validate_against_model(data, model, path);
   std::vector<long long> horizons;
@@ -285,7 +340,7 @@ ReplayError replay_trajectory(const Model<double>& model, const StepOptions& opt
 int run_rollout(const AppOptions& opts, const RolloutRequest& request) {
   const Config cfg = Config::load(opts.config, opts.sets);
   cfg.check_known_keys({"name", "description", "model", "params", "params_file", "sim", "initial_states",
-                        "controls", "noise", "output", "compare", "contact"});
+                        "controls", "noise", "output", "compare", "contact", "targets"});
   ensure_directory(opts.out);
   RunSummary summary("rollout", opts, cfg);
   if (!request.compare_path.empty()) return compare_job(opts, cfg, request.compare_path, summary);

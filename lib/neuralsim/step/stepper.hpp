@@ -91,11 +91,12 @@ class Stepper {
       const double ts = t + s * h;
       if (options_.integrator == Integrator::kSemiImplicitEuler) {
         forward_dynamics(q, qd, control, ts);
-        qd += S(h) * data_.qdd;
+        semi_implicit_velocity_update(model_, qd, data_.qdd, h);
         for (auto& hook : velocity_hooks_) hook(model_, data_, q, qd, h, ts);
         dv_ = S(h) * qd;
         integrate_configuration(model_, q, dv_, q_tmp_);
         q = q_tmp_;
+        transport_free_velocities(model_, dv_, qd);
       } else {
         if (!velocity_hooks_.empty())
           throw ConfigError("velocity-level constraints (impulse contact) need the semi_implicit_euler integrator");
