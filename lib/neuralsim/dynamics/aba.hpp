@@ -2,47 +2,139 @@
 // table 7.1): q̈ = M⁻¹(τ - C q̇ - g + Jᵀf_ext) in O(n).
 //
 // Joint armature adds to D = SᵀIᴬS, matching crba.hpp and rnea.hpp.
-// 1-DoF joints take a vector path; spherical and free joints a fixed-size
-// NV path (templated), so nothing is dynamically sized or allocated.
+//
+// Coordinates. Table 7.1 is written in body coordinates, where the backward
+// pass transforms every articulated inertia to its parent, Iᴬ_λ += Xᵀ Iᵃ X.
+// That congruence transform was ~30% of the time. Every equation of table
+// 7.1 holds in any one coordinate system (spatial vectors are coordinate-
+// free objects, RBDA ch. 2), so here the body quantities are expressed in
+// world coordinates instead, as Pinocchio's ABA does (Carpentier & Mansard,
+// "Analytical derivatives of rigid body dynamics algorithms", RSS 2018,
+// work in the world frame throughout): each body's rigid inertia is transformed
+// once (a cheap 10-parameter transform, RBDA table 2.5), the joint's motion
+// subspace S is mapped to world coordinates, and articulated inertias and
+// bias forces are then summed into the parent with no transform at all.
+// With S constant in the body frame (configuration.hpp), Ṡ = v × S in any
+// frame, so c = v × S q̇ as in body coordinates (table 7.1 with c_J = 0),
+// and gravity is still the base acceleration a₀ = -g (RBDA §5.3).
+//
+// 1-DoF joints: S (world) is a 6-vector, D a scalar. Spherical and free
+// joints are rare and have matrix-valued D; their step is done in body
+// coordinates (S = [1; 0] or 1), moving Iᴬ there and Iᵃ back, with D
+// inverted by a fixed-size Cholesky (spd_inverse). Nothing is dynamically
+// sized or allocated.
+//
+// Outputs: data.qdd, and for the configuration q: X_up, X_world (as
+// forward_kinematics computes them), and in WORLD coordinates v, c, a, f,
+// IA, S_world and U (1-DoF joints). forward_kinematics / rnea leave v
+// in body coordinates; callers that need body velocities use those.
 #pragma once
 
-#include <Eigen/Cholesky>
-
 #include "neuralsim/dynamics/kinematics.hpp"
+
+// Full unrolling of the fixed-trip-count loops below (GCC and Clang).
+#if defined(__clang__)
+#define NEURALSIM_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define NEURALSIM_UNROLL _Pragma("GCC unroll 8")
+#else
+#define NEURALSIM_UNROLL
+#endif
 
 namespace neuralsim {
 namespace internal {
 
-// Backward-pass step for a joint with NV > 1 degrees of freedom whose S is
-// [1;0] (spherical, NV = 3) or 1 (free, NV = 6).
+// Inverse of a symmetric positive definite N x N matrix through its
+// Cholesky factor A = L Lᵀ (Golub & Van Loan, Matrix Computations, alg.
+// 4.2.1): A⁻¹ = L⁻ᵀ L⁻¹. Fixed-size loops that the compiler unrolls; Eigen's
+// LLT::solve(Identity) goes through its blocked dynamic-size triangular
+// solver and costs several times more for N = 6.
+template <int N, class S>
+Eigen::Matrix<S, N, N> spd_inverse(const Eigen::Matrix<S, N, N>& A) {
+  using std::sqrt;
+  Eigen::Matrix<S, N, N> L, W;  // lower triangles used: L, and W = L⁻¹
+  S inv_diag[N];
+  NEURALSIM_UNROLL
+  for (int j = 0; j < N; ++j) {
+    S d = A(j, j);
+    NEURALSIM_UNROLL
+    for (int k = 0; k < j; ++k) d -= L(j, k) * L(j, k);
+    L(j, j) = sqrt(d);
+    inv_diag[j] = S(1) / L(j, j);
+    NEURALSIM_UNROLL
+    for (int i = j + 1; i < N; ++i) {
+      S s = A(i, j);
+      NEURALSIM_UNROLL
+      for (int k = 0; k < j; ++k) s -= L(i, k) * L(j, k);
+      L(i, j) = s * inv_diag[j];
+    }
+  }
+  NEURALSIM_UNROLL
+  for (int j = 0; j < N; ++j) {
+    W(j, j) = inv_diag[j];
+    NEURALSIM_UNROLL
+    for (int i = j + 1; i < N; ++i) {
+      S s = S(0);
+      NEURALSIM_UNROLL
+      for (int k = j; k < i; ++k) s -= L(i, k) * W(k, j);
+      W(i, j) = s * inv_diag[i];
+    }
+  }
+  Eigen::Matrix<S, N, N> out;
+  NEURALSIM_UNROLL
+  for (int j = 0; j < N; ++j)
+    NEURALSIM_UNROLL
+    for (int i = 0; i <= j; ++i) {
+      S s = S(0);
+      NEURALSIM_UNROLL
+      for (int k = j; k < N; ++k) s += W(k, i) * W(k, j);  // (Wᵀ W)(i, j), W lower
+      out(i, j) = s;
+      out(j, i) = s;
+    }
+  return out;
+}
+
+// Backward-pass step of a joint with NV > 1 degrees of freedom, whose S is
+// [1; 0] (spherical, NV = 3) or 1 (free, NV = 6) in body coordinates. IA, f
+// and c arrive in world coordinates; Xw = data.X_world[i].
 template <int NV, class S>
 void aba_backward_multi(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) {
   using MatNV = Eigen::Matrix<S, NV, NV>;
   using VecNV = Eigen::Matrix<S, NV, 1>;
-  const Mat6<S>& IA = data.IA[i];
+  const Transform<S>& Xw = data.X_world[i];
+  // Body-frame Iᴬ = X⁻ᵀ Iᴬ_world X⁻¹ and pᴬ = X* pᴬ_world.
+  Mat6<S> IA = Mat6<S>::Zero();
+  add_inertia_to_parent(Xw.inverse(), data.IA[i], IA);
+  const Vec6<S> f = Xw.apply_force(data.f[i]);
   const Eigen::Matrix<S, 6, NV> U = IA.template leftCols<NV>();  // IA·S, S = [1; 0]
   MatNV D = U.template topRows<NV>();
   for (int k = 0; k < NV; ++k) D(k, k) += j.dynamics.armature;
-  // D is symmetric positive definite: a fixed-size Cholesky solve is ~3x
-  // cheaper than a general LU inverse (the free joint's 6x6 dominated).
-  const MatNV Dinv = D.llt().solve(MatNV::Identity());
+  const MatNV Dinv = spd_inverse<NV>(D);
   VecNV u;
-  for (int k = 0; k < NV; ++k) u[k] = tau[j.idx_v + k] - data.f[i][k];
+  for (int k = 0; k < NV; ++k) u[k] = tau[j.idx_v + k] - f[k];
   data.U[i].template leftCols<NV>() = U;
   data.Dinv[i].template topLeftCorner<NV, NV>() = Dinv;
   data.u[i].template head<NV>() = u;
   if (j.parent < 0) return;
   const Eigen::Matrix<S, 6, NV> UDinv = U * Dinv;
-  const Mat6<S> Ia = IA - UDinv * U.transpose();
-  const Vec6<S> pa = data.f[i] + Ia * data.c[i] + UDinv * u;
-  data.IA[j.parent] += transform_inertia_to_parent(data.X_up[i], Ia);
-  data.f[j.parent] += data.X_up[i].apply_force_inverse(pa);
+  Mat6<S> Ia = IA;
+  Ia.noalias() -= UDinv * U.transpose();
+  const Vec6<S> pa = f + Ia * Xw.apply_motion(data.c[i]) + UDinv * u;
+  add_inertia_to_parent(Xw, Ia, data.IA[j.parent]);
+  data.f[j.parent] += Xw.apply_force_inverse(pa);
 }
+
+// Skips transforming external forces that are all zero (most bodies, most
+// steps). Only for double: a Jet's zero value may carry derivatives.
+inline bool exactly_zero(const Vec6<double>& f) { return (f.array() == 0.0).all(); }
+template <class S>
+inline bool exactly_zero(const Vec6<S>&) { return false; }
 
 }  // namespace internal
 
 // Writes q̈ into data.qdd. `tau` is the total generalized force (controls and
-// passive forces); external body forces are read from data.f_ext.
+// passive forces); external body forces are read from data.f_ext (body
+// coordinates).
 template <class S>
 void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
          const VecX<S>& tau) {
@@ -50,51 +142,75 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
   // Pass 1: kinematics, velocity-product terms, rigid-body bias forces.
   for (int i = 0; i < n; ++i) {
     const Joint<S>& j = model.joints[i];
-    data.X_up[i] = joint_transform(j, q) * j.origin;
-    const Vec6<S> vj = joint_velocity(j, qd);
+    data.X_up[i] = parent_transform(j, q);
+    data.X_world[i] = j.parent < 0 ? data.X_up[i] : data.X_up[i] * data.X_world[j.parent];
+    const Transform<S>& Xw = data.X_world[i];
+    Vec6<S> vj;  // S q̇, world coordinates
+    if (j.nv == 1) {
+      // S = [a; p × a] (revolute about the world axis a through the body
+      // origin p) or [0; a] (prismatic), a = R·axis, R = Eᵀ.
+      // Per component: Eigen's 3-vector expressions cost ~2x here.
+      const Mat3<S>& E = Xw.E;
+      const Vec3<S>& p = Xw.r;
+      S a[3];
+      for (int k = 0; k < 3; ++k) a[k] = E(0, k) * j.axis[0] + E(1, k) * j.axis[1] + E(2, k) * j.axis[2];
+      Vec6<S>& Sw = data.S_world[i];
+      if (j.type == JointType::kRevolute) {
+        Sw[0] = a[0], Sw[1] = a[1], Sw[2] = a[2];
+        Sw[3] = p[1] * a[2] - p[2] * a[1];
+        Sw[4] = p[2] * a[0] - p[0] * a[2];
+        Sw[5] = p[0] * a[1] - p[1] * a[0];
+      } else {
+        Sw[0] = Sw[1] = Sw[2] = S(0);
+        Sw[3] = a[0], Sw[4] = a[1], Sw[5] = a[2];
+      }
+      vj = Sw * qd[j.idx_v];
+    } else if (j.nv > 1) {
+      vj = Xw.apply_motion_inverse(joint_velocity(j, qd));
+    } else {
+      vj.setZero();
+    }
     if (j.parent < 0) {
-      data.X_world[i] = data.X_up[i];
       data.v[i] = vj;
       data.c[i].setZero();
     } else {
-      data.X_world[i] = data.X_up[i] * data.X_world[j.parent];
-      data.v[i] = data.X_up[i].apply_motion(data.v[j.parent]) + vj;
+      data.v[i] = data.v[j.parent] + vj;
       data.c[i] = cross_motion(data.v[i], vj);
     }
-    const Inertia<S>& I = model.bodies[i].inertia;
-    data.IA[i] = I.matrix();
-    data.f[i] = cross_force(data.v[i], Vec6<S>(I * data.v[i])) - data.f_ext[i];  // pA
+    data.IA[i] = Inertia<S>::to_parent(Xw, model.bodies[i].inertia).matrix();
+    data.f[i] = cross_force(data.v[i], Vec6<S>(data.IA[i] * data.v[i]));  // pA
+    if (!internal::exactly_zero(data.f_ext[i])) data.f[i] -= Xw.apply_force_inverse(data.f_ext[i]);
   }
-  // Pass 2: articulated inertias and bias forces, leaves to root.
+  // Pass 2: articulated inertias and bias forces, leaves to root. In world
+  // coordinates the parent's sums need no transform.
   for (int i = n - 1; i >= 0; --i) {
     const Joint<S>& j = model.joints[i];
     switch (j.nv) {
       case 0:
         if (j.parent >= 0) {
-          data.IA[j.parent] += transform_inertia_to_parent(data.X_up[i], data.IA[i]);
-          data.f[j.parent] +=
-              data.X_up[i].apply_force_inverse(Vec6<S>(data.f[i] + data.IA[i] * data.c[i]));
+          data.IA[j.parent] += data.IA[i];
+          data.f[j.parent] += data.f[i] + data.IA[i] * data.c[i];
         }
         break;
       case 1: {
-        // S = [axis; 0] or [0; axis]: U = IA·S touches only three columns.
-        const bool revolute = j.type == JointType::kRevolute;
-        const Vec6<S> U = revolute ? Vec6<S>(data.IA[i].template leftCols<3>() * j.axis)
-                                   : Vec6<S>(data.IA[i].template rightCols<3>() * j.axis);
-        const S D = (revolute ? U.template head<3>().dot(j.axis) : U.template tail<3>().dot(j.axis)) +
-                    j.dynamics.armature;
-        const S sp = revolute ? j.axis.dot(data.f[i].template head<3>()) : j.axis.dot(data.f[i].template tail<3>());
-        const S u = tau[j.idx_v] - sp;
+        const Mat6<S>& IA = data.IA[i];
+        const Vec6<S>& Sw = data.S_world[i];
+        const Vec6<S> U = IA * Sw;
+        const S D = Sw.dot(U) + j.dynamics.armature;
+        const S u = tau[j.idx_v] - Sw.dot(data.f[i]);
         const S Dinv = S(1) / D;
         data.U[i].col(0) = U;
         data.Dinv[i](0, 0) = Dinv;
         data.u[i][0] = u;
         if (j.parent >= 0) {
+          // Iᵃ = Iᴬ - U D⁻¹ Uᵀ,  pᵃ = pᴬ + Iᵃ c + U D⁻¹ u  (RBDA table 7.1),
+          // with Iᵃ c = Iᴬ c - U D⁻¹ (Uᵀc).
           const Vec6<S> UDinv = U * Dinv;
-          const Mat6<S> Ia = data.IA[i] - UDinv * U.transpose();
-          const Vec6<S> pa = data.f[i] + Ia * data.c[i] + UDinv * u;
-          data.IA[j.parent] += transform_inertia_to_parent(data.X_up[i], Ia);
-          data.f[j.parent] += data.X_up[i].apply_force_inverse(pa);
+          const Vec6<S>& c = data.c[i];
+          // One fused sweep over the parent's columns (vectorized).
+          Mat6<S>& IAp = data.IA[j.parent];
+          for (int k = 0; k < 6; ++k) IAp.col(k) += IA.col(k) - UDinv * U[k];
+          data.f[j.parent] += data.f[i] + IA * c + UDinv * (u - U.dot(c));
         }
         break;
       }
@@ -106,30 +222,32 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
   const Vec6<S> a0 = spatial<S>(Vec3<S>::Zero(), Vec3<S>(-model.gravity));
   for (int i = 0; i < n; ++i) {
     const Joint<S>& j = model.joints[i];
-    const Vec6<S> a_parent = j.parent < 0 ? a0 : data.a[j.parent];
-    Vec6<S> a = data.X_up[i].apply_motion(a_parent) + data.c[i];
+    Vec6<S> a = (j.parent < 0 ? a0 : data.a[j.parent]) + data.c[i];
     switch (j.nv) {
       case 0: break;
       case 1: {
         const S qdd = data.Dinv[i](0, 0) * (data.u[i][0] - data.U[i].col(0).dot(a));
         data.qdd[j.idx_v] = qdd;
-        if (j.type == JointType::kRevolute)
-          a.template head<3>() += j.axis * qdd;
-        else
-          a.template tail<3>() += j.axis * qdd;
+        a += data.S_world[i] * qdd;
         break;
       }
       case 3: {
+        const Transform<S>& Xw = data.X_world[i];
+        Vec6<S> ab = Xw.apply_motion(a);
         const Vec3<S> qdd = data.Dinv[i].template topLeftCorner<3, 3>() *
-                            (data.u[i].template head<3>() - data.U[i].template leftCols<3>().transpose() * a);
+                            (data.u[i].template head<3>() - data.U[i].template leftCols<3>().transpose() * ab);
         data.qdd.template segment<3>(j.idx_v) = qdd;
-        a.template head<3>() += qdd;
+        ab.template head<3>() += qdd;
+        a = Xw.apply_motion_inverse(ab);
         break;
       }
       case 6: {
-        const Vec6<S> qdd = data.Dinv[i] * (data.u[i] - data.U[i].transpose() * a);
+        const Transform<S>& Xw = data.X_world[i];
+        Vec6<S> ab = Xw.apply_motion(a);
+        const Vec6<S> qdd = data.Dinv[i] * (data.u[i] - data.U[i].transpose() * ab);
         data.qdd.template segment<6>(j.idx_v) = qdd;
-        a += qdd;
+        ab += qdd;
+        a = Xw.apply_motion_inverse(ab);
         break;
       }
     }

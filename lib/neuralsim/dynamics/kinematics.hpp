@@ -7,12 +7,42 @@
 
 namespace neuralsim {
 
+// ^iX_λ(i) = X_J(q) X_T: parent body frame -> body frame of joint j (RBDA
+// §4.1; X_J from jcalc, table 4.1). Revolute joints about a coordinate axis
+// ±e_k (every joint of the shipped URDF robots) take a short path: X_J only
+// rotates the two rows of E_T orthogonal to the axis (12 multiplications in
+// place of Rodrigues' formula and a 3x3 product) and r stays r_T.
+template <class S, class QVec>
+inline Transform<S> parent_transform(const Joint<S>& j, const QVec& q) {
+  if (j.type == JointType::kRevolute) {
+    for (int k = 0; k < 3; ++k) {
+      const int a = (k + 1) % 3, b = (k + 2) % 3;
+      if (to_double(j.axis[a]) != 0.0 || to_double(j.axis[b]) != 0.0) continue;
+      using std::cos;
+      using std::sin;
+      // R(e_k, θ) rotates the (a, b) plane: R_aa = R_bb = c, R_ba = -R_ab = s.
+      // For -e_k the angle changes sign. E = Rᵀ E_T.
+      const S theta = to_double(j.axis[k]) > 0 ? S(q[j.idx_q]) : S(-q[j.idx_q]);
+      const S c = cos(theta), s = sin(theta);
+      const Mat3<S>& ET = j.origin.E;
+      Mat3<S> E;
+      for (int col = 0; col < 3; ++col) {
+        E(k, col) = ET(k, col);
+        E(a, col) = c * ET(a, col) + s * ET(b, col);
+        E(b, col) = c * ET(b, col) - s * ET(a, col);
+      }
+      return Transform<S>(E, j.origin.r);
+    }
+  }
+  return joint_transform(j, q) * j.origin;
+}
+
 // Fills data.X_up and data.X_world from q.
 template <class S>
 void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q) {
   for (int i = 0; i < model.num_bodies(); ++i) {
     const Joint<S>& j = model.joints[i];
-    data.X_up[i] = joint_transform(j, q) * j.origin;
+    data.X_up[i] = parent_transform(j, q);
     data.X_world[i] = j.parent < 0 ? data.X_up[i] : data.X_up[i] * data.X_world[j.parent];
   }
 }

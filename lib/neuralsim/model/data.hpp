@@ -19,13 +19,17 @@ struct Data {
   std::vector<Transform<S>> X_up;     // parent -> body  (RBDA: ^iX_λ(i))
   std::vector<Transform<S>> X_world;  // world -> body; E = Rᵀ (body->world R), r = position
   std::vector<Vec6S> v, a, c;         // body velocity, acceleration, velocity-product term
+                                      // (body coordinates; world coordinates after aba())
 
   // Inputs: external forces on bodies, body coordinates (see external_force.hpp).
   std::vector<Vec6S> f_ext;
 
-  // RNEA / ABA / CRBA workspace.
+  // RNEA / ABA / CRBA workspace. RNEA works in body coordinates; ABA in
+  // world coordinates (aba.hpp), so after aba() v, a, c, f and IA are
+  // world-frame, and U, u of multi-DoF joints body-frame.
   std::vector<Vec6S> f;               // RNEA body forces; ABA bias forces pA
   std::vector<Mat6S> IA;              // articulated inertias
+  std::vector<Vec6S> S_world;         // ABA: motion subspace of a 1-DoF joint, world coordinates
   std::vector<Mat6S> U;               // IA·S, first nv columns used
   std::vector<Mat6S> Dinv;            // (SᵀIA S + armature)⁻¹, top-left nv×nv used
   std::vector<Vec6S> u;               // τ - SᵀpA, first nv entries used
@@ -51,6 +55,7 @@ struct Data {
     f_ext.assign(n, Vec6S::Zero());
     f.assign(n, Vec6S::Zero());
     IA.assign(n, Mat6S::Zero());
+    S_world.assign(n, Vec6S::Zero());
     U.assign(n, Mat6S::Zero());
     Dinv.assign(n, Mat6S::Zero());
     u.assign(n, Vec6S::Zero());

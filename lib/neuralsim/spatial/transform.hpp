@@ -44,8 +44,16 @@ struct Transform {
 
   // Composition: (this * other) maps with `other` first, then `this`.
   // For X_BC * X_AB: E = E_BC E_AB, r = r_AB + E_ABᵀ r_BC (RBDA table 2.5).
+  // Written per component (see motion.hpp): it runs once per body in every
+  // kinematics pass.
   Transform operator*(const Transform& other) const {
-    return Transform(E * other.E, other.r + other.E.transpose() * r);
+    const Mat3<S>& B = other.E;
+    Mat3<S> Eo;  // uninitialized (Transform's members default to identity)
+    Vec3<S> ro;
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 3; ++k) Eo(k, c) = E(k, 0) * B(0, c) + E(k, 1) * B(1, c) + E(k, 2) * B(2, c);
+    for (int k = 0; k < 3; ++k) ro[k] = other.r[k] + B(0, k) * r[0] + B(1, k) * r[1] + B(2, k) * r[2];
+    return Transform(Eo, ro);
   }
   Transform inverse() const { return Transform(E.transpose(), -(E * r)); }
 
@@ -64,24 +72,66 @@ struct Transform {
   }
 };
 
-// Xᵀ A X for a symmetric 6x6 A (an articulated inertia), written blockwise:
-// X = diag(E,E)·[1 0; -r× 1], so the rotation is applied to each 3x3 block and
-// the translation with cheap skew products. ~4x fewer flops than 6x6 GEMMs.
+// out += Xᵀ A X for a symmetric 6x6 A (an articulated inertia in child
+// coordinates), i.e. the inertia expressed in the parent frame and added to
+// the parent's (RBDA eq. 2.66 / table 2.5 for the rigid-body case, here for
+// a general symmetric A such as an articulated inertia, RBDA table 7.1).
+//
+// Written blockwise with X = diag(E, E)·T, T = [1 0; -r× 1]:
+//   B_kl = Eᵀ A_kl E                               (rotation of each block)
+//   Tᵀ B T = [B11 + K + Kᵀ - Q r×,  B12 + Q;  (·)ᵀ,  B22]
+// with Q = r× B22 and K = r× B21 (then B12 r× = -Kᵀ and r× B22 r× = Q r×).
+// Symmetry is used twice: the diagonal blocks are rotated as P = A_kk E,
+// then only the upper triangle of Eᵀ P is formed (45 instead of 54
+// multiplications each), and only the upper triangle of Q r× is formed.
+// About 190 multiplications in all, against 430 for a dense Xᵀ(A X) with
+// the 3x3 structure of X and 2·216 for 6x6 products.
+template <class S>
+inline void add_inertia_to_parent(const Transform<S>& X, const Mat6<S>& A, Mat6<S>& out) {
+  const Mat3<S>& E = X.E;
+  const Vec3<S>& r = X.r;
+  const Mat3<S> P11 = A.template topLeftCorner<3, 3>() * E;
+  const Mat3<S> P12 = A.template topRightCorner<3, 3>() * E;
+  const Mat3<S> P22 = A.template bottomRightCorner<3, 3>() * E;
+  Mat3<S> B11, B12, B22;
+  for (int c = 0; c < 3; ++c) {
+    for (int k = 0; k <= c; ++k) {
+      B11(k, c) = E.col(k).dot(P11.col(c));
+      B22(k, c) = E.col(k).dot(P22.col(c));
+    }
+    for (int k = 0; k < 3; ++k) B12(k, c) = E.col(k).dot(P12.col(c));
+  }
+  B22(1, 0) = B22(0, 1);
+  B22(2, 0) = B22(0, 2);
+  B22(2, 1) = B22(1, 2);
+  // Q = r× B22, K = r× B21 = r× B12ᵀ (column by column: r × column).
+  Mat3<S> Q, K;
+  for (int c = 0; c < 3; ++c) {
+    Q.col(c) = r.cross(Vec3<S>(B22.col(c)));
+    K.col(c) = r.cross(Vec3<S>(B12.row(c).transpose()));
+  }
+  const Mat3<S> C12 = B12 + Q;
+  // Upper triangle of C11 = B11 + K + Kᵀ - Q r×, where row k of Q r× is
+  // (Q.row(k) × r)ᵀ.
+  for (int c = 0; c < 3; ++c) {
+    for (int k = 0; k <= c; ++k) {
+      const int c1 = (c + 1) % 3, c2 = (c + 2) % 3;  // (q × r)_c = q_c1 r_c2 - q_c2 r_c1
+      const S qr = Q(k, c1) * r[c2] - Q(k, c2) * r[c1];
+      const S v = B11(k, c) + K(k, c) + K(c, k) - qr;
+      out(k, c) += v;
+      if (k != c) out(c, k) += v;
+    }
+  }
+  out.template topRightCorner<3, 3>() += C12;
+  out.template bottomLeftCorner<3, 3>() += C12.transpose();
+  out.template bottomRightCorner<3, 3>() += B22;
+}
+
+// Xᵀ A X for a symmetric A (see add_inertia_to_parent).
 template <class S>
 inline Mat6<S> transform_inertia_to_parent(const Transform<S>& X, const Mat6<S>& A) {
-  const Mat3<S> Et = X.E.transpose();
-  const Mat3<S> B11 = Et * A.template topLeftCorner<3, 3>() * X.E;
-  const Mat3<S> B12 = Et * A.template topRightCorner<3, 3>() * X.E;
-  const Mat3<S> B22 = Et * A.template bottomRightCorner<3, 3>() * X.E;
-  const Mat3<S> rx = skew(X.r);
-  // T = [1 0; -r× 1],  Tᵀ B T with B21 = B12ᵀ.
-  const Mat3<S> C12 = B12 + rx * B22;
-  Mat6<S> out;
-  const Mat3<S> C11 = B11 + rx * B12.transpose() - C12 * rx;
-  out.template topLeftCorner<3, 3>() = C11;
-  out.template topRightCorner<3, 3>() = C12;
-  out.template bottomLeftCorner<3, 3>() = C12.transpose();
-  out.template bottomRightCorner<3, 3>() = B22;
+  Mat6<S> out = Mat6<S>::Zero();
+  add_inertia_to_parent(X, A, out);
   return out;
 }
 
