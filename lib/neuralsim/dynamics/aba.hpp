@@ -8,12 +8,13 @@
 // That congruence transform was ~30% of the time. Every equation of table
 // 7.1 holds in any one coordinate system (spatial vectors are coordinate-
 // free objects, RBDA ch. 2), so here the body quantities are expressed in
-// world coordinates instead, as Pinocchio's ABA does (Carpentier & Mansard,
-// "Analytical derivatives of rigid body dynamics algorithms", RSS 2018,
-// work in the world frame throughout): each body's rigid inertia is transformed
-// once (a cheap 10-parameter transform, RBDA table 2.5), the joint's motion
-// subspace S is mapped to world coordinates, and articulated inertias and
-// bias forces are then summed into the parent with no transform at all.
+// world coordinates instead, as Pinocchio's ABA does (its derivatives are
+// likewise derived in the world frame: Carpentier & Mansard, "Analytical
+// derivatives of rigid body dynamics algorithms", RSS 2018): each body's
+// rigid inertia is transformed once (a cheap 10-parameter transform, RBDA
+// table 2.5, Inertia::to_parent_matrix), the joint's motion subspace S is
+// mapped to world coordinates, and articulated inertias and bias forces are
+// then summed into the parent with no transform at all.
 // With S constant in the body frame (configuration.hpp), Ṡ = v × S in any
 // frame, so c = v × S q̇ as in body coordinates (table 7.1 with c_J = 0),
 // and gravity is still the base acceleration a₀ = -g (RBDA §5.3).
@@ -177,7 +178,7 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
       data.v[i] = data.v[j.parent] + vj;
       data.c[i] = cross_motion(data.v[i], vj);
     }
-    data.IA[i] = Inertia<S>::to_parent(Xw, model.bodies[i].inertia).matrix();
+    Inertia<S>::to_parent_matrix(Xw, model.bodies[i].inertia, data.IA[i]);
     data.f[i] = cross_force(data.v[i], Vec6<S>(data.IA[i] * data.v[i]));  // pA
     if (!internal::exactly_zero(data.f_ext[i])) data.f[i] -= Xw.apply_force_inverse(data.f_ext[i]);
   }
@@ -195,7 +196,12 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
       case 1: {
         const Mat6<S>& IA = data.IA[i];
         const Vec6<S>& Sw = data.S_world[i];
-        const Vec6<S> U = IA * Sw;
+        const Vec6<S>& c = data.c[i];
+        Eigen::Matrix<S, 6, 2> SC;
+        SC.col(0) = Sw;
+        SC.col(1) = c;
+        const Eigen::Matrix<S, 6, 2> UIc = IA * SC;  // [U, Iᴬc], one sweep over Iᴬ
+        const Vec6<S> U = UIc.col(0);
         const S D = Sw.dot(U) + j.dynamics.armature;
         const S u = tau[j.idx_v] - Sw.dot(data.f[i]);
         const S Dinv = S(1) / D;
@@ -204,13 +210,12 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
         data.u[i][0] = u;
         if (j.parent >= 0) {
           // Iᵃ = Iᴬ - U D⁻¹ Uᵀ,  pᵃ = pᴬ + Iᵃ c + U D⁻¹ u  (RBDA table 7.1),
-          // with Iᵃ c = Iᴬ c - U D⁻¹ (Uᵀc).
+          // with Iᵃ c = Iᴬ c - U D⁻¹ (Uᵀc); both summed into the parent in
+          // one sweep over its columns.
           const Vec6<S> UDinv = U * Dinv;
-          const Vec6<S>& c = data.c[i];
-          // One fused sweep over the parent's columns (vectorized).
           Mat6<S>& IAp = data.IA[j.parent];
           for (int k = 0; k < 6; ++k) IAp.col(k) += IA.col(k) - UDinv * U[k];
-          data.f[j.parent] += data.f[i] + IA * c + UDinv * (u - U.dot(c));
+          data.f[j.parent] += data.f[i] + UIc.col(1) + UDinv * (u - U.dot(c));
         }
         break;
       }

@@ -1,8 +1,8 @@
 // Joint-space response to body forces, q̈ = M(q)⁻¹ Σᵢ Jᵢᵀ Fᵢ, from the
 // articulated-body inertias of the last aba() call (test-force propagation:
 // B. Mirtich, "Impulse-based dynamic simulation of rigid body systems", PhD
-// thesis, UC Berkeley 1996, ch. 4; V. Kokkevis, "Practical physics for
-// articulated characters", GDC 2004).
+// thesis, UC Berkeley 1996; V. Kokkevis, "Practical physics for articulated
+// characters", GDC 2004).
 //
 // With zero velocity, zero gravity and τ = 0 the articulated-body algorithm
 // (RBDA table 7.1) computes exactly M⁻¹ Σ JᵢᵀFᵢ. Its articulated inertias
@@ -10,7 +10,7 @@
 // from `data` as aba() left them (world coordinates, see aba.hpp), and only
 // the bias-force and acceleration sweeps run: vector operations, no 6x6 work.
 //
-// The two sweeps factor the inverse inertia (Rodriguez, Jain & Kreutz-
+// The two sweeps factor the inverse inertia (G. Rodriguez and K. Kreutz-
 // Delgado, "Spatial operator factorization and inversion of the manipulator
 // mass matrix", IEEE TRA 8(1), 1992): the backward sweep maps the forces to
 // joint "innovations" u = K Jᵀ F (u_i = -S_iᵀ pᴬ_i), the forward sweep maps u

@@ -90,6 +90,30 @@ struct Inertia {
     return r;
   }
 
+  // (Xᵀ I_B X) as a 6x6 matrix, written into M: to_parent(X, I_B).matrix()
+  // without the intermediate (ABA's per-body world inertia).
+  static void to_parent_matrix(const Transform<S>& X, const Inertia& I_B, Mat6<S>& M) {
+    const Mat3<S>& E = X.E;
+    const Vec3<S> h_rot = E.transpose() * I_B.h;
+    const Vec3<S> hA = h_rot + I_B.mass * X.r;
+    const Mat3<S> P = I_B.I_origin * E;
+    const S diag = X.r.dot(h_rot) + X.r.dot(hA);
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k <= c; ++k) {
+        S v = E.col(k).dot(P.col(c)) - h_rot[k] * X.r[c] - X.r[k] * hA[c];
+        if (k == c) v += diag;
+        M(k, c) = v;
+        M(c, k) = v;
+      }
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 3; ++k) M(3 + k, 3 + c) = k == c ? I_B.mass : S(0);
+    M(0, 3) = S(0), M(1, 3) = hA[2], M(2, 3) = -hA[1];
+    M(0, 4) = -hA[2], M(1, 4) = S(0), M(2, 4) = hA[0];
+    M(0, 5) = hA[1], M(1, 5) = -hA[0], M(2, 5) = S(0);
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < 3; ++k) M(3 + k, c) = M(c, 3 + k);
+  }
+
   template <class T>
   Inertia<T> cast() const {
     Inertia<T> r;
