@@ -4,6 +4,7 @@
 // without leaving half-written outputs.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -38,7 +39,10 @@ TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
   for (const char* f : {"identifiability.txt", "fit.h5", "measured.h5", "checkpoint.json"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
   // The plot needs Debian's python3-matplotlib and python3-h5py (scripts/setup.sh installs them).
-  if (run_command("/usr/bin/python3 -c 'import h5py, matplotlib'").exit_code == 0) {
+  // Same interpreter simid uses: $NEURALSIM_PYTHON, else Debian's /usr/bin/python3.
+  const char* env_python = std::getenv("NEURALSIM_PYTHON");
+  const std::string python = env_python && *env_python ? env_python : "/usr/bin/python3";
+  if (run_command("'" + python + "' -c 'import h5py, matplotlib'").exit_code == 0) {
     EXPECT_TRUE(std::filesystem::exists(out + "/fit.png"));
   }
   // rollout reads the fitted parameters back.
