@@ -83,6 +83,7 @@ class ImpulseSolver {
     const int m = 3 * nc;
 
     (void)q;  // the kinematics and inertias of q are in `data` (precondition)
+    complete_articulated_factorization(model, data);  // D⁻¹, U of a floating base
 
     // Unit row forces w_r = [p × d; d], d = frame column (n, t1, t2), and
     // their innovations u_r = K Jᵀ e_r along the contact bodies' paths.

@@ -45,16 +45,14 @@
 namespace neuralsim {
 namespace internal {
 
-// Inverse of a symmetric positive definite N x N matrix through its
-// Cholesky factor A = L Lᵀ (Golub & Van Loan, Matrix Computations, alg.
-// 4.2.1): A⁻¹ = L⁻ᵀ L⁻¹. Fixed-size loops that the compiler unrolls; Eigen's
-// LLT::solve(Identity) goes through its blocked dynamic-size triangular
-// solver and costs several times more for N = 6.
+// Cholesky factor A = L Lᵀ of a symmetric positive definite N x N matrix
+// (Golub & Van Loan, Matrix Computations, alg. 4.2.1); lower triangle of L,
+// and the reciprocals of its diagonal. Fixed-size loops that the compiler
+// unrolls; Eigen's LLT goes through its blocked dynamic-size code paths and
+// costs several times more for N = 6.
 template <int N, class S>
-Eigen::Matrix<S, N, N> spd_inverse(const Eigen::Matrix<S, N, N>& A) {
+void cholesky_lower(const Eigen::Matrix<S, N, N>& A, Eigen::Matrix<S, N, N>& L, S* inv_diag) {
   using std::sqrt;
-  Eigen::Matrix<S, N, N> L, W;  // lower triangles used: L, and W = L⁻¹
-  S inv_diag[N];
   NEURALSIM_UNROLL
   for (int j = 0; j < N; ++j) {
     S d = A(j, j);
@@ -70,6 +68,14 @@ Eigen::Matrix<S, N, N> spd_inverse(const Eigen::Matrix<S, N, N>& A) {
       L(i, j) = s * inv_diag[j];
     }
   }
+}
+
+// A⁻¹ = L⁻ᵀ L⁻¹ for symmetric positive definite A.
+template <int N, class S>
+Eigen::Matrix<S, N, N> spd_inverse(const Eigen::Matrix<S, N, N>& A) {
+  Eigen::Matrix<S, N, N> L, W;  // lower triangles used: L, and W = L⁻¹
+  S inv_diag[N];
+  cholesky_lower<N>(A, L, inv_diag);
   NEURALSIM_UNROLL
   for (int j = 0; j < N; ++j) {
     W(j, j) = inv_diag[j];
@@ -95,29 +101,78 @@ Eigen::Matrix<S, N, N> spd_inverse(const Eigen::Matrix<S, N, N>& A) {
   return out;
 }
 
+// x = A⁻¹ b for symmetric positive definite A: L y = b, then Lᵀ x = y.
+template <int N, class S>
+Eigen::Matrix<S, N, 1> spd_solve(const Eigen::Matrix<S, N, N>& A, const Eigen::Matrix<S, N, 1>& b) {
+  Eigen::Matrix<S, N, N> L;
+  S inv_diag[N];
+  cholesky_lower<N>(A, L, inv_diag);
+  Eigen::Matrix<S, N, 1> x;
+  NEURALSIM_UNROLL
+  for (int i = 0; i < N; ++i) {
+    S s = b[i];
+    NEURALSIM_UNROLL
+    for (int k = 0; k < i; ++k) s -= L(i, k) * x[k];
+    x[i] = s * inv_diag[i];
+  }
+  NEURALSIM_UNROLL
+  for (int i = N - 1; i >= 0; --i) {
+    S s = x[i];
+    NEURALSIM_UNROLL
+    for (int k = i + 1; k < N; ++k) s -= L(k, i) * x[k];
+    x[i] = s * inv_diag[i];
+  }
+  return x;
+}
+
+// Exact zero test that is false for a Jet carrying derivatives.
+inline bool exactly_zero(double x) { return x == 0.0; }
+template <class S>
+inline bool exactly_zero(const S& x) { return x.a == 0.0 && x.v.isZero(); }
+
+// A free joint at the root with no armature (a floating base) is solved
+// directly in world coordinates (see aba()); its D⁻¹ and U are then left to
+// complete_articulated_factorization().
+template <class S>
+inline bool is_free_root(const Joint<S>& j) {
+  return j.type == JointType::kFree && j.parent < 0 && exactly_zero(j.dynamics.armature);
+}
+
 // Backward-pass step of a joint with NV > 1 degrees of freedom, whose S is
 // [1; 0] (spherical, NV = 3) or 1 (free, NV = 6) in body coordinates. IA, f
 // and c arrive in world coordinates; Xw = data.X_world[i].
+// Body-frame factorization of a joint with NV > 1 degrees of freedom, whose
+// S is [1; 0] (spherical, NV = 3) or 1 (free, NV = 6) in body coordinates:
+// IA (returned in body coordinates), U = Iᴬ S and D⁻¹ = (SᵀIᴬS + armature)⁻¹
+// into data. data.IA[i] is in world coordinates; Xw = data.X_world[i].
 template <int NV, class S>
-void aba_backward_multi(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) {
+Mat6<S> factor_multi_dof_joint(const Joint<S>& j, Data<S>& data, int i) {
   using MatNV = Eigen::Matrix<S, NV, NV>;
-  using VecNV = Eigen::Matrix<S, NV, 1>;
   const Transform<S>& Xw = data.X_world[i];
-  // Body-frame Iᴬ = X⁻ᵀ Iᴬ_world X⁻¹ and pᴬ = X* pᴬ_world.
+  // Body-frame Iᴬ = X⁻ᵀ Iᴬ_world X⁻¹.
   Mat6<S> IA = Mat6<S>::Zero();
   add_inertia_to_parent(Xw.inverse(), data.IA[i], IA);
-  const Vec6<S> f = Xw.apply_force(data.f[i]);
-  const Eigen::Matrix<S, 6, NV> U = IA.template leftCols<NV>();  // IA·S, S = [1; 0]
-  MatNV D = U.template topRows<NV>();
+  MatNV D = IA.template topLeftCorner<NV, NV>();  // SᵀIᴬS, S = [1; 0]
   for (int k = 0; k < NV; ++k) D(k, k) += j.dynamics.armature;
-  const MatNV Dinv = spd_inverse<NV>(D);
+  data.U[i].template leftCols<NV>() = IA.template leftCols<NV>();
+  data.Dinv[i].template topLeftCorner<NV, NV>() = spd_inverse<NV>(D);
+  return IA;
+}
+
+// Backward-pass step of a multi-DoF joint (see factor_multi_dof_joint). IA,
+// f and c arrive in world coordinates.
+template <int NV, class S>
+void aba_backward_multi(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) {
+  using VecNV = Eigen::Matrix<S, NV, 1>;
+  const Transform<S>& Xw = data.X_world[i];
+  const Mat6<S> IA = factor_multi_dof_joint<NV>(j, data, i);
+  const Vec6<S> f = Xw.apply_force(data.f[i]);  // pᴬ in body coordinates
   VecNV u;
   for (int k = 0; k < NV; ++k) u[k] = tau[j.idx_v + k] - f[k];
-  data.U[i].template leftCols<NV>() = U;
-  data.Dinv[i].template topLeftCorner<NV, NV>() = Dinv;
   data.u[i].template head<NV>() = u;
   if (j.parent < 0) return;
-  const Eigen::Matrix<S, 6, NV> UDinv = U * Dinv;
+  const Eigen::Matrix<S, 6, NV> U = data.U[i].template leftCols<NV>();
+  const Eigen::Matrix<S, 6, NV> UDinv = U * data.Dinv[i].template topLeftCorner<NV, NV>();
   Mat6<S> Ia = IA;
   Ia.noalias() -= UDinv * U.transpose();
   const Vec6<S> pa = f + Ia * Xw.apply_motion(data.c[i]) + UDinv * u;
@@ -125,11 +180,25 @@ void aba_backward_multi(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& 
   data.f[j.parent] += Xw.apply_force_inverse(pa);
 }
 
+// Free root joint: the whole tree's articulated inertia Iᴬ acts on the
+// base, so Iᴬ a + pᴬ = f, with f the joint force in world coordinates, gives
+// the base's world acceleration a = (Iᴬ)⁻¹ (f - pᴬ) by one 6x6 Cholesky
+// solve (RBDA table 7.1 with S = X⁻¹, the body-to-world motion transform,
+// for which Iᵃ = 0; the body-frame D = X⁻ᵀIᴬX⁻¹ and its inverse are not
+// needed). a includes a₀ = -g; pass 3 reads it from data.a.
+template <class S>
+void aba_free_root(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) {
+  Vec6<S> tau_body;
+  for (int k = 0; k < 6; ++k) tau_body[k] = tau[j.idx_v + k];
+  const Vec6<S> rhs = data.X_world[i].apply_force_inverse(tau_body) - data.f[i];
+  data.a[i] = spd_solve<6>(data.IA[i], rhs);
+}
+
 // Skips transforming external forces that are all zero (most bodies, most
 // steps). Only for double: a Jet's zero value may carry derivatives.
-inline bool exactly_zero(const Vec6<double>& f) { return (f.array() == 0.0).all(); }
+inline bool all_zero(const Vec6<double>& f) { return (f.array() == 0.0).all(); }
 template <class S>
-inline bool exactly_zero(const Vec6<S>&) { return false; }
+inline bool all_zero(const Vec6<S>&) { return false; }
 
 }  // namespace internal
 
@@ -143,8 +212,7 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
   // Pass 1: kinematics, velocity-product terms, rigid-body bias forces.
   for (int i = 0; i < n; ++i) {
     const Joint<S>& j = model.joints[i];
-    data.X_up[i] = parent_transform(j, q);
-    data.X_world[i] = j.parent < 0 ? data.X_up[i] : data.X_up[i] * data.X_world[j.parent];
+    update_body_kinematics(model, data, i, q);
     const Transform<S>& Xw = data.X_world[i];
     Vec6<S> vj;  // S q̇, world coordinates
     if (j.nv == 1) {
@@ -180,7 +248,7 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
     }
     Inertia<S>::to_parent_matrix(Xw, model.bodies[i].inertia, data.IA[i]);
     data.f[i] = cross_force(data.v[i], Vec6<S>(data.IA[i] * data.v[i]));  // pA
-    if (!internal::exactly_zero(data.f_ext[i])) data.f[i] -= Xw.apply_force_inverse(data.f_ext[i]);
+    if (!internal::all_zero(data.f_ext[i])) data.f[i] -= Xw.apply_force_inverse(data.f_ext[i]);
   }
   // Pass 2: articulated inertias and bias forces, leaves to root. In world
   // coordinates the parent's sums need no transform.
@@ -197,11 +265,15 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
         const Mat6<S>& IA = data.IA[i];
         const Vec6<S>& Sw = data.S_world[i];
         const Vec6<S>& c = data.c[i];
-        Eigen::Matrix<S, 6, 2> SC;
-        SC.col(0) = Sw;
-        SC.col(1) = c;
-        const Eigen::Matrix<S, 6, 2> UIc = IA * SC;  // [U, Iᴬc], one sweep over Iᴬ
-        const Vec6<S> U = UIc.col(0);
+        // U = Iᴬ S and Iᴬ c in one sweep over Iᴬ's columns (column axpys
+        // vectorize; Eigen's 6x6 * 6x2 lazy product is ~2.5x the
+        // instructions here).
+        Vec6<S> U = IA.col(0) * Sw[0];
+        Vec6<S> Ic = IA.col(0) * c[0];
+        for (int k = 1; k < 6; ++k) {
+          U += IA.col(k) * Sw[k];
+          Ic += IA.col(k) * c[k];
+        }
         const S D = Sw.dot(U) + j.dynamics.armature;
         const S u = tau[j.idx_v] - Sw.dot(data.f[i]);
         const S Dinv = S(1) / D;
@@ -215,12 +287,17 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
           const Vec6<S> UDinv = U * Dinv;
           Mat6<S>& IAp = data.IA[j.parent];
           for (int k = 0; k < 6; ++k) IAp.col(k) += IA.col(k) - UDinv * U[k];
-          data.f[j.parent] += data.f[i] + UIc.col(1) + UDinv * (u - U.dot(c));
+          data.f[j.parent] += data.f[i] + Ic + UDinv * (u - U.dot(c));
         }
         break;
       }
       case 3: internal::aba_backward_multi<3>(j, data, i, tau); break;
-      case 6: internal::aba_backward_multi<6>(j, data, i, tau); break;
+      case 6:
+        if (internal::is_free_root(j))
+          internal::aba_free_root(j, data, i, tau);
+        else
+          internal::aba_backward_multi<6>(j, data, i, tau);
+        break;
     }
   }
   // Pass 3: accelerations, root to leaves. Gravity as base acceleration -g.
@@ -248,6 +325,11 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
       }
       case 6: {
         const Transform<S>& Xw = data.X_world[i];
+        if (internal::is_free_root(j)) {  // a solved in pass 2: q̈ = X (a - a₀)
+          a = data.a[i];
+          data.qdd.template segment<6>(j.idx_v) = Xw.apply_motion(Vec6<S>(a - a0));
+          break;
+        }
         Vec6<S> ab = Xw.apply_motion(a);
         const Vec6<S> qdd = data.Dinv[i] * (data.u[i] - data.U[i].transpose() * ab);
         data.qdd.template segment<6>(j.idx_v) = qdd;
@@ -258,6 +340,15 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
     }
     data.a[i] = a;
   }
+}
+
+// U and D⁻¹ of free root joints, which aba() does not form (it solves the
+// base acceleration directly). Call after aba() and before anything that
+// reads the factorization for every joint (inverse_inertia.hpp).
+template <class S>
+void complete_articulated_factorization(const Model<S>& model, Data<S>& data) {
+  for (int i = 0; i < model.num_bodies(); ++i)
+    if (internal::is_free_root(model.joints[i])) internal::factor_multi_dof_joint<6>(model.joints[i], data, i);
 }
 
 }  // namespace neuralsim

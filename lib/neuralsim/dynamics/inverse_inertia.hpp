@@ -20,9 +20,10 @@
 // which gives the contact Delassus matrix from one short sweep per contact
 // row (inverse_inertia_path) and a few products per pair of rows.
 //
-// Precondition of everything here: aba(model, data, q, ...) was the last
-// call that wrote `data`, at the configuration q of interest (as inside a
-// Stepper velocity hook).
+// Precondition of everything here: aba(model, data, q, ...) followed by
+// complete_articulated_factorization(model, data) were the last calls that
+// wrote `data`, at the configuration q of interest (as inside a Stepper
+// velocity hook).
 #pragma once
 
 #include <vector>

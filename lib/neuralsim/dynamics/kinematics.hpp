@@ -13,7 +13,7 @@ namespace neuralsim {
 // rotates the two rows of E_T orthogonal to the axis (12 multiplications in
 // place of Rodrigues' formula and a 3x3 product) and r stays r_T.
 template <class S, class QVec>
-inline Transform<S> parent_transform(const Joint<S>& j, const QVec& q) {
+inline void set_parent_transform(const Joint<S>& j, const QVec& q, Transform<S>& out) {
   if (j.type == JointType::kRevolute) {
     for (int k = 0; k < 3; ++k) {
       const int a = (k + 1) % 3, b = (k + 2) % 3;
@@ -25,26 +25,40 @@ inline Transform<S> parent_transform(const Joint<S>& j, const QVec& q) {
       const S theta = to_double(j.axis[k]) > 0 ? S(q[j.idx_q]) : S(-q[j.idx_q]);
       const S c = cos(theta), s = sin(theta);
       const Mat3<S>& ET = j.origin.E;
-      Mat3<S> E;
       for (int col = 0; col < 3; ++col) {
-        E(k, col) = ET(k, col);
-        E(a, col) = c * ET(a, col) + s * ET(b, col);
-        E(b, col) = c * ET(b, col) - s * ET(a, col);
+        out.E(k, col) = ET(k, col);
+        out.E(a, col) = c * ET(a, col) + s * ET(b, col);
+        out.E(b, col) = c * ET(b, col) - s * ET(a, col);
       }
-      return Transform<S>(E, j.origin.r);
+      out.r = j.origin.r;
+      return;
     }
   }
-  return joint_transform(j, q) * j.origin;
+  Transform<S>::compose(joint_transform(j, q), j.origin, out);
+}
+
+template <class S, class QVec>
+inline Transform<S> parent_transform(const Joint<S>& j, const QVec& q) {
+  Transform<S> X;
+  set_parent_transform(j, q, X);
+  return X;
+}
+
+// data.X_up[i] and data.X_world[i] of body i (its parent's X_world done).
+template <class S, class QVec>
+inline void update_body_kinematics(const Model<S>& model, Data<S>& data, int i, const QVec& q) {
+  const Joint<S>& j = model.joints[i];
+  set_parent_transform(j, q, data.X_up[i]);
+  if (j.parent < 0)
+    data.X_world[i] = data.X_up[i];
+  else
+    Transform<S>::compose(data.X_up[i], data.X_world[j.parent], data.X_world[i]);
 }
 
 // Fills data.X_up and data.X_world from q.
 template <class S>
 void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q) {
-  for (int i = 0; i < model.num_bodies(); ++i) {
-    const Joint<S>& j = model.joints[i];
-    data.X_up[i] = parent_transform(j, q);
-    data.X_world[i] = j.parent < 0 ? data.X_up[i] : data.X_up[i] * data.X_world[j.parent];
-  }
+  for (int i = 0; i < model.num_bodies(); ++i) update_body_kinematics(model, data, i, q);
 }
 
 // Also fills body velocities data.v (body coordinates).

@@ -47,13 +47,23 @@ struct Transform {
   // Written per component (see motion.hpp): it runs once per body in every
   // kinematics pass.
   Transform operator*(const Transform& other) const {
-    const Mat3<S>& B = other.E;
-    Mat3<S> Eo;  // uninitialized (Transform's members default to identity)
+    Transform out;
+    compose(*this, other, out);
+    return out;
+  }
+  // out = a * b (out may alias a or b). Computed into locals first: the
+  // compiler must otherwise assume each store into `out` may change a or b
+  // and reload them.
+  static void compose(const Transform& a, const Transform& b, Transform& out) {
+    const Mat3<S>& A = a.E;
+    const Mat3<S>& B = b.E;
+    Mat3<S> Eo;
     Vec3<S> ro;
     for (int c = 0; c < 3; ++c)
-      for (int k = 0; k < 3; ++k) Eo(k, c) = E(k, 0) * B(0, c) + E(k, 1) * B(1, c) + E(k, 2) * B(2, c);
-    for (int k = 0; k < 3; ++k) ro[k] = other.r[k] + B(0, k) * r[0] + B(1, k) * r[1] + B(2, k) * r[2];
-    return Transform(Eo, ro);
+      for (int k = 0; k < 3; ++k) Eo(k, c) = A(k, 0) * B(0, c) + A(k, 1) * B(1, c) + A(k, 2) * B(2, c);
+    for (int k = 0; k < 3; ++k) ro[k] = b.r[k] + B(0, k) * a.r[0] + B(1, k) * a.r[1] + B(2, k) * a.r[2];
+    out.E = Eo;
+    out.r = ro;
   }
   Transform inverse() const { return Transform(E.transpose(), -(E * r)); }
 
