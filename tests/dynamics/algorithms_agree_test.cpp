@@ -49,6 +49,23 @@ TEST(AlgorithmsAgree, ShippedYamlModels) {
 
 TEST(AlgorithmsAgree, EveryJointType) { expect_algorithms_agree(testing::mixed_joint_model()); }
 
+// ABA solves a floating base without armature directly in world coordinates
+// (aba_free_root); a free joint with armature, or one below another body,
+// takes the general multi-DoF path. Both must agree with CRBA and RNEA.
+TEST(AlgorithmsAgree, FreeJointGeneralPath) {
+  Model<double> with_armature = testing::mixed_joint_model();
+  with_armature.joints[0].dynamics.armature = 0.03;
+  expect_algorithms_agree(with_armature);
+
+  Model<double> nested = testing::mixed_joint_model();
+  Joint<double> free;
+  free.type = JointType::kFree;
+  free.origin = Transform<double>(Mat3<double>::Identity(), Vec3<double>(0.1, -0.2, 0.3));
+  nested.add_body("drone", 2, free, Inertia<double>::from_com(0.7, Vec3<double>(0.01, 0.02, -0.03),
+                                                              Vec3<double>(0.02, 0.03, 0.04).asDiagonal()));
+  expect_algorithms_agree(nested);
+}
+
 TEST(AlgorithmsAgree, ThirtyLinkChain) {
   YAML::Node n = YAML::Load("generator: chain\nlinks: 30\nlength: 0.1\nmass: 0.5\n");
   expect_algorithms_agree(build_yaml_model(n, "inline"), 2);

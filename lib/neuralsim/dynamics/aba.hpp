@@ -22,13 +22,19 @@
 // 1-DoF joints: S (world) is a 6-vector, D a scalar. Spherical and free
 // joints are rare and have matrix-valued D; their step is done in body
 // coordinates (S = [1; 0] or 1), moving Iᴬ there and Iᵃ back, with D
-// inverted by a fixed-size Cholesky (spd_inverse). Nothing is dynamically
-// sized or allocated.
+// inverted by a fixed-size Cholesky (spd_inverse). The exception is a
+// floating base (a free root joint without armature), by far the common
+// case: the whole articulated inertia acts on it, so its world acceleration
+// comes from one 6x6 Cholesky solve, Iᴬ a = f - pᴬ, with no transform of
+// Iᴬ and no inverse (aba_free_root; ~10% of the Laikago call before).
+// Nothing is dynamically sized or allocated.
 //
 // Outputs: data.qdd, and for the configuration q: X_up, X_world (as
 // forward_kinematics computes them), and in WORLD coordinates v, c, a, f,
 // IA, S_world and U (1-DoF joints). forward_kinematics / rnea leave v
-// in body coordinates; callers that need body velocities use those.
+// in body coordinates; callers that need body velocities use those. The
+// factorization (U, D⁻¹) of a floating base is left unformed; code that
+// applies M⁻¹ through it calls complete_articulated_factorization() first.
 #pragma once
 
 #include "neuralsim/dynamics/kinematics.hpp"

@@ -32,6 +32,7 @@ struct Data {
   std::vector<Vec6S> S_world;         // ABA: motion subspace of a 1-DoF joint, world coordinates
   std::vector<Mat6S> U;               // IA·S, first nv columns used
   std::vector<Mat6S> Dinv;            // (SᵀIA S + armature)⁻¹, top-left nv×nv used
+                                      // (floating base: see complete_articulated_factorization)
   std::vector<Vec6S> u;               // τ - SᵀpA, first nv entries used
   std::vector<Inertia<S>> Ic;         // composite inertias (CRBA)
 
