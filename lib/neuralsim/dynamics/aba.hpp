@@ -37,6 +37,9 @@
 // applies M⁻¹ through it calls complete_articulated_factorization() first.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
 #include "neuralsim/dynamics/kinematics.hpp"
 
 // Full unrolling of the fixed-trip-count loops below (GCC and Clang).
@@ -202,7 +205,17 @@ void aba_free_root(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) 
 
 // Skips transforming external forces that are all zero (most bodies, most
 // steps). Only for double: a Jet's zero value may carry derivatives.
-inline bool all_zero(const Vec6<double>& f) { return (f.array() == 0.0).all(); }
+inline bool all_zero(const Vec6<double>& f) {
+  // Bitwise: no branch per component. -0.0 counts as non-zero (then the
+  // transform is merely wasted) and NaN too (it must reach q̈).
+  std::uint64_t bits = 0;
+  for (int k = 0; k < 6; ++k) {
+    std::uint64_t b;
+    std::memcpy(&b, &f[k], sizeof b);
+    bits |= b;
+  }
+  return bits == 0;
+}
 template <class S>
 inline bool all_zero(const Vec6<S>&) { return false; }
 
