@@ -228,11 +228,24 @@ template <class S>
 void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
          const VecX<S>& tau) {
   const int n = model.num_bodies();
+  // Raw pointers to the per-body arrays: stores through Eigen's double*
+  // would otherwise force reloading each std::vector's data pointer.
+  auto* const IA_ = data.IA.data();
+  auto* const S_world_ = data.S_world.data();
+  auto* const U_ = data.U.data();
+  auto* const Dinv_ = data.Dinv.data();
+  auto* const u_ = data.u.data();
+  auto* const v_ = data.v.data();
+  auto* const a_ = data.a.data();
+  auto* const c_ = data.c.data();
+  auto* const f_ = data.f.data();
+  auto* const f_ext_ = data.f_ext.data();
+  auto* const X_world_ = data.X_world.data();
   // Pass 1: kinematics, velocity-product terms, rigid-body bias forces.
   for (int i = 0; i < n; ++i) {
     const Joint<S>& j = model.joints[i];
     update_body_kinematics(model, data, i, q);
-    const Transform<S>& Xw = data.X_world[i];
+    const Transform<S>& Xw = X_world_[i];
     Vec6<S> vj;  // S q̇, world coordinates
     if (j.nv == 1) {
       // S = [a; p × a] (revolute about the world axis a through the body
@@ -242,7 +255,7 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
       const Vec3<S>& p = Xw.r;
       S a[3];
       for (int k = 0; k < 3; ++k) a[k] = E(0, k) * j.axis[0] + E(1, k) * j.axis[1] + E(2, k) * j.axis[2];
-      Vec6<S>& Sw = data.S_world[i];
+      Vec6<S>& Sw = S_world_[i];
       if (j.type == JointType::kRevolute) {
         Sw[0] = a[0], Sw[1] = a[1], Sw[2] = a[2];
         Sw[3] = p[1] * a[2] - p[2] * a[1];
@@ -259,15 +272,15 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
       vj.setZero();
     }
     if (j.parent < 0) {
-      data.v[i] = vj;
-      data.c[i].setZero();
+      v_[i] = vj;
+      c_[i].setZero();
     } else {
-      data.v[i] = data.v[j.parent] + vj;
-      data.c[i] = cross_motion(data.v[i], vj);
+      v_[i] = v_[j.parent] + vj;
+      c_[i] = cross_motion(v_[i], vj);
     }
-    Inertia<S>::to_parent_matrix(Xw, model.bodies[i].inertia, data.IA[i]);
-    data.f[i] = cross_force(data.v[i], Vec6<S>(data.IA[i] * data.v[i]));  // pA
-    if (!internal::all_zero(data.f_ext[i])) data.f[i] -= Xw.apply_force_inverse(data.f_ext[i]);
+    Inertia<S>::to_parent_matrix(Xw, model.bodies[i].inertia, IA_[i]);
+    f_[i] = cross_force(v_[i], Vec6<S>(IA_[i] * v_[i]));  // pA
+    if (!internal::all_zero(f_ext_[i])) f_[i] -= Xw.apply_force_inverse(f_ext_[i]);
   }
   // Pass 2: articulated inertias and bias forces, leaves to root. In world
   // coordinates the parent's sums need no transform.
@@ -276,14 +289,14 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
     switch (j.nv) {
       case 0:
         if (j.parent >= 0) {
-          data.IA[j.parent] += data.IA[i];
-          data.f[j.parent] += data.f[i] + data.IA[i] * data.c[i];
+          IA_[j.parent] += IA_[i];
+          f_[j.parent] += f_[i] + IA_[i] * c_[i];
         }
         break;
       case 1: {
-        const Mat6<S>& IA = data.IA[i];
-        const Vec6<S>& Sw = data.S_world[i];
-        const Vec6<S>& c = data.c[i];
+        const Mat6<S>& IA = IA_[i];
+        const Vec6<S>& Sw = S_world_[i];
+        const Vec6<S>& c = c_[i];
         // U = Iᴬ S and Iᴬ c in one sweep over Iᴬ's columns (column axpys
         // vectorize; Eigen's 6x6 * 6x2 lazy product is ~2.5x the
         // instructions here).
@@ -294,19 +307,19 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
           Ic += IA.col(k) * c[k];
         }
         const S D = Sw.dot(U) + j.dynamics.armature;
-        const S u = tau[j.idx_v] - Sw.dot(data.f[i]);
+        const S u = tau[j.idx_v] - Sw.dot(f_[i]);
         const S Dinv = S(1) / D;
-        data.U[i].col(0) = U;
-        data.Dinv[i](0, 0) = Dinv;
-        data.u[i][0] = u;
+        U_[i].col(0) = U;
+        Dinv_[i](0, 0) = Dinv;
+        u_[i][0] = u;
         if (j.parent >= 0) {
           // Iᵃ = Iᴬ - U D⁻¹ Uᵀ,  pᵃ = pᴬ + Iᵃ c + U D⁻¹ u  (RBDA table 7.1),
           // with Iᵃ c = Iᴬ c - U D⁻¹ (Uᵀc); both summed into the parent in
           // one sweep over its columns.
           const Vec6<S> UDinv = U * Dinv;
-          Mat6<S>& IAp = data.IA[j.parent];
+          Mat6<S>& IAp = IA_[j.parent];
           for (int k = 0; k < 6; ++k) IAp.col(k) += IA.col(k) - UDinv * U[k];
-          data.f[j.parent] += data.f[i] + Ic + UDinv * (u - U.dot(c));
+          f_[j.parent] += f_[i] + Ic + UDinv * (u - U.dot(c));
         }
         break;
       }
@@ -323,41 +336,41 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
   const Vec6<S> a0 = spatial<S>(Vec3<S>::Zero(), Vec3<S>(-model.gravity));
   for (int i = 0; i < n; ++i) {
     const Joint<S>& j = model.joints[i];
-    Vec6<S> a = (j.parent < 0 ? a0 : data.a[j.parent]) + data.c[i];
+    Vec6<S> a = (j.parent < 0 ? a0 : a_[j.parent]) + c_[i];
     switch (j.nv) {
       case 0: break;
       case 1: {
-        const S qdd = data.Dinv[i](0, 0) * (data.u[i][0] - data.U[i].col(0).dot(a));
+        const S qdd = Dinv_[i](0, 0) * (u_[i][0] - U_[i].col(0).dot(a));
         data.qdd[j.idx_v] = qdd;
-        a += data.S_world[i] * qdd;
+        a += S_world_[i] * qdd;
         break;
       }
       case 3: {
-        const Transform<S>& Xw = data.X_world[i];
+        const Transform<S>& Xw = X_world_[i];
         Vec6<S> ab = Xw.apply_motion(a);
-        const Vec3<S> qdd = data.Dinv[i].template topLeftCorner<3, 3>() *
-                            (data.u[i].template head<3>() - data.U[i].template leftCols<3>().transpose() * ab);
+        const Vec3<S> qdd = Dinv_[i].template topLeftCorner<3, 3>() *
+                            (u_[i].template head<3>() - U_[i].template leftCols<3>().transpose() * ab);
         data.qdd.template segment<3>(j.idx_v) = qdd;
         ab.template head<3>() += qdd;
         a = Xw.apply_motion_inverse(ab);
         break;
       }
       case 6: {
-        const Transform<S>& Xw = data.X_world[i];
+        const Transform<S>& Xw = X_world_[i];
         if (internal::is_free_root(j)) {  // a solved in pass 2: q̈ = X (a - a₀)
-          a = data.a[i];
+          a = a_[i];
           data.qdd.template segment<6>(j.idx_v) = Xw.apply_motion(Vec6<S>(a - a0));
           break;
         }
         Vec6<S> ab = Xw.apply_motion(a);
-        const Vec6<S> qdd = data.Dinv[i] * (data.u[i] - data.U[i].transpose() * ab);
+        const Vec6<S> qdd = Dinv_[i] * (u_[i] - U_[i].transpose() * ab);
         data.qdd.template segment<6>(j.idx_v) = qdd;
         ab += qdd;
         a = Xw.apply_motion_inverse(ab);
         break;
       }
     }
-    data.a[i] = a;
+    a_[i] = a;
   }
 }
 
