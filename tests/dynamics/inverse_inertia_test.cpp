@@ -80,6 +80,27 @@ TEST(InverseInertia, MatchesCrbaOnEveryJointType) {
   expect_inverse_inertia_matches_crba(with_armature);
 }
 
+// aba() leaves a floating base's U and D⁻¹ unformed; using the factorization
+// before complete_articulated_factorization() is an error, not a wrong M⁻¹.
+TEST(InverseInertia, RefusesAnIncompleteFactorization) {
+  const Model<double> model = testing::mixed_joint_model();
+  Data<double> data(model);
+  InverseInertiaWorkspace<double> ws(model.num_bodies());
+  const Eigen::VectorXd q = model.neutral_configuration(), qd = Eigen::VectorXd::Zero(model.nv);
+  aba(model, data, q, qd, qd);
+  ws.add_force(2, Vec6<double>::Ones());
+  Eigen::VectorXd qdd(model.nv);
+  EXPECT_THROW(apply_inverse_inertia(model, data, ws, &qdd), std::logic_error);
+  std::vector<Vec6<double>> Y(model.num_bodies(), Vec6<double>::Zero());
+  const Vec6<double> F = Vec6<double>::Ones();
+  EXPECT_THROW(inverse_inertia_path(model, data, 2, F, Y.data()), std::logic_error);
+  complete_articulated_factorization(model, data);
+  ws.clear();
+  ws.add_force(2, Vec6<double>::Ones());
+  EXPECT_NO_THROW(apply_inverse_inertia(model, data, ws, &qdd));
+  EXPECT_TRUE(qdd.allFinite());
+}
+
 TEST(InverseInertia, MatchesCrbaOnFloatingLaikago) {
   const std::string path = testing::shared_path("models/laikago/laikago_toes_zup.urdf");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";

@@ -282,6 +282,7 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
     f_[i] = cross_force(v_[i], Vec6<S>(IA_[i] * v_[i]));  // pA
     if (!internal::all_zero(f_ext_[i])) f_[i] -= Xw.apply_force_inverse(f_ext_[i]);
   }
+  data.factorization_complete = true;
   // Pass 2: articulated inertias and bias forces, leaves to root. In world
   // coordinates the parent's sums need no transform.
   for (int i = n - 1; i >= 0; --i) {
@@ -325,9 +326,10 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
       }
       case 3: internal::aba_backward_multi<3>(j, data, i, tau); break;
       case 6:
-        if (internal::is_free_root(j))
+        if (internal::is_free_root(j)) {
           internal::aba_free_root(j, data, i, tau);
-        else
+          data.factorization_complete = false;
+        } else
           internal::aba_backward_multi<6>(j, data, i, tau);
         break;
     }
@@ -379,8 +381,10 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
 // reads the factorization for every joint (inverse_inertia.hpp).
 template <class S>
 void complete_articulated_factorization(const Model<S>& model, Data<S>& data) {
+  if (data.factorization_complete) return;
   for (int i = 0; i < model.num_bodies(); ++i)
     if (internal::is_free_root(model.joints[i])) internal::factor_multi_dof_joint<6>(model.joints[i], data, i);
+  data.factorization_complete = true;
 }
 
 }  // namespace neuralsim

@@ -26,6 +26,7 @@
 // velocity hook).
 #pragma once
 
+#include <stdexcept>
 #include <vector>
 
 #include "neuralsim/dynamics/aba.hpp"
@@ -59,6 +60,16 @@ struct InverseInertiaWorkspace {
 };
 
 namespace internal {
+
+// The precondition above, checked: a floating base's factorization is
+// otherwise missing and the results would be silently wrong.
+template <class S>
+inline void require_complete_factorization(const Data<S>& data) {
+  if (!data.factorization_complete)
+    throw std::logic_error(
+        "inverse_inertia: the floating base's factorization is incomplete; call "
+        "complete_articulated_factorization(model, data) after aba()");
+}
 
 // Backward step of joint i: u_i = -S_iᵀ p, and p ← pᵃ = p + U D⁻¹ u (the
 // parent's share). Multi-DoF joints (S = [1; 0] or 1) are factored in body
@@ -107,6 +118,7 @@ Vec6<S> inverse_inertia_forward_multi(const Joint<S>& j, const Data<S>& data, in
 // Consumes ws.p.
 template <class S>
 void inverse_inertia_backward(const Model<S>& model, const Data<S>& data, InverseInertiaWorkspace<S>& ws) {
+  internal::require_complete_factorization(data);
   for (int i = model.num_bodies() - 1; i >= 0; --i) {
     const Joint<S>& j = model.joints[i];
     ws.u[i].setZero();
@@ -125,6 +137,7 @@ void inverse_inertia_backward(const Model<S>& model, const Data<S>& data, Invers
 template <class S>
 void inverse_inertia_forward(const Model<S>& model, const Data<S>& data, InverseInertiaWorkspace<S>& ws,
                              VecX<S>* qdd) {
+  internal::require_complete_factorization(data);
   for (int i = 0; i < model.num_bodies(); ++i) {
     const Joint<S>& j = model.joints[i];
     Vec6<S> a = j.parent < 0 ? Vec6<S>::Zero() : ws.a[j.parent];
@@ -157,6 +170,7 @@ void apply_inverse_inertia(const Model<S>& model, const Data<S>& data, InverseIn
 // (Y: one vector per body; other entries untouched).
 template <class S>
 void inverse_inertia_path(const Model<S>& model, const Data<S>& data, int body, const Vec6<S>& F, Vec6<S>* Y) {
+  internal::require_complete_factorization(data);
   Vec6<S> p = -F;
   for (int i = body; i >= 0; i = model.joints[i].parent)
     internal::inverse_inertia_backward_step(model.joints[i], data, i, p, Y[i]);

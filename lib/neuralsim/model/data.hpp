@@ -34,6 +34,9 @@ struct Data {
   std::vector<Mat6S> Dinv;            // (SᵀIA S + armature)⁻¹, top-left nv×nv used
                                       // (floating base: see complete_articulated_factorization)
   std::vector<Vec6S> u;               // τ - SᵀpA, first nv entries used
+  // False after aba() solved a floating base directly (its U, Dinv unformed)
+  // until complete_articulated_factorization(); inverse_inertia.hpp checks it.
+  bool factorization_complete = true;
   std::vector<Inertia<S>> Ic;         // composite inertias (CRBA)
 
   // Generalized quantities.
