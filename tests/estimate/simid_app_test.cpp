@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "neuralsim/io/python.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -39,9 +40,7 @@ TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
   for (const char* f : {"identifiability.txt", "fit.h5", "measured.h5", "checkpoint.json"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
   // The plot needs Debian's python3-matplotlib and python3-h5py (scripts/setup.sh installs them).
-  // Same interpreter simid uses: $NEURALSIM_PYTHON, else Debian's /usr/bin/python3.
-  const char* env_python = std::getenv("NEURALSIM_PYTHON");
-  const std::string python = env_python && *env_python ? env_python : "/usr/bin/python3";
+  const std::string python = neuralsim::python_interpreter();  // the one simid uses
   if (run_command("'" + python + "' -c 'import h5py, matplotlib'").exit_code == 0) {
     EXPECT_TRUE(std::filesystem::exists(out + "/fit.png"));
   }

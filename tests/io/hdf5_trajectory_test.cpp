@@ -15,6 +15,7 @@
 #include <random>
 
 #include "neuralsim/io/errors.hpp"
+#include "neuralsim/io/python.hpp"
 
 namespace neuralsim {
 namespace {
@@ -417,7 +418,7 @@ TEST_F(Hdf5TrajectoryTest, EmptySetIsRejected) {
 // ---------------------------------------------------------------- h5py
 
 bool h5py_available() {
-  return std::system("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") == 0;
+  return std::system(("'" + neuralsim::python_interpreter() + "' -c 'import h5py' >/dev/null 2>&1").c_str()) == 0;
 }
 
 std::string run(const std::string& command) {
@@ -444,7 +445,7 @@ with h5py.File(sys.argv[1], "r") as f:
           t["time"].shape, t["q"].shape, t["qd"].shape, t["tau"].shape,
           t["link_poses/ee"].shape, "%.17g" % t["q"][3, 1])
 )";
-  const std::string out = run("/usr/bin/python3 " + script + " " + file() + " 2>&1");
+  const std::string out = run("'" + neuralsim::python_interpreter() + "' " + script + " " + file() + " 2>&1");
   const std::string expected_prefix =
       "neuralsim-trajectories 1 double_pendulum joint1,joint2 1234567890123 ['000', '001'] 1 "
       "(20,) (20, 2) (20, 2) (20, 2) (20, 7) ";
@@ -469,7 +470,7 @@ with h5py.File(sys.argv[1], "w") as f:
     g["q"] = np.zeros((101, 1))
     g["qd"] = np.zeros((101, 1))
 )";
-  ASSERT_EQ(run("/usr/bin/python3 " + script + " " + file() + " 2>&1"), "");
+  ASSERT_EQ(run("'" + neuralsim::python_interpreter() + "' " + script + " " + file() + " 2>&1"), "");
   const TrajectorySet set = read_trajectories(file());
   EXPECT_EQ(set.meta.model, "pendulum");
   EXPECT_EQ(set.meta.joint_names, std::vector<std::string>{"joint1"});

@@ -1,4 +1,5 @@
 #include "neuralsim/estimate/simid_job.hpp"
+#include "neuralsim/io/python.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -318,9 +319,7 @@ Evaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x
 void try_plot(const std::string& out_dir, const std::string& measured_file, const std::string& fitted_file) {
   // Plotting is delegated to matplotlib (scripts/plot_fit.py); skip quietly
   // without it so headless CI machines still pass.
-  // Debian's interpreter has python3-matplotlib; NEURALSIM_PYTHON overrides it.
-  const char* env_python = std::getenv("NEURALSIM_PYTHON");
-  const std::string python = env_python && *env_python ? env_python : "/usr/bin/python3";
+  const std::string python = python_interpreter();
   const std::string script = std::string(NEURALSIM_SOURCE_DIR) + "/scripts/plot_fit.py";
   if (!std::filesystem::exists(script) || !std::filesystem::exists(python)) return;
   const std::string cmd = "'" + python + "' '" + script + "' '" + measured_file + "' '" + fitted_file + "' '" +
