@@ -26,8 +26,8 @@
 
 #include "neuralsim/dynamics/aba.hpp"
 #include "neuralsim/model/model.hpp"
-#include "neuralsim/model/urdf_model.hpp"
-#include "neuralsim/model/yaml_model.hpp"
+#include "neuralsim/io/urdf_model.hpp"
+#include "neuralsim/io/yaml_model.hpp"
 
 namespace neuralsim::bench {
 
@@ -53,8 +53,7 @@ inline Model<double> laikago_model() {
 
 // A chain of `links` uniform rods (the YAML `chain` generator).
 inline Model<double> chain_model(int links) {
-  const YAML::Node node = YAML::Load("generator: chain\nlinks: " + std::to_string(links) + "\n");
-  return build_yaml_model(node, "chain" + std::to_string(links));
+  return parse_yaml_model("generator: chain\nlinks: " + std::to_string(links) + "\n", "chain" + std::to_string(links));
 }
 
 // Random state: joint angles in [-0.5, 0.5] rad, velocities and torques in

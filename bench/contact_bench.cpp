@@ -15,7 +15,7 @@
 #include <random>
 
 #include "neuralsim/contact/contact_system.hpp"
-#include "neuralsim/rollout/experiment.hpp"
+#include "neuralsim/experiment/experiment.hpp"
 
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
 namespace {

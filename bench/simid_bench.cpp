@@ -40,9 +40,9 @@
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/model/parameters.hpp"
-#include "neuralsim/rollout/controls.hpp"
-#include "neuralsim/rollout/experiment.hpp"
-#include "neuralsim/rollout/simulate.hpp"
+#include "neuralsim/step/controllers.hpp"
+#include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/step/simulate.hpp"
 
 namespace neuralsim::bench {
 namespace {

@@ -9,7 +9,7 @@ build_dir="${1:-build}"
 packages=(build-essential cmake ninja-build ccache pkg-config git
   libeigen3-dev libceres-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
   libtbb-dev libspdlog-dev libhdf5-dev libgtest-dev libgmock-dev libbenchmark-dev
-  liburdfdom-dev libtinyxml-dev python3-h5py python3-matplotlib)
+  liburdfdom-dev libtinyxml-dev coinor-libipopt-dev python3-h5py python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -132,18 +132,27 @@ TEST(RolloutApp, DivergenceIsANumericalErrorThatSaysWhere) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/trajectories.h5"));
 }
 
-TEST(RolloutApp, InterruptWritesWhatWasSimulated) {
+// Ctrl-C keeps the trajectories that were complete and writes no stubs: a
+// later tool must never train on a cut trajectory it cannot tell apart.
+TEST(RolloutApp, InterruptWritesOnlyCompleteTrajectories) {
   const std::string dir = fresh_dir("interrupt");
-  // Long enough that SIGINT after 1 s lands mid-run.
+  // Trajectory 0 is short and completes; trajectory 1 runs long enough that
+  // SIGINT after 2 s lands in the middle of it.
   const auto r = run_command("timeout --preserve-status -s INT 2 " + rollout() +
-                             " --config configs/rollout_double_pendulum.yaml --set sim.duration=100000 --set "
-                             "initial_states.count=1 --threads 1 -q --out " + dir);
+                             " --config configs/rollout_double_pendulum.yaml --set sim.duration=3000 --set "
+                             "initial_states.count=2 --threads 1 -q --out " + dir);
   ASSERT_EQ(r.exit_code, 130) << r.err;
-  EXPECT_EQ(read_summary(dir)["status"], "interrupted");
-  const auto set = read_trajectories(dir + "/trajectories.h5");
-  ASSERT_EQ(set.trajectories.size(), 1u);
-  EXPECT_GT(set.trajectories[0].size(), 10);
-  EXPECT_LT(set.trajectories[0].size(), 10000001);
+  const auto summary = read_summary(dir);
+  EXPECT_EQ(summary["status"], "interrupted");
+  EXPECT_EQ(summary["metrics"]["num_requested_trajectories"], 2);
+  const long long written = summary["metrics"]["num_trajectories"];
+  EXPECT_LT(written, 2);
+  if (written > 0) {
+    const auto set = read_trajectories(dir + "/trajectories.h5");
+    for (const auto& t : set.trajectories) EXPECT_EQ(t.size(), 3000001);
+  } else {
+    EXPECT_FALSE(std::filesystem::exists(dir + "/trajectories.h5"));
+  }
 }
 
 }  // namespace

@@ -4,14 +4,15 @@
 #include <gtest/gtest.h>
 
 #include "neuralsim/contact/contact_system.hpp"
-#include "neuralsim/io/errors.hpp"
-#include "neuralsim/model/yaml_model.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/experiment/contact_config.hpp"
+#include "neuralsim/io/yaml_model.hpp"
 
 namespace neuralsim {
 namespace {
 
 Model<double> ball() {
-  return build_yaml_model(YAML::Load("bodies:\n  - name: ball\n    joint: {type: free}\n    mass: 1\n"
+  return parse_yaml_model(("bodies:\n  - name: ball\n    joint: {type: free}\n    mass: 1\n"
                                      "    inertia: [0.004, 0.004, 0.004]\n"
                                      "    geometry: [{type: sphere, radius: 0.1}]\n"),
                           "inline");
@@ -88,7 +89,8 @@ TEST(ContactParameters, ResolveGetSetByName) {
     EXPECT_EQ(get_contact_parameter(p, id), 0.125) << n;
   }
   EXPECT_EQ(resolve_contact_parameter("friction"), ContactParameterId::kFriction);
-  EXPECT_THROW(resolve_contact_parameter("contact.stickiness"), ConfigError);
+  EXPECT_THROW(resolve_contact_parameter("contact.stickiness"), InvalidArgument);
+  EXPECT_FALSE(find_contact_parameter("contact.stickiness"));
 }
 
 // The installed system's parameters are live: changing friction by name

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "neuralsim/contact/contact_system.hpp"
-#include "neuralsim/rollout/experiment.hpp"
+#include "neuralsim/experiment/experiment.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim::testing {
@@ -16,17 +16,18 @@ class Scenario {
  public:
   explicit Scenario(const std::string& config, const std::vector<std::string>& sets = {})
       : cfg_(Config::load(source_path("configs/" + config + ".yaml"), sets)),
-        model(load_experiment_model(cfg_)),
-        options(read_step_options(cfg_.at("sim"))),
+        experiment(load_experiment(cfg_)),
+        model(experiment.model),
+        options(experiment.step),
         stepper(model, options) {
     std::mt19937_64 rng(1);
-    const InitialState s = read_initial_states(cfg_.at("initial_states"), model, rng).front();
+    const InitialState s = read_initial_states(cfg_.at("initial_states"), model, rng, 1000).front();
     q = s.q;
     qd = s.qd;
     u = Eigen::VectorXd::Zero(model.nv);
     const Config controls = cfg_.has("controls") ? cfg_.at("controls") : Config::parse("type: zero", "inline");
-    controller = make_controller(controls, model, 0, nullptr);
-    contact = install_contact(*contact_settings_from(cfg_, model), model, stepper);
+    controller = standard_controllers().make(controls, model, 0, nullptr);
+    contact = install_contact(*experiment.contact, model, stepper);
   }
   Scenario(const Scenario&) = delete;
   Scenario& operator=(const Scenario&) = delete;
@@ -43,9 +44,10 @@ class Scenario {
 
  private:
   Config cfg_;
+  Experiment experiment;
 
  public:
-  Model<double> model;
+  const Model<double>& model;
   StepOptions options;
   Stepper<double> stepper;
   std::shared_ptr<ContactSystem<double>> contact;

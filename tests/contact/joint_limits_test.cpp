@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "neuralsim/contact/contact_system.hpp"
-#include "neuralsim/model/yaml_model.hpp"
+#include "neuralsim/io/yaml_model.hpp"
 
 namespace neuralsim {
 namespace {
@@ -13,8 +13,8 @@ TEST(JointLimits, PendulumRestsAtItsUpperLimit) {
   // 1 kg point mass at 1 m, q = 0 hangs down; the allowed range [-1, -0.3]
   // excludes the bottom, so released at q = -0.8 it swings into the upper
   // limit and comes to rest pressed against it.
-  const Model<double> model = build_yaml_model(
-      YAML::Load("bodies:\n  - name: link\n    joint: {name: hinge, type: revolute, axis: [0, 1, 0],"
+  const Model<double> model = parse_yaml_model(
+      ("bodies:\n  - name: link\n    joint: {name: hinge, type: revolute, axis: [0, 1, 0],"
                  " damping: 2.0, limits: {lower: -1.0, upper: -0.3}}\n    mass: 1\n    com: [0, 0, -1]\n"),
       "inline");
   ContactSettings s;

@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "neuralsim/contact/contact_system.hpp"
-#include "neuralsim/model/yaml_model.hpp"
+#include "neuralsim/io/yaml_model.hpp"
 
 namespace neuralsim {
 namespace {
 
 Model<double> box_model(double mass) {
-  return build_yaml_model(YAML::Load("name: box\nbodies:\n  - name: box\n    joint: {type: free}\n    mass: " +
+  return parse_yaml_model(("name: box\nbodies:\n  - name: box\n    joint: {type: free}\n    mass: " +
                                      std::to_string(mass) +
                                      "\n    inertia: [0.01, 0.01, 0.01]\n    geometry:\n"
                                      "      - {type: box, size: [0.2, 0.2, 0.1]}\n"),

@@ -67,8 +67,7 @@ TEST(AlgorithmsAgree, FreeJointGeneralPath) {
 }
 
 TEST(AlgorithmsAgree, ThirtyLinkChain) {
-  YAML::Node n = YAML::Load("generator: chain\nlinks: 30\nlength: 0.1\nmass: 0.5\n");
-  expect_algorithms_agree(build_yaml_model(n, "inline"), 2);
+  expect_algorithms_agree(parse_yaml_model("generator: chain\nlinks: 30\nlength: 0.1\nmass: 0.5\n", "inline"), 2);
 }
 
 // RNEA against a textbook closed form: the point-mass pendulum

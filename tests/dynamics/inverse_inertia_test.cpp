@@ -13,7 +13,7 @@
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/inverse_inertia.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
-#include "neuralsim/model/urdf_model.hpp"
+#include "neuralsim/io/urdf_model.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {

@@ -7,10 +7,11 @@
 #include <random>
 
 #include "neuralsim/estimate/basin_hopping.hpp"
+#include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
 #include "neuralsim/estimate/identifiability.hpp"
-#include "neuralsim/io/errors.hpp"
-#include "neuralsim/rollout/simulate.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/step/simulate.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -73,7 +74,7 @@ StepOptions rk4(double dt) {
 TEST(Estimation, SingleShootingRecoversLengths) {
   const Model<double> truth = double_pendulum();
   const auto data = generate(truth, rk4(0.01), 2, 1.5, 0.0, 1);
-  const ParameterSet params = ParameterSet::from_config(
+  const ParameterSet params = read_parameter_set(
       parameters_config("p: [{name: link.link1.length, initial: 2.5, bounds: [0.1, 10]},"
                         " {name: link.link2.length, initial: 4.6, bounds: [0.1, 10]}]"),
       "p", truth);
@@ -88,7 +89,7 @@ TEST(Estimation, SingleShootingRecoversLengths) {
 TEST(Estimation, MultipleShootingRecoversLengthsOnLongChaoticData) {
   const Model<double> truth = double_pendulum();
   const auto data = generate(truth, rk4(0.01), 1, 4.0, 0.0, 2);
-  const ParameterSet params = ParameterSet::from_config(
+  const ParameterSet params = read_parameter_set(
       parameters_config("p: [{name: link.link1.length, initial: 2.0, bounds: [0.1, 10]},"
                         " {name: link.link2.length, initial: 5.0, bounds: [0.1, 10]}]"),
       "p", truth);
@@ -105,7 +106,7 @@ TEST(Estimation, MultipleShootingRecoversLengthsOnLongChaoticData) {
 TEST(Estimation, LbfgsRecoversLengths) {
   const Model<double> truth = double_pendulum();
   const auto data = generate(truth, rk4(0.01), 2, 1.0, 0.0, 3);
-  const ParameterSet params = ParameterSet::from_config(
+  const ParameterSet params = read_parameter_set(
       parameters_config("p: [{name: link.link1.length, initial: 2.7, bounds: [0.1, 10]},"
                         " {name: link.link2.length, initial: 4.3, bounds: [0.1, 10]}]"),
       "p", truth);
@@ -129,7 +130,7 @@ TEST(Estimation, InverseDynamicsRecoversPendulumParameters) {
   set_parameter(truth, resolve_parameter(truth, "joint.joint1.damping"), 0.05);
   StepOptions step = rk4(0.001);
   const auto data = generate(truth, step, 2, 3.0, 1.5, 4);
-  const ParameterSet params = ParameterSet::from_config(
+  const ParameterSet params = read_parameter_set(
       parameters_config("p: [{name: link.link1.mass, initial: 1.0, bounds: [0.01, 10], transform: log},"
                         " {name: link.link1.length, initial: 1.0, bounds: [0.01, 10]},"
                         " {name: joint.joint1.damping, initial: 0.0, bounds: [0, 1]}]"),
@@ -161,7 +162,7 @@ TEST(Identifiability, StaticTorquesOnlyDetermineMassTimesLength) {
     tr.tau(k, 0) = 1.0 * 9.81 * 1.0 * std::sin(tr.q(k, 0));
   }
   tr.qd.setZero();
-  const ParameterSet params = ParameterSet::from_config(
+  const ParameterSet params = read_parameter_set(
       parameters_config("p: [{name: link.link1.mass, initial: 1.0, bounds: [0.01, 10], transform: log},"
                         " {name: link.link1.length, initial: 1.0, bounds: [0.01, 10], transform: log}]"),
       "p", model);
@@ -181,21 +182,21 @@ TEST(Identifiability, StaticTorquesOnlyDetermineMassTimesLength) {
 
 TEST(ParameterSet, RejectsBadBoundsAndNames) {
   const Model<double> model = double_pendulum();
-  EXPECT_THROW(ParameterSet::from_config(parameters_config("p: [{name: link.link1.length, bounds: [5, 1]}]"), "p", model),
+  EXPECT_THROW(read_parameter_set(parameters_config("p: [{name: link.link1.length, bounds: [5, 1]}]"), "p", model),
                ConfigError);
-  EXPECT_THROW(ParameterSet::from_config(parameters_config("p: [{name: link.link1.length, bounds: [.nan, 1]}]"), "p", model),
+  EXPECT_THROW(read_parameter_set(parameters_config("p: [{name: link.link1.length, bounds: [.nan, 1]}]"), "p", model),
                ConfigError);
-  EXPECT_THROW(ParameterSet::from_config(parameters_config("p: [{name: link.link1.lenght}]"), "p", model), ConfigError);
-  EXPECT_THROW(ParameterSet::from_config(parameters_config("p: [{name: link.link1.length, initial: 20, bounds: [0.1, 10]}]"),
+  EXPECT_THROW(read_parameter_set(parameters_config("p: [{name: link.link1.lenght}]"), "p", model), ConfigError);
+  EXPECT_THROW(read_parameter_set(parameters_config("p: [{name: link.link1.length, initial: 20, bounds: [0.1, 10]}]"),
                                          "p", model),
                ConfigError);
-  EXPECT_THROW(ParameterSet::from_config(parameters_config("p: [{name: gravity.z, transform: log}]"), "p", model),
+  EXPECT_THROW(read_parameter_set(parameters_config("p: [{name: gravity.z, transform: log}]"), "p", model),
                ConfigError);  // log of a negative value
 }
 
 TEST(BasinHopping, StartsAreReproducibleAndInsideBounds) {
   const Model<double> model = double_pendulum();
-  const ParameterSet params = ParameterSet::from_config(
+  const ParameterSet params = read_parameter_set(
       parameters_config("p: [{name: link.link1.length, bounds: [0.1, 10]}, {name: link.link2.length, bounds: [0.1, 10]}]"),
       "p", model);
   BasinHoppingOptions o;
@@ -233,7 +234,7 @@ TEST(Estimation, HuberLossResistsOutliers) {
   auto data = generate(truth, rk4(0.01), 2, 1.5, 0.0, 5);
   for (auto& tr : data)
     for (int k = 7; k < tr.size(); k += 37) tr.q(k, 0) += 0.5;  // sensor glitches
-  const ParameterSet params = ParameterSet::from_config(
+  const ParameterSet params = read_parameter_set(
       parameters_config("p: [{name: link.link1.length, initial: 2.8, bounds: [0.1, 10]},"
                         " {name: link.link2.length, initial: 4.2, bounds: [0.1, 10]}]"),
       "p", truth);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 namespace {

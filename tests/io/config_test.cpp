@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 namespace {

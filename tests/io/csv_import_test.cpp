@@ -9,7 +9,7 @@
 #include <fstream>
 #include <functional>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 
 namespace neuralsim {
@@ -140,6 +140,16 @@ TEST(CsvImportRealData, DfkiValidationInListedOrderAndRoundTripsThroughHdf5) {
 
 // ---------------------------------------------------------------- synthetic
 
+// Indents YAML text under a top-level key.
+std::string indent(const std::string& yaml) {
+  std::string out = "  ";
+  for (char c : yaml) {
+    out += c;
+    if (c == '\n') out += "  ";
+  }
+  return out;
+}
+
 class CsvImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -240,7 +250,7 @@ TEST_F(CsvImportTest, ColumnsByIndexWithoutHeaderAndGlobOrder) {
       "joint_names: [joint1]\n"
       "q: [{terms: {1: 2.0}, offset: 0.5}]\n"
       "qd: [1]\n";
-  const TrajectorySet set = import_csv(YAML::Load(yaml), dir_.string(), "inline");
+  const TrajectorySet set = import_csv(write("inline.yaml", "csv_import:\n" + indent(yaml)));
   ASSERT_EQ(set.trajectories.size(), 2u);
   EXPECT_EQ(set.trajectories[0].name, "run_a");
   EXPECT_EQ(set.trajectories[0].size(), 3);
@@ -280,7 +290,7 @@ TEST_F(CsvImportTest, UnknownColumnNamesYamlFileKeyLineAndColumns) {
                                  "    - {terms: {x: 1.0, phi3: 2.0}}\n"
                                  "  qd: [y]\n");
   const std::string msg = error_message([&] { import_csv(yaml); }, true);
-  expect_contains(msg, {"bad_column.yaml:7:", "csv_import.q[0].terms.phi3", "unknown column 'phi3'",
+  expect_contains(msg, {"bad_column.yaml:7:", "csv_import.q.0.terms.phi3", "unknown column 'phi3'",
                         "available columns: t (0), x (1), y (2)"});
 }
 
@@ -318,21 +328,20 @@ TEST_F(CsvImportTest, FilesMatchingNothing) {
   const std::string yaml = write("import.yaml", synthetic_yaml(""));
   fs::remove(dir_ / "log.csv");
   expect_contains(error_message([&] { import_csv(yaml); }, false),
-                  {"import.yaml", "csv_import.files[0]", "log.csv", "matches no file"});
+                  {"import.yaml", "csv_import.files.0", "log.csv", "matches no file"});
   const std::string glob_yaml =
       "files: [\"nothing_*.csv\"]\ntime: t\nmodel: m\njoint_names: [a]\nq: [x]\nqd: [y]\n";
   expect_contains(
-      error_message([&] { import_csv(YAML::Load(glob_yaml), dir_.string(), "inline"); }, false),
-      {"inline", "nothing_*.csv", "matches no file"});
+      error_message([&] { import_csv(write("inline.yaml", "csv_import:\n" + indent(glob_yaml))); }, false),
+      {"inline.yaml", "nothing_*.csv", "matches no file"});
 }
 
 TEST_F(CsvImportTest, JointNameCountMustMatchQd) {
   write("log.csv", kSyntheticCsv);
   const std::string yaml =
       "files: [log.csv]\ntime: t\nmodel: m\njoint_names: [a, b]\nq: [x]\nqd: [y]\n";
-  expect_contains(
-      error_message([&] { import_csv(YAML::Load(yaml), dir_.string(), "inline"); }, true),
-      {"inline:4:", "csv_import.joint_names", "nv=1"});
+  expect_contains(error_message([&] { import_csv(write("inline.yaml", "csv_import:\n" + indent(yaml))); }, true),
+                  {"inline.yaml:5:", "csv_import.joint_names", "nv = 1"});
 }
 
 }  // namespace

@@ -14,8 +14,8 @@
 #include <limits>
 #include <random>
 
-#include "neuralsim/io/errors.hpp"
-#include "neuralsim/io/python.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "common/python.hpp"
 
 namespace neuralsim {
 namespace {
@@ -116,6 +116,17 @@ std::string data_error(const std::function<void()>& f) {
     return e.what();
   }
   ADD_FAILURE() << "expected a DataError";
+  return "";
+}
+
+// An output that cannot be written is reported like a bad --out (exit 2).
+std::string output_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError";
   return "";
 }
 
@@ -222,7 +233,7 @@ TEST_F(Hdf5TrajectoryTest, AtomicWriteLeavesOnlyTheTargetFile) {
 TEST_F(Hdf5TrajectoryTest, WritingIntoMissingDirectoryThrowsAndCreatesNothing) {
   const fs::path missing = dir_ / "no" / "such" / "dir";
   const std::string msg =
-      data_error([&] { write_trajectories((missing / "out.h5").string(), make_set(1)); });
+      output_error([&] { write_trajectories((missing / "out.h5").string(), make_set(1)); });
   expect_contains(msg, {"out.h5", "does not exist"});
   EXPECT_FALSE(fs::exists(dir_ / "no"));
   EXPECT_TRUE(fs::is_empty(dir_));
@@ -245,7 +256,7 @@ TEST_F(Hdf5TrajectoryTest, FailedRenameRemovesTheTemporaryFile) {
   // A non-empty directory at the target path makes rename() fail after the
   // temporary file was fully written.
   fs::create_directories(dir_ / "data.h5" / "keep");
-  const std::string msg = data_error([&] { write_trajectories(file(), make_set(1)); });
+  const std::string msg = output_error([&] { write_trajectories(file(), make_set(1)); });
   expect_contains(msg, {"data.h5", "rename"});
   std::vector<std::string> entries;
   for (const auto& e : fs::directory_iterator(dir_))

@@ -5,7 +5,7 @@
 #include <Eigen/Dense>
 
 #include "neuralsim/dynamics/kinematics.hpp"
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/model/parameterization.hpp"
 #include "support/test_models.hpp"
 
@@ -50,8 +50,8 @@ TEST(Parameters, UnknownNameListsValidOnes) {
   Model<double> model = load_yaml_model(testing::source_path("configs/models/pendulum.yaml"));
   try {
     resolve_parameter(model, "link.link1.lenght");
-    FAIL() << "expected ConfigError";
-  } catch (const ConfigError& e) {
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("link.link1.lenght"), std::string::npos);
     EXPECT_NE(msg.find("link.link1.length"), std::string::npos);
@@ -84,7 +84,7 @@ TEST(Parameterization, LogCholeskyRoundTripAndAlwaysPhysical) {
 TEST(Parameterization, RejectsInconsistentInertia) {
   Inertia<double> bad = Inertia<double>::from_com(1.0, Eigen::Vector3d::Zero(),
                                                   Eigen::Vector3d(1.0, 1.0, 5.0).asDiagonal());
-  EXPECT_THROW(log_cholesky_from_inertia(bad, "link.x"), ConfigError);
+  EXPECT_THROW(log_cholesky_from_inertia(bad, "link.x"), ModelError);
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ TEST_P(NoAllocation, FreeFloatingMixedJointModel) {
 
 TEST_P(NoAllocation, ThirtyLinkChain) {
   const Model<double> chain =
-      build_yaml_model(YAML::Load("generator: chain\nlinks: 30\nlength: 0.1\nmass: 0.5\n"), "inline");
+      parse_yaml_model(("generator: chain\nlinks: 30\nlength: 0.1\nmass: 0.5\n"), "inline");
   EXPECT_EQ(allocations_in_steps(chain, GetParam(), 20), 0);
 }
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "neuralsim/model/configuration.hpp"
-#include "neuralsim/model/yaml_model.hpp"
+#include "neuralsim/io/yaml_model.hpp"
 
 namespace neuralsim::testing {
 

@@ -1,6 +1,6 @@
 #include "neuralsim/contact/contact_parameters.hpp"
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 namespace {
@@ -19,13 +19,18 @@ std::vector<std::string> contact_parameter_names() {
   return out;
 }
 
-ContactParameterId resolve_contact_parameter(const std::string& name) {
+std::optional<ContactParameterId> find_contact_parameter(const std::string& name) {
   const std::string key = name.rfind("contact.", 0) == 0 ? name.substr(8) : name;
   for (int i = 0; i < kCount; ++i)
     if (key == kNames[i]) return static_cast<ContactParameterId>(i);
+  return std::nullopt;
+}
+
+ContactParameterId resolve_contact_parameter(const std::string& name) {
+  if (const auto id = find_contact_parameter(name)) return *id;
   std::string list;
   for (const auto& n : contact_parameter_names()) list += (list.empty() ? "" : ", ") + n;
-  throw ConfigError("unknown contact parameter '" + name + "' (valid: " + list + ")");
+  throw InvalidArgument("unknown contact parameter '" + name + "' (valid: " + list + ")");
 }
 
 }  // namespace neuralsim

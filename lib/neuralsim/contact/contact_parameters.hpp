@@ -22,6 +22,7 @@
 //   contact.limit_damping             joint-limit damping (N·m·s/rad or N·s/m)
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,8 +77,10 @@ enum class ContactParameterId {
 
 // Every name, "contact.stiffness", ... in ContactParameterId order.
 std::vector<std::string> contact_parameter_names();
-// Accepts "contact.<key>" or the bare "<key>" (as written in the config's
-// `contact.parameters:` map). Throws ConfigError listing the valid names.
+// The parameter "contact.<key>" (or the bare "<key>", as written in the
+// config's `contact.parameters:` map); nothing for an unknown name.
+std::optional<ContactParameterId> find_contact_parameter(const std::string& name);
+// The same for a name known to exist; InvalidArgument listing the names otherwise.
 ContactParameterId resolve_contact_parameter(const std::string& name);
 
 template <class S>

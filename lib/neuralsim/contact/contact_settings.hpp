@@ -1,5 +1,6 @@
-// What a `contact:` config section describes, resolved against a model
-// (body names -> indices). The reference for the YAML is docs/contact.md.
+// The contact settings of an experiment, resolved against a model (body
+// indices). experiment/contact_config.hpp reads them from the `contact:`
+// config section (reference: docs/contact.md).
 #pragma once
 
 #include <string>
@@ -7,7 +8,6 @@
 
 #include "neuralsim/contact/contact_parameters.hpp"
 #include "neuralsim/contact/friction.hpp"
-#include "neuralsim/io/config.hpp"
 #include "neuralsim/model/model.hpp"
 
 namespace neuralsim {
@@ -56,8 +56,9 @@ struct ContactSettings {
   std::vector<PointSet> point_sets;
 };
 
-// Reads a `contact:` section. Throws ConfigError (file:line, key path) for
-// unknown keys, bad values, unknown bodies or parameter names.
-ContactSettings read_contact_settings(const Config& section, const Model<double>& model);
+// "" when every contact parameter is usable (finite, non-negative where it
+// must be, exponent and friction_velocity > 0, erp in [0, 1]); otherwise one
+// line naming the first bad parameter and its value.
+std::string contact_parameters_problem(const ContactParameters<double>& p);
 
 }  // namespace neuralsim

@@ -185,8 +185,6 @@ class ImpulseSolver {
     }
   }
 
-  // Impulses of the last solve, (n, t1, t2) per contact.
-  const VecX<S>& impulses() const { return lambda_; }
 
  private:
   // V_a - V_b for a contact's two bodies (the world has V = 0).

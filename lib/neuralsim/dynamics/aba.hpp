@@ -30,11 +30,11 @@
 // Nothing is dynamically sized or allocated.
 //
 // Outputs: data.qdd, and for the configuration q: X_up, X_world (as
-// forward_kinematics computes them), and in WORLD coordinates v, c, a, f,
-// IA, S_world and U (1-DoF joints). forward_kinematics / rnea leave v
-// in body coordinates; callers that need body velocities use those. The
-// factorization (U, D⁻¹) of a floating base is left unformed; code that
-// applies M⁻¹ through it calls complete_articulated_factorization() first.
+// forward_kinematics computes them), and the world-coordinate fields ov,
+// oc, oa, of, oYaba, oS and the factorization U, D⁻¹, u (data.hpp). Body-
+// frame fields (v, a, f) are not touched. The factorization of a floating
+// base is left unformed; code that applies M⁻¹ through it calls
+// complete_articulated_factorization() first.
 #pragma once
 
 #include <cstdint>
@@ -147,20 +147,17 @@ inline bool is_free_root(const Joint<S>& j) {
   return j.type == JointType::kFree && j.parent < 0 && exactly_zero(j.dynamics.armature);
 }
 
-// Backward-pass step of a joint with NV > 1 degrees of freedom, whose S is
-// [1; 0] (spherical, NV = 3) or 1 (free, NV = 6) in body coordinates. IA, f
-// and c arrive in world coordinates; Xw = data.X_world[i].
 // Body-frame factorization of a joint with NV > 1 degrees of freedom, whose
 // S is [1; 0] (spherical, NV = 3) or 1 (free, NV = 6) in body coordinates:
-// IA (returned in body coordinates), U = Iᴬ S and D⁻¹ = (SᵀIᴬS + armature)⁻¹
-// into data. data.IA[i] is in world coordinates; Xw = data.X_world[i].
+// Iᴬ (returned in body coordinates), U = Iᴬ S and D⁻¹ = (SᵀIᴬS + armature)⁻¹
+// into data. data.oYaba[i] is in world coordinates; Xw = data.X_world[i].
 template <int NV, class S>
 Mat6<S> factor_multi_dof_joint(const Joint<S>& j, Data<S>& data, int i) {
   using MatNV = Eigen::Matrix<S, NV, NV>;
   const Transform<S>& Xw = data.X_world[i];
   // Body-frame Iᴬ = X⁻ᵀ Iᴬ_world X⁻¹.
   Mat6<S> IA = Mat6<S>::Zero();
-  add_inertia_to_parent(Xw.inverse(), data.IA[i], IA);
+  add_inertia_to_parent(Xw.inverse(), data.oYaba[i], IA);
   MatNV D = IA.template topLeftCorner<NV, NV>();  // SᵀIᴬS, S = [1; 0]
   for (int k = 0; k < NV; ++k) D(k, k) += j.dynamics.armature;
   data.U[i].template leftCols<NV>() = IA.template leftCols<NV>();
@@ -168,14 +165,14 @@ Mat6<S> factor_multi_dof_joint(const Joint<S>& j, Data<S>& data, int i) {
   return IA;
 }
 
-// Backward-pass step of a multi-DoF joint (see factor_multi_dof_joint). IA,
-// f and c arrive in world coordinates.
+// Backward-pass step of a multi-DoF joint (see factor_multi_dof_joint). Iᴬ,
+// pᴬ and c arrive in world coordinates.
 template <int NV, class S>
 void aba_backward_multi(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) {
   using VecNV = Eigen::Matrix<S, NV, 1>;
   const Transform<S>& Xw = data.X_world[i];
   const Mat6<S> IA = factor_multi_dof_joint<NV>(j, data, i);
-  const Vec6<S> f = Xw.apply_force(data.f[i]);  // pᴬ in body coordinates
+  const Vec6<S> f = Xw.apply_force(data.of[i]);  // pᴬ in body coordinates
   VecNV u;
   for (int k = 0; k < NV; ++k) u[k] = tau[j.idx_v + k] - f[k];
   data.u[i].template head<NV>() = u;
@@ -184,9 +181,9 @@ void aba_backward_multi(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& 
   const Eigen::Matrix<S, 6, NV> UDinv = U * data.Dinv[i].template topLeftCorner<NV, NV>();
   Mat6<S> Ia = IA;
   Ia.noalias() -= UDinv * U.transpose();
-  const Vec6<S> pa = f + Ia * Xw.apply_motion(data.c[i]) + UDinv * u;
-  add_inertia_to_parent(Xw, Ia, data.IA[j.parent]);
-  data.f[j.parent] += Xw.apply_force_inverse(pa);
+  const Vec6<S> pa = f + Ia * Xw.apply_motion(data.oc[i]) + UDinv * u;
+  add_inertia_to_parent(Xw, Ia, data.oYaba[j.parent]);
+  data.of[j.parent] += Xw.apply_force_inverse(pa);
 }
 
 // Free root joint: the whole tree's articulated inertia Iᴬ acts on the
@@ -194,13 +191,13 @@ void aba_backward_multi(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& 
 // the base's world acceleration a = (Iᴬ)⁻¹ (f - pᴬ) by one 6x6 Cholesky
 // solve (RBDA table 7.1 with S = X⁻¹, the body-to-world motion transform,
 // for which Iᵃ = 0; the body-frame D = X⁻ᵀIᴬX⁻¹ and its inverse are not
-// needed). a includes a₀ = -g; pass 3 reads it from data.a.
+// needed). a includes a₀ = -g; pass 3 reads it from data.oa.
 template <class S>
 void aba_free_root(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) {
   Vec6<S> tau_body;
   for (int k = 0; k < 6; ++k) tau_body[k] = tau[j.idx_v + k];
-  const Vec6<S> rhs = data.X_world[i].apply_force_inverse(tau_body) - data.f[i];
-  data.a[i] = spd_solve<6>(data.IA[i], rhs);
+  const Vec6<S> rhs = data.X_world[i].apply_force_inverse(tau_body) - data.of[i];
+  data.oa[i] = spd_solve<6>(data.oYaba[i], rhs);
 }
 
 // Skips transforming external forces that are all zero (most bodies, most
@@ -227,18 +224,21 @@ inline bool all_zero(const Vec6<S>&) { return false; }
 template <class S>
 void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
          const VecX<S>& tau) {
+  check_argument_size("aba", "q", q.size(), model.nq);
+  check_argument_size("aba", "q̇", qd.size(), model.nv);
+  check_argument_size("aba", "τ", tau.size(), model.nv);
   const int n = model.num_bodies();
   // Raw pointers to the per-body arrays: stores through Eigen's double*
   // would otherwise force reloading each std::vector's data pointer.
-  auto* const IA_ = data.IA.data();
-  auto* const S_world_ = data.S_world.data();
+  auto* const IA_ = data.oYaba.data();
+  auto* const S_world_ = data.oS.data();
   auto* const U_ = data.U.data();
   auto* const Dinv_ = data.Dinv.data();
   auto* const u_ = data.u.data();
-  auto* const v_ = data.v.data();
-  auto* const a_ = data.a.data();
-  auto* const c_ = data.c.data();
-  auto* const f_ = data.f.data();
+  auto* const v_ = data.ov.data();
+  auto* const a_ = data.oa.data();
+  auto* const c_ = data.oc.data();
+  auto* const f_ = data.of.data();
   auto* const f_ext_ = data.f_ext.data();
   auto* const X_world_ = data.X_world.data();
   // Pass 1: kinematics, velocity-product terms, rigid-body bias forces.
@@ -386,5 +386,11 @@ void complete_articulated_factorization(const Model<S>& model, Data<S>& data) {
     if (internal::is_free_root(model.joints[i])) internal::factor_multi_dof_joint<6>(model.joints[i], data, i);
   data.factorization_complete = true;
 }
+
+// Explicit instantiations (dynamics/instantiate_*.cpp).
+#define NEURALSIM_ABA_TEMPLATES(PREFIX, S) \
+  PREFIX template void aba<S>(const Model<S>&, Data<S>&, const VecX<S>&, const VecX<S>&, const VecX<S>&); \
+  PREFIX template void complete_articulated_factorization<S>(const Model<S>&, Data<S>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_ABA_TEMPLATES, extern)
 
 }  // namespace neuralsim

@@ -40,4 +40,9 @@ Centroidal<S> centroidal(const Model<S>& model, const Data<S>& data) {
   return out;
 }
 
+// Explicit instantiations (dynamics/instantiate_*.cpp).
+#define NEURALSIM_CENTROIDAL_TEMPLATES(PREFIX, S) \
+  PREFIX template Centroidal<S> centroidal<S>(const Model<S>&, const Data<S>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_CENTROIDAL_TEMPLATES, extern)
+
 }  // namespace neuralsim

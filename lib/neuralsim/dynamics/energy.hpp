@@ -36,4 +36,10 @@ S potential_energy(const Model<S>& model, const Data<S>& data, const VecX<S>& q)
   return V;
 }
 
+// Explicit instantiations (dynamics/instantiate_*.cpp).
+#define NEURALSIM_ENERGY_TEMPLATES(PREFIX, S) \
+  PREFIX template S kinetic_energy<S>(const Model<S>&, const Data<S>&, const VecX<S>&); \
+  PREFIX template S potential_energy<S>(const Model<S>&, const Data<S>&, const VecX<S>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_ENERGY_TEMPLATES, extern)
+
 }  // namespace neuralsim

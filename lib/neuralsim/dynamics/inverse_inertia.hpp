@@ -90,7 +90,7 @@ inline void inverse_inertia_backward_step(const Joint<S>& j, const Data<S>& data
   switch (j.nv) {
     case 0: break;
     case 1: {
-      const S ui = -data.S_world[i].dot(p);
+      const S ui = -data.oS[i].dot(p);
       u[0] += ui;
       p += data.U[i].col(0) * (data.Dinv[i](0, 0) * ui);
       break;
@@ -146,7 +146,7 @@ void inverse_inertia_forward(const Model<S>& model, const Data<S>& data, Inverse
       case 1: {
         const S qddi = data.Dinv[i](0, 0) * (ws.u[i][0] - data.U[i].col(0).dot(a));
         if (qdd) (*qdd)[j.idx_v] = qddi;
-        a += data.S_world[i] * qddi;
+        a += data.oS[i] * qddi;
         break;
       }
       case 3: a = internal::inverse_inertia_forward_multi<3>(j, data, i, a, ws.u[i], qdd); break;
@@ -188,7 +188,7 @@ S inverse_inertia_term(const Joint<S>& j, const Data<S>& data, int i, const Vec6
 }
 
 // World spatial velocities V of all bodies for joint velocities qd, at the
-// configuration of the last aba() call (uses its X_world and S_world).
+// configuration of the last aba() call (uses its X_world and oS).
 // Contact rows read them as J q̇ = wᵀ(V_a - V_b).
 template <class S>
 void world_velocities(const Model<S>& model, const Data<S>& data, const VecX<S>& qd, std::vector<Vec6<S>>& V) {
@@ -196,11 +196,22 @@ void world_velocities(const Model<S>& model, const Data<S>& data, const VecX<S>&
     const Joint<S>& j = model.joints[i];
     Vec6<S> v = j.parent < 0 ? Vec6<S>::Zero() : V[j.parent];
     if (j.nv == 1)
-      v += data.S_world[i] * qd[j.idx_v];
+      v += data.oS[i] * qd[j.idx_v];
     else if (j.nv > 1)
       v += data.X_world[i].apply_motion_inverse(joint_velocity(j, qd));
     V[i] = v;
   }
 }
+
+// Explicit instantiations (dynamics/instantiate_*.cpp).
+#define NEURALSIM_INVERSE_INERTIA_TEMPLATES(PREFIX, S) \
+  PREFIX template void inverse_inertia_backward<S>(const Model<S>&, const Data<S>&, InverseInertiaWorkspace<S>&);  \
+  PREFIX template void inverse_inertia_forward<S>(const Model<S>&, const Data<S>&, InverseInertiaWorkspace<S>&,     \
+                                                  VecX<S>*);                                                       \
+  PREFIX template void apply_inverse_inertia<S>(const Model<S>&, const Data<S>&, InverseInertiaWorkspace<S>&,       \
+                                                VecX<S>*);                                                         \
+  PREFIX template void inverse_inertia_path<S>(const Model<S>&, const Data<S>&, int, const Vec6<S>&, Vec6<S>*);     \
+  PREFIX template void world_velocities<S>(const Model<S>&, const Data<S>&, const VecX<S>&, std::vector<Vec6<S>>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_INVERSE_INERTIA_TEMPLATES, extern)
 
 }  // namespace neuralsim

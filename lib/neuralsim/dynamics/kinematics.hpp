@@ -2,6 +2,7 @@
 // (RBDA §4.1, the first pass of algorithms 5.1 and 7.1).
 #pragma once
 
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/model/data.hpp"
 
@@ -14,34 +15,24 @@ namespace neuralsim {
 // place of Rodrigues' formula and a 3x3 product) and r stays r_T.
 template <class S, class QVec>
 inline void set_parent_transform(const Joint<S>& j, const QVec& q, Transform<S>& out) {
-  if (j.type == JointType::kRevolute) {
-    for (int k = 0; k < 3; ++k) {
-      const int a = (k + 1) % 3, b = (k + 2) % 3;
-      if (to_double(j.axis[a]) != 0.0 || to_double(j.axis[b]) != 0.0) continue;
-      using std::cos;
-      using std::sin;
-      // R(e_k, θ) rotates the (a, b) plane: R_aa = R_bb = c, R_ba = -R_ab = s.
-      // For -e_k the angle changes sign. E = Rᵀ E_T.
-      const S theta = to_double(j.axis[k]) > 0 ? S(q[j.idx_q]) : S(-q[j.idx_q]);
-      const S c = cos(theta), s = sin(theta);
-      const Mat3<S>& ET = j.origin.E;
-      for (int col = 0; col < 3; ++col) {
-        out.E(k, col) = ET(k, col);
-        out.E(a, col) = c * ET(a, col) + s * ET(b, col);
-        out.E(b, col) = c * ET(b, col) - s * ET(a, col);
-      }
-      out.r = j.origin.r;
-      return;
+  if (j.coordinate_axis >= 0) {
+    using std::cos;
+    using std::sin;
+    const int k = j.coordinate_axis, a = (k + 1) % 3, b = (k + 2) % 3;
+    // R(e_k, θ) rotates the (a, b) plane: R_aa = R_bb = c, R_ba = -R_ab = s.
+    // For -e_k the angle changes sign. E = Rᵀ E_T.
+    const S theta = j.axis_negative ? S(-q[j.idx_q]) : S(q[j.idx_q]);
+    const S c = cos(theta), s = sin(theta);
+    const Mat3<S>& ET = j.origin.E;
+    for (int col = 0; col < 3; ++col) {
+      out.E(k, col) = ET(k, col);
+      out.E(a, col) = c * ET(a, col) + s * ET(b, col);
+      out.E(b, col) = c * ET(b, col) - s * ET(a, col);
     }
+    out.r = j.origin.r;
+    return;
   }
   Transform<S>::compose(joint_transform(j, q), j.origin, out);
-}
-
-template <class S, class QVec>
-inline Transform<S> parent_transform(const Joint<S>& j, const QVec& q) {
-  Transform<S> X;
-  set_parent_transform(j, q, X);
-  return X;
 }
 
 // data.X_up[i] and data.X_world[i] of body i (its parent's X_world done).
@@ -58,6 +49,7 @@ inline void update_body_kinematics(const Model<S>& model, Data<S>& data, int i, 
 // Fills data.X_up and data.X_world from q.
 template <class S>
 void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q) {
+  check_argument_size("forward_kinematics", "q", q.size(), model.nq);
   for (int i = 0; i < model.num_bodies(); ++i) update_body_kinematics(model, data, i, q);
 }
 
@@ -65,6 +57,7 @@ void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q) 
 template <class S>
 void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q,
                         const VecX<S>& qd) {
+  check_argument_size("forward_kinematics", "q̇", qd.size(), model.nv);
   forward_kinematics(model, data, q);
   for (int i = 0; i < model.num_bodies(); ++i) {
     const Joint<S>& j = model.joints[i];
@@ -73,9 +66,7 @@ void forward_kinematics(const Model<S>& model, Data<S>& data, const VecX<S>& q,
   }
 }
 
-// World position and orientation (body -> world rotation) of a body.
-template <class S>
-Vec3<S> body_position(const Data<S>& data, int body) { return data.X_world[body].r; }
+// World orientation (body -> world rotation) of a body.
 template <class S>
 Mat3<S> body_rotation(const Data<S>& data, int body) { return data.X_world[body].E.transpose(); }
 
@@ -100,5 +91,11 @@ Vec3<S> body_point_velocity_world(const Data<S>& data, int body, const Vec3<S>& 
   const Vec3<S> v_point = v.template tail<3>() + Vec3<S>(v.template head<3>()).cross(p_local);
   return data.X_world[body].E.transpose() * v_point;
 }
+
+// Explicit instantiations (dynamics/instantiate_*.cpp).
+#define NEURALSIM_KINEMATICS_TEMPLATES(PREFIX, S) \
+  PREFIX template void forward_kinematics<S>(const Model<S>&, Data<S>&, const VecX<S>&);                 \
+  PREFIX template void forward_kinematics<S>(const Model<S>&, Data<S>&, const VecX<S>&, const VecX<S>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_KINEMATICS_TEMPLATES, extern)
 
 }  // namespace neuralsim

@@ -13,6 +13,8 @@ namespace neuralsim {
 template <class S>
 void rnea(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
           const VecX<S>& qdd) {
+  check_argument_size("rnea", "q̇", qd.size(), model.nv);
+  check_argument_size("rnea", "q̈", qdd.size(), model.nv);
   forward_kinematics(model, data, q);
   // Gravity enters as a fictitious base acceleration -g (RBDA §5.3).
   const Vec6<S> a0 = spatial<S>(Vec3<S>::Zero(), Vec3<S>(-model.gravity));
@@ -46,5 +48,11 @@ void nonlinear_effects(const Model<S>& model, Data<S>& data, const VecX<S>& q, c
   rnea(model, data, q, qd, data.qdd);
   data.bias = data.tau;
 }
+
+// Explicit instantiations (dynamics/instantiate_*.cpp).
+#define NEURALSIM_RNEA_TEMPLATES(PREFIX, S) \
+  PREFIX template void rnea<S>(const Model<S>&, Data<S>&, const VecX<S>&, const VecX<S>&, const VecX<S>&); \
+  PREFIX template void nonlinear_effects<S>(const Model<S>&, Data<S>&, const VecX<S>&, const VecX<S>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_RNEA_TEMPLATES, extern)
 
 }  // namespace neuralsim

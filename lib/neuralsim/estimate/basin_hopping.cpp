@@ -90,6 +90,11 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
         }
       }
     });
+    // A round cut short by should_abort (Ctrl-C, time budget) is incomplete:
+    // its best may still be reported, but it is neither recorded nor
+    // checkpointed, so --resume reruns it whole and reproduces an
+    // uninterrupted run bit for bit.
+    const bool cut_short = should_abort && should_abort();
     RoundRecord rec;
     rec.round = round;
     rec.spread = round == 0 ? 1.0 : options.initial_spread * std::pow(options.decay, round - 1);
@@ -101,6 +106,18 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
     }
     if (first_hit.load() < population) best_k = first_hit.load();
     rec.round_best_cost = best_k >= 0 ? solves[best_k].cost : std::numeric_limits<double>::infinity();
+    if (cut_short) {
+      result.state = state;
+      if (best_k >= 0 && (!state.has_best || better(solves[best_k], state.best))) {
+        result.state.best = solves[best_k];
+        result.state.has_best = true;
+      }
+      result.stop_reason = std::chrono::duration<double>(Clock::now() - t0).count() >= options.time_budget_s
+                               ? "time"
+                               : "interrupted";
+      result.incomplete_round = true;
+      return result;
+    }
     if (best_k >= 0 && (!state.has_best || better(solves[best_k], state.best))) {
       state.best = solves[best_k];
       state.has_best = true;
@@ -110,10 +127,6 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
     state.history.push_back(rec);
     state.next_round = round + 1;
     if (on_round) on_round(state);
-    if (should_abort && should_abort()) {
-      result.stop_reason = "interrupted";
-      break;
-    }
     if (options.enabled && options.cost_threshold >= 0 && state.has_best && state.best.cost <= options.cost_threshold) {
       result.stop_reason = "threshold";
       break;

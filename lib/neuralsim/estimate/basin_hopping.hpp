@@ -49,14 +49,17 @@ struct BasinHoppingState {
 };
 
 struct BasinHoppingResult {
-  BasinHoppingState state;
+  BasinHoppingState state;  // the last complete round, or a later best of an incomplete one
   std::string stop_reason;  // "threshold", "rounds", "time", "interrupted", "local"
+  bool incomplete_round = false;  // stopped inside a round (not checkpointed)
 };
 
 using ProblemFactory = std::function<std::unique_ptr<EstimationProblem>()>;
 
 // Runs rounds from `state` (fresh or resumed from a checkpoint). `on_round`
-// is called after every round (progress, checkpoint). `should_abort` stops early.
+// is called after every complete round (progress, checkpoint).
+// `should_abort` (polled inside rounds, every solver iteration) stops early;
+// the round it interrupts is incomplete (BasinHoppingResult).
 BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const ParameterSet& params,
                                  const BasinHoppingOptions& options, const SolverOptions& solver,
                                  BasinHoppingState state,

@@ -4,29 +4,30 @@
 
 #include <chrono>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 
-Formulation formulation_from_name(const std::string& name) {
-  if (name == "single_shooting") return Formulation::kSingleShooting;
-  if (name == "multiple_shooting") return Formulation::kMultipleShooting;
-  if (name == "inverse_dynamics") return Formulation::kInverseDynamics;
-  throw ConfigError("unknown residual formulation '" + name +
-                    "' (single_shooting, multiple_shooting, inverse_dynamics)");
+const char* formulation_name(Formulation f) {
+  switch (f) {
+    case Formulation::kSingleShooting: return "single_shooting";
+    case Formulation::kMultipleShooting: return "multiple_shooting";
+    case Formulation::kInverseDynamics: return "inverse_dynamics";
+  }
+  return "?";
 }
 
-LocalSolver local_solver_from_name(const std::string& name) {
-  if (name == "levenberg_marquardt" || name == "lm") return LocalSolver::kLevenbergMarquardt;
-  if (name == "lbfgs") return LocalSolver::kLbfgs;
-  throw ConfigError("unknown local solver '" + name + "' (levenberg_marquardt, lbfgs)");
+const char* local_solver_name(LocalSolver s) {
+  return s == LocalSolver::kLbfgs ? "lbfgs" : "levenberg_marquardt";
 }
 
-Loss loss_from_name(const std::string& name) {
-  if (name == "none" || name == "squared") return Loss::kNone;
-  if (name == "huber") return Loss::kHuber;
-  if (name == "cauchy") return Loss::kCauchy;
-  throw ConfigError("unknown loss '" + name + "' (none, huber, cauchy)");
+const char* loss_name(Loss l) {
+  switch (l) {
+    case Loss::kNone: return "none";
+    case Loss::kHuber: return "huber";
+    case Loss::kCauchy: return "cauchy";
+  }
+  return "?";
 }
 
 struct EstimationProblem::CeresState {
@@ -155,7 +156,14 @@ void EstimationProblem::build() {
       }
     }
   }
-  if (ceres_->blocks.empty()) throw DataError("no residuals: the training data has too few samples");
+  if (ceres_->blocks.empty()) {
+    long long longest = 0;
+    for (const Trajectory* tr : train_) longest = std::max<long long>(longest, tr->size());
+    throw DataError("no residuals: the " + std::to_string(train_.size()) + " training trajectories have at most " +
+                    std::to_string(longest) + " samples, too few for residual type " +
+                    formulation_name(options_.formulation) + " (window " + std::to_string(window) +
+                    ", filter window " + std::to_string(options_.filter_window) + ")");
+  }
 }
 
 void EstimationProblem::reset_states() {

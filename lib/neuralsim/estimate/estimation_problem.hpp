@@ -16,9 +16,9 @@ enum class Formulation { kSingleShooting, kMultipleShooting, kInverseDynamics };
 enum class LocalSolver { kLevenbergMarquardt, kLbfgs };
 enum class Loss { kNone, kHuber, kCauchy };
 
-Formulation formulation_from_name(const std::string& name);
-LocalSolver local_solver_from_name(const std::string& name);
-Loss loss_from_name(const std::string& name);
+const char* formulation_name(Formulation f);  // "single_shooting", ...
+const char* local_solver_name(LocalSolver s);  // "levenberg_marquardt", "lbfgs"
+const char* loss_name(Loss l);                 // "none", "huber", "cauchy"
 
 struct ProblemOptions {
   Formulation formulation = Formulation::kSingleShooting;

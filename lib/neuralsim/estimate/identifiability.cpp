@@ -22,23 +22,23 @@ std::string describe(const ParameterSet& params, const Eigen::VectorXd& v) {
   std::ostringstream s;
   s.precision(3);
   if (big.size() == 1) {
-    s << "'" << params[big[0]].name << "' is not identifiable from this data";
+    s << "'" << params[big[0]].name() << "' is not identifiable from this data";
   } else if (big.size() == 2) {
     // Invariance along (v_a, v_b) in log space leaves p_a^(v_b) · p_b^(-v_a)
     // as the only combination the data determines.
     const int a = big[0], b = big[1];
     const double k = -v[a] / v[b];  // exponent of p_b once p_a's is 1
-    s << "only " << params[a].name;
+    s << "only " << params[a].name();
     if (std::abs(k - 1) < 0.05)
-      s << " · " << params[b].name;
+      s << " · " << params[b].name();
     else if (std::abs(k + 1) < 0.05)
-      s << " / " << params[b].name;
+      s << " / " << params[b].name();
     else
-      s << " · " << params[b].name << "^" << k;
+      s << " · " << params[b].name() << "^" << k;
     s << " is identifiable (the data cannot separate the two)";
   } else {
     s << "the combination";
-    for (int i : big) s << " " << (v[i] >= 0 ? "+" : "-") << std::abs(v[i]) << "·log|" << params[i].name << "|";
+    for (int i : big) s << " " << (v[i] >= 0 ? "+" : "-") << std::abs(v[i]) << "·log|" << params[i].name() << "|";
     s << " is not identifiable";
   }
   return s.str();
@@ -120,7 +120,7 @@ nlohmann::json to_json(const Identifiability& id, const ParameterSet& params) {
   nlohmann::json dirs = nlohmann::json::array();
   for (const auto& d : id.weak_directions) {
     nlohmann::json dir;
-    for (int i = 0; i < params.size(); ++i) dir[params[i].name] = d.direction[i];
+    for (int i = 0; i < params.size(); ++i) dir[params[i].name()] = d.direction[i];
     dirs.push_back({{"relative_singular_value", d.relative_singular_value},
                     {"direction_in_log_parameters", dir},
                     {"description", d.description}});

@@ -12,7 +12,7 @@
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>
 
-#include "neuralsim/estimate/parameter_set.hpp"
+#include "neuralsim/parameters/parameter_set.hpp"
 
 namespace neuralsim {
 

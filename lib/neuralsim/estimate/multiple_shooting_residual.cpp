@@ -17,18 +17,19 @@ struct MultipleShooting {
     Stepper<T>& stepper = sim.stepper();
     const Trajectory& tr = *w.trajectory;
     const int nq = model.nq, nv = model.nv;
-    VecX<T> q(nq), qd(nv), u = VecX<T>::Zero(nv), dq(nv);
+    VecX<T> q(nq), qd(nv), dq(nv);
     for (int i = 0; i < nq; ++i) q[i] = blocks[1][i];
     for (int i = 0; i < nv; ++i) qd[i] = blocks[1][nq + i];
     normalize_configuration(model, q);
     int n = sample_residuals(ctx, model, stepper.data(), tr, w.start, q, qd, dq, residuals);
     const int end = w.start + w.length;
-    for (int k = w.start; k < end; ++k) {
-      if (tr.has_tau()) u = tr.tau.row(k).transpose().cast<T>();
-      stepper.step(q, qd, u, tr.time[k], tr.time[k + 1] - tr.time[k]);
-      if (!all_finite(q) || !all_finite(qd)) return false;
-      if (k + 1 < end || last) n += sample_residuals(ctx, model, stepper.data(), tr, k + 1, q, qd, dq, residuals + n);
-    }
+    const bool finite = replay_window(stepper, tr, w.start, w.length, q, qd,
+                                      [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
+                                        if (k < end || last)
+                                          n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq,
+                                                                residuals + n);
+                                      });
+    if (!finite) return false;
     if (!last) {
       VecX<T> q_next(nq);
       for (int i = 0; i < nq; ++i) q_next[i] = blocks[2][i];

@@ -4,8 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "neuralsim/io/config.hpp"
-#include "neuralsim/io/trajectory.hpp"
+#include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/model/model.hpp"
 
 namespace neuralsim {
@@ -25,9 +24,6 @@ struct ObservationSpec {
     return (q_weight > 0 ? model.nv : 0) + (qd_weight > 0 ? model.nv : 0) +
            3 * static_cast<int>(link_positions.size());
   }
-
-  // `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]}.
-  static ObservationSpec from_config(const Config& section, const Model<double>& model);
 
   // Throws DataError when a trajectory lacks a channel this spec compares.
   void check_available(const TrajectorySet& data, const std::string& source) const;

@@ -7,13 +7,12 @@
 
 #include <ceres/dynamic_autodiff_cost_function.h>
 
-#include <optional>
-
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/passive_forces.hpp"
+#include "neuralsim/step/replay.hpp"
 
 namespace neuralsim {
 namespace residual_internal {
@@ -23,13 +22,6 @@ namespace residual_internal {
 // avoids carrying unused derivative lanes (2 parameters in a Jet of 8 costs
 // ~3x more than in a Jet of 2).
 constexpr int kMaxStride = 8;
-
-template <class T>
-bool all_finite(const VecX<T>& v) {
-  for (int i = 0; i < v.size(); ++i)
-    if (!is_finite(v[i])) return false;
-  return true;
-}
 
 // Writes the residuals of one sample; returns the number written.
 template <class T>
@@ -64,9 +56,8 @@ class Simulation {
   Simulation(const ResidualContext& ctx, const T* theta)
       : model_(fitted_model(ctx, theta)), stepper_(model_, unchecked(ctx.step)) {
     if (ctx.contact) {
-      contact_.emplace(model_, *ctx.model, *ctx.contact);
-      ctx.parameters->apply_contact(theta, contact_->parameters());
-      contact_->install(stepper_);
+      const std::shared_ptr<ContactSystem<T>> contact = install_contact(*ctx.contact, *ctx.model, stepper_);
+      ctx.parameters->apply_contact(theta, contact->parameters());
     }
   }
   Simulation(const Simulation&) = delete;
@@ -86,8 +77,7 @@ class Simulation {
     return o;
   }
   Model<T> model_;
-  Stepper<T> stepper_;
-  std::optional<ContactSystem<T>> contact_;
+  Stepper<T> stepper_;  // its hooks own the contact system
 };
 
 template <class T>

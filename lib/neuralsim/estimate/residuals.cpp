@@ -2,7 +2,8 @@
 
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/model/configuration.hpp"
-#include "neuralsim/rollout/experiment.hpp"
+#include "neuralsim/step/link_poses.hpp"
+#include "neuralsim/step/replay.hpp"
 
 namespace neuralsim {
 
@@ -43,35 +44,17 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
   Model<double> model = *ctx.model;
   ctx.parameters->apply(x.data(), model);
   Stepper<double> stepper(model, ctx.step);
-  std::shared_ptr<ContactSystem<double>> contact;
   if (ctx.contact) {
-    contact = install_contact(*ctx.contact, model, stepper);
+    const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());
   }
-  Trajectory out;
-  out.name = data.name;
-  out.time = data.time;
-  out.q.resize(data.size(), model.nq);
-  out.qd.resize(data.size(), model.nv);
-  if (data.has_tau()) out.tau = data.tau;
-  Eigen::VectorXd q, qd, u = Eigen::VectorXd::Zero(model.nv);
-  for (Eigen::Index k = 0; k < data.size(); ++k) {
-    if (k % window == 0) {
-      q = data.q.row(k).transpose();
-      qd = data.qd.row(k).transpose();
-      if (k == 0) ctx.parameters->apply_initial_velocity(x.data(), qd);
-      normalize_configuration(model, q);
-    }
-    out.q.row(k) = q.transpose();
-    out.qd.row(k) = qd.transpose();
-    if (k + 1 == data.size()) break;
-    if (data.has_tau()) u = data.tau.row(k).transpose();
-    stepper.step(q, qd, u, data.time[k], data.time[k + 1] - data.time[k]);
-  }
-  std::vector<std::string> links;
+  Eigen::VectorXd qd0 = data.qd.row(0).transpose();
+  ctx.parameters->apply_initial_velocity(x.data(), qd0);
+  Trajectory out = predict_recording(stepper, data, window, &qd0);
+  std::vector<LinkRef> links;
   for (const auto& [name, pose] : data.link_poses)
-    if (model.body_index(name) >= 0 || model.frame_index(name) >= 0) links.push_back(name);
-  record_link_poses(model, resolve_links(model, links, "data link_poses"), out);
+    if (const auto link = find_link(model, name)) links.push_back(*link);
+  record_link_poses(model, links, out);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Residual formulations for identification, as Ceres cost functions with
-// automatic-differentiation Jacobians. All Jet instantiations live in
-// residuals.cpp so that only one translation unit pays for them.
+// automatic-differentiation Jacobians. Each formulation has its own
+// translation unit; the engine they run on Jets is instantiated once per
+// Jet width in the lower layers (core/scalar.hpp), not here.
 //
 //  - Single shooting (NeuralSim): simulate a window from the measured state
 //    with the recorded controls; one residual per observed coordinate and
@@ -17,7 +18,7 @@
 
 #include "neuralsim/contact/contact_settings.hpp"
 #include "neuralsim/estimate/observation.hpp"
-#include "neuralsim/estimate/parameter_set.hpp"
+#include "neuralsim/parameters/parameter_set.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {

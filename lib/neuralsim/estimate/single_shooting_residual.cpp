@@ -14,18 +14,14 @@ struct SingleShooting {
     const Model<T>& model = sim.model();
     Stepper<T>& stepper = sim.stepper();
     const Trajectory& tr = *w.trajectory;
-    VecX<T> q, qd, u = VecX<T>::Zero(model.nv), dq(model.nv);
+    VecX<T> q, qd, dq(model.nv);
     load_state(tr, w.start, q, qd);
     if (w.start == 0) ctx.parameters->apply_initial_velocity(blocks[0], qd);
     normalize_configuration(model, q);
     int n = 0;
-    for (int k = w.start; k < w.start + w.length; ++k) {
-      if (tr.has_tau()) u = tr.tau.row(k).transpose().cast<T>();
-      stepper.step(q, qd, u, tr.time[k], tr.time[k + 1] - tr.time[k]);
-      if (!all_finite(q) || !all_finite(qd)) return false;
-      n += sample_residuals(ctx, model, stepper.data(), tr, k + 1, q, qd, dq, residuals + n);
-    }
-    return true;
+    return replay_window(stepper, tr, w.start, w.length, q, qd, [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
+      n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
+    });
   }
 };
 

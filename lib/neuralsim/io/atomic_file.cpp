@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 

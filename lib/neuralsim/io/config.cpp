@@ -13,7 +13,7 @@
 #include <sstream>
 #include <utility>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 
@@ -162,19 +162,31 @@ std::string read_config_file(const std::string& path) {
   if (fs::is_directory(path, ec)) throw ConfigError(path + ": is a directory, not a config file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();  // sets failbit on an empty file, which is fine
+  // Bounded: /dev/zero or a huge file must not exhaust memory.
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (static_cast<long long>(text.size()) > Config::kMaxConfigBytes)
+      throw ConfigError(path + ": config file is larger than " + std::to_string(Config::kMaxConfigBytes >> 20) +
+                        " MiB (expected a YAML experiment config)");
+  }
   if (in.bad()) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
-  return text.str();
+  return text;
 }
 
 // yaml-cpp keeps both entries of a repeated key; the later one would be
 // silently ignored by lookups, so treat it as the mistake it usually is.
-void check_duplicate_keys(const YAML::Node& node, const std::string& prefix,
-                          const std::string& file) {
+void check_duplicate_keys(const YAML::Node& node, const std::string& prefix, const std::string& file,
+                          long long& budget) {
+  // Every visit counts: aliases share nodes, so a small document can expand
+  // exponentially (a "billion laughs" bomb); the budget bounds the work.
+  if (--budget < 0)
+    throw ConfigError(file + ": the YAML document expands to more than " + std::to_string(Config::kMaxConfigNodes) +
+                      " nodes (anchors and aliases nested too deep?)");
   if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i)
-      check_duplicate_keys(node[i], join_key(prefix, std::to_string(i)), file);
+      check_duplicate_keys(node[i], join_key(prefix, std::to_string(i)), file, budget);
     return;
   }
   if (!node.IsMap()) return;
@@ -184,10 +196,9 @@ void check_duplicate_keys(const YAML::Node& node, const std::string& prefix,
     const int line = it->first.Mark().line + 1;
     auto [pos, inserted] = seen_line.emplace(key, line);
     if (!inserted)
-      throw ConfigError(file + mark_suffix(it->first.Mark()) + ": duplicate key '" +
-                        join_key(prefix, key) + "' (first defined at line " +
-                        std::to_string(pos->second) + ")");
-    check_duplicate_keys(it->second, join_key(prefix, key), file);
+      throw ConfigError(file + mark_suffix(it->first.Mark()) + ": duplicate key '" + join_key(prefix, key) +
+                        "' (first defined at line " + std::to_string(pos->second) + ")");
+    check_duplicate_keys(it->second, join_key(prefix, key), file, budget);
   }
 }
 
@@ -318,13 +329,18 @@ Config Config::parse(const std::string& yaml_text, const std::string& file,
     throw ConfigError(file + mark_suffix(doc->root.Mark()) +
                       ": the top level of a config must be a map of keys, got " +
                       describe(doc->root));
-  check_duplicate_keys(doc->root, "", file);
+  long long budget = kMaxConfigNodes;
+  check_duplicate_keys(doc->root, "", file, budget);
   for (const auto& text : set_overrides) {
     const Override o = parse_override(text);
     apply_override(doc->root, o);
     std::string full;
     for (const auto& seg : o.path) full = join_key(full, seg);
     doc->overridden.push_back(full);
+  }
+  if (!set_overrides.empty()) {
+    budget = kMaxConfigNodes;
+    check_duplicate_keys(doc->root, "", file, budget);
   }
   YAML::Node root = doc->root;
   return Config(std::move(doc), root, "");
@@ -389,6 +405,7 @@ template <>
 double Config::convert<double>(const std::string& key, const YAML::Node& node) const {
   double v = 0;
   if (!node.IsScalar() || !parse_double(node.Scalar(), v)) fail_type(key, node, "a number");
+  if (!std::isfinite(v)) fail_type(key, node, "a finite number");
   return v;
 }
 
@@ -486,6 +503,56 @@ std::vector<std::string> Config::keys() const {
   return out;
 }
 
+double Config::get_limit(const std::string& key, double fallback) const {
+  const YAML::Node node = find(key);
+  if (!node.IsDefined() || node.IsNull()) return fallback;
+  double v = 0;
+  if (!node.IsScalar() || !parse_double(node.Scalar(), v) || std::isnan(v))
+    fail_type(key, node, "a number or .inf");
+  return v;
+}
+
+std::string Config::get_choice(const std::string& key, const std::vector<std::string>& choices,
+                               const std::string& fallback) const {
+  const std::string v = get_or<std::string>(key, fallback);
+  if (std::find(choices.begin(), choices.end(), v) == choices.end()) fail_type(key, find(key), "one of " + join_list(choices));
+  return v;
+}
+
+bool Config::is_map(const std::string& key) const { return find(key).IsMap(); }
+bool Config::is_list(const std::string& key) const { return find(key).IsSequence(); }
+
+std::vector<std::pair<std::string, Config>> Config::items() const {
+  if (!node_.IsMap()) fail_type("", node_, "a map");
+  std::vector<std::pair<std::string, Config>> out;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    out.emplace_back(key, Config(doc_, it->second, full_key(key)));
+  }
+  return out;
+}
+
+void Config::fail(const std::string& key, const std::string& message) const {
+  const std::string full = full_key(key);
+  const YAML::Node node = find(key);
+  const std::string where = node.IsDefined() ? location(full, node.Mark())
+                            : is_overridden(full) ? doc_->file + " (set by --set)"
+                                                  : location(prefix_, node_.Mark());
+  throw ConfigError(where + ": key '" + full + "': " + message);
+}
+
+double Config::get_in_range(const std::string& key, double fallback, double lo, double hi) const {
+  check_range(key, lo, hi);
+  return get_or<double>(key, fallback);
+}
+
+long long Config::get_int_in_range(const std::string& key, long long fallback, long long lo, long long hi) const {
+  const long long v = get_or<long long>(key, fallback);
+  if (has(key) && (v < lo || v > hi))
+    fail(key, std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
 void Config::check_known_keys(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail_type("", node_, "a map");
   for (auto it = node_.begin(); it != node_.end(); ++it) {
@@ -506,7 +573,7 @@ void Config::check_known_keys(const std::vector<std::string>& allowed) const {
 
 void Config::check_range(const std::string& key, double lo, double hi) const {
   if (!has(key)) return;
-  const double v = get<double>(key);
+  const double v = get_limit(key, 0.0);
   if (v >= lo && v <= hi) return;  // written so that NaN fails
   const std::string full = full_key(key);
   throw ConfigError(location(full, find(key).Mark()) + ": key '" + full + "': " +

@@ -7,6 +7,11 @@
 //   config.yaml: missing required key 'sim.dt'
 //   config.yaml (set by --set): key 'sim.dt': expected a number, got 'abc'
 // All errors are ConfigError (exit code 2).
+//
+// Input is hostile until checked: a config file is read up to
+// kMaxConfigBytes, a document may expand (YAML aliases included) to at most
+// kMaxConfigNodes nodes, and every number is finite unless the key is read
+// with get_limit(), which also accepts ±.inf (bounds, budgets).
 #pragma once
 
 #include <Eigen/Core>
@@ -20,6 +25,9 @@ namespace neuralsim {
 
 class Config {
  public:
+  static constexpr long long kMaxConfigBytes = 16LL << 20;  // 16 MiB
+  static constexpr long long kMaxConfigNodes = 1000000;
+
   // Parses the YAML file at `path` (its top level must be a map) and applies
   // overrides "a.b.c=value" in order. Values are parsed as YAML, so numbers,
   // lists ("[0.1,0.2]") and plain strings all work; numeric path segments
@@ -32,10 +40,11 @@ class Config {
   static Config parse(const std::string& yaml_text, const std::string& file,
                       const std::vector<std::string>& set_overrides = {});
 
-  // Typed access by dotted key path (relative to this sub-config).
-  // Supported T: double, int, long long, bool, std::string,
-  // std::vector<double>, std::vector<std::string>, Eigen::VectorXd.
-  // An absent key or an empty value (`dt:` / `dt: ~`) is "missing".
+  // Typed access by dotted key path (relative to this sub-config; "" is
+  // this node itself). Supported T: double, int, long long, bool,
+  // std::string, std::vector<double>, std::vector<std::string>,
+  // Eigen::VectorXd. Numbers must be finite. An absent key or an empty
+  // value (`dt:` / `dt: ~`) is "missing".
   template <class T>
   T get(const std::string& key) const;
 
@@ -49,8 +58,26 @@ class Config {
     return get_or<std::string>(key, std::string(fallback));
   }
 
+  // A number that may also be ±.inf (a bound, a budget), never NaN.
+  double get_limit(const std::string& key, double fallback) const;
+
+  // A string that must be one of `choices` (e.g. an integrator name); the
+  // error lists them and says where the value came from.
+  std::string get_choice(const std::string& key, const std::vector<std::string>& choices,
+                         const std::string& fallback) const;
+
   // True when the key exists and has a non-empty value.
   bool has(const std::string& key) const;
+  bool is_map(const std::string& key) const;
+  bool is_list(const std::string& key) const;
+
+  // The entries of this map in file order, each value as a sub-config
+  // (keys may contain dots: they are not split).
+  std::vector<std::pair<std::string, Config>> items() const;
+
+  // Throws ConfigError "<where>: key '<full key>': <message>", with the
+  // file, line and column of the key's value (or "set by --set").
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 
   // The map at `key` as a sub-config whose messages use the full key path.
   Config at(const std::string& key) const;
@@ -65,9 +92,12 @@ class Config {
   // bad key, its line, a close match if any and the allowed keys.
   void check_known_keys(const std::vector<std::string>& allowed) const;
 
-  // Rejects a numeric value outside [lo, hi]. A missing key is not checked
-  // (use get() to require it).
+  // Rejects a numeric value outside [lo, hi] (NaN included). A missing key
+  // is not checked (use get() to require it).
   void check_range(const std::string& key, double lo, double hi) const;
+  // get_or with a range check, the usual way to read a bounded number.
+  double get_in_range(const std::string& key, double fallback, double lo, double hi) const;
+  long long get_int_in_range(const std::string& key, long long fallback, long long lo, long long hi) const;
 
   // Rejects a string value that is not one of `choices` (e.g. integrator).
   void check_one_of(const std::string& key, const std::vector<std::string>& choices) const;

@@ -1,7 +1,6 @@
 #include "neuralsim/io/csv_import.hpp"
 
 #include <glob.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
@@ -13,7 +12,7 @@
 #include <optional>
 #include <set>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 
 namespace neuralsim {
@@ -21,60 +20,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kRoot = "csv_import";
-const std::set<std::string> kAllowedKeys = {
-    "files",       "delimiter", "header", "comment", "time", "time_scale",  "time_offset", "model",
-    "joint_names", "q_names",   "q",      "qd",      "tau",  "resample_dt", "segment"};
-
 // ---------------------------------------------------------------- description
 
-// The key path of a top-level key, as shown in error messages.
-std::string key_of(const std::string& name) { return std::string(kRoot) + "." + name; }
-
-// The description being parsed, named in error messages.
-struct Ctx {
-  std::string source;  // YAML file (or caller-supplied name)
-};
-
-[[noreturn]] void config_error(const Ctx& ctx, const YAML::Mark& mark, const std::string& key,
-                               const std::string& what) {
-  std::string where = ctx.source;
-  if (!mark.is_null()) {
-    where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-  }
-  throw ConfigError(where + ": key '" + key + "': " + what);
-}
-
-template <class T>
-T scalar_as(const YAML::Node& node, const Ctx& ctx, const std::string& key, const char* expected) {
-  if (node.IsScalar()) {
-    try {
-      return node.as<T>();
-    } catch (const YAML::Exception&) {
-      // Reported below with the key and line.
-    }
-  }
-  config_error(ctx, node.Mark(), key,
-               std::string("expected ") + expected + ", got '" + YAML::Dump(node) + "'");
-}
-
-std::vector<std::string> string_list(const YAML::Node& node, const Ctx& ctx,
-                                     const std::string& key) {
-  if (node.IsScalar()) return {node.as<std::string>()};
-  if (!node.IsSequence()) config_error(ctx, node.Mark(), key, "expected a list of strings");
-  std::vector<std::string> out;
-  for (size_t i = 0; i < node.size(); ++i) {
-    out.push_back(
-        scalar_as<std::string>(node[i], ctx, key + "[" + std::to_string(i) + "]", "a string"));
-  }
-  return out;
-}
-
-// A column given by header name or by 0-based index.
+// A column given by header name or by 0-based index, with the config entry
+// that named it (for messages).
 struct ColumnRef {
   std::string name;
-  std::string key;
-  YAML::Mark mark;
+  Config where;
+  std::string key;  // relative to `where`
 };
 
 struct Term {
@@ -89,16 +42,17 @@ struct Coordinate {
 };
 
 struct FilePattern {
-  std::string pattern;
-  std::string key;
+  std::string pattern;  // resolved like every config path
+  std::string key;      // full key path, for messages
 };
 
 struct ImportSpec {
+  std::string source;  // the description file, for messages
   std::vector<FilePattern> files;
   char delimiter = ',';
   bool header = true;
   std::string comment = "#";
-  ColumnRef time;
+  std::optional<ColumnRef> time;
   double time_scale = 1.0;
   bool time_offset = true;
   std::string model;
@@ -110,156 +64,81 @@ struct ImportSpec {
   double segment_end = std::numeric_limits<double>::infinity();
 };
 
-ColumnRef column_ref(const YAML::Node& node, const Ctx& ctx, const std::string& key) {
-  return {scalar_as<std::string>(node, ctx, key, "a column name or index"), key, node.Mark()};
+std::vector<std::string> string_or_list(const Config& c, const std::string& key) {
+  if (c.is_list(key)) return c.get<std::vector<std::string>>(key);
+  return {c.get<std::string>(key)};
 }
 
-Coordinate parse_coordinate(const YAML::Node& node, const Ctx& ctx, const std::string& key) {
+Coordinate parse_coordinate(const Config& list_owner, const std::string& key) {
   Coordinate c;
-  if (node.IsScalar()) {  // shorthand: just a column
-    c.terms.push_back({column_ref(node, ctx, key), 1.0});
+  if (!list_owner.is_map(key)) {  // shorthand: just a column
+    c.terms.push_back({{list_owner.get<std::string>(key), list_owner, key}, 1.0});
     return c;
   }
-  if (!node.IsMap()) {
-    config_error(ctx, node.Mark(), key, "expected {terms: {column: coeff, ...}, offset: x}");
-  }
-  for (const auto& entry : node) {
-    const std::string name = entry.first.as<std::string>();
-    if (name != "terms" && name != "offset") {
-      config_error(ctx, entry.first.Mark(), key + "." + name,
-                   "unknown key (expected 'terms' and optional 'offset')");
-    }
-  }
-  if (node["offset"])
-    c.offset = scalar_as<double>(node["offset"], ctx, key + ".offset", "a number");
-  const YAML::Node terms = node["terms"];
-  if (!terms || !terms.IsMap() || terms.size() == 0) {
-    config_error(ctx, terms ? terms.Mark() : node.Mark(), key + ".terms",
-                 "expected a non-empty map {column: coefficient}");
-  }
-  for (const auto& entry : terms) {
-    const std::string term_key = key + ".terms." + entry.first.as<std::string>();
-    Term t{column_ref(entry.first, ctx, term_key), 1.0};
-    t.coeff = scalar_as<double>(entry.second, ctx, term_key, "a number");
-    c.terms.push_back(std::move(t));
-  }
+  const Config node = list_owner.at(key);
+  node.check_known_keys({"terms", "offset"});
+  c.offset = node.get_or<double>("offset", 0.0);
+  if (!node.is_map("terms") || node.at("terms").items().empty())
+    node.fail("terms", "expected a non-empty map {column: coefficient}");
+  for (const auto& [column, value] : node.at("terms").items())
+    c.terms.push_back({{column, value, ""}, value.get<double>("")});
   return c;
 }
 
-std::vector<Coordinate> parse_coordinates(const YAML::Node& node, const Ctx& ctx,
-                                          const std::string& key) {
-  if (!node.IsSequence() || node.size() == 0) {
-    config_error(ctx, node.Mark(), key, "expected a non-empty list of coordinates");
-  }
+std::vector<Coordinate> parse_coordinates(const Config& root, const std::string& key) {
+  const std::vector<Config> items = root.list(key);
+  if (items.empty()) root.fail(key, "expected a non-empty list of coordinates");
   std::vector<Coordinate> out;
-  for (size_t i = 0; i < node.size(); ++i) {
-    out.push_back(parse_coordinate(node[i], ctx, key + "[" + std::to_string(i) + "]"));
-  }
+  for (size_t i = 0; i < items.size(); ++i) out.push_back(parse_coordinate(root, key + "." + std::to_string(i)));
   return out;
 }
 
-YAML::Node required(const YAML::Node& root, const char* name, const Ctx& ctx) {
-  const YAML::Node node = root[name];
-  if (!node) config_error(ctx, root.Mark(), key_of(name), "required key missing");
-  return node;
-}
-
-void check_keys(const YAML::Node& root, const Ctx& ctx) {
-  for (const auto& entry : root) {
-    const std::string name = entry.first.as<std::string>();
-    if (kAllowedKeys.count(name)) continue;
-    std::string allowed;
-    for (const std::string& k : kAllowedKeys) allowed += (allowed.empty() ? "" : ", ") + k;
-    config_error(ctx, entry.first.Mark(), key_of(name), "unknown key; allowed keys: " + allowed);
-  }
-}
-
-void parse_files(const YAML::Node& node, const Ctx& ctx, ImportSpec& spec) {
-  const std::string key = key_of("files");
-  if (node.IsScalar()) {
-    spec.files.push_back({node.as<std::string>(), key});
-    return;
-  }
-  const std::vector<std::string> patterns = string_list(node, ctx, key);
-  if (patterns.empty()) config_error(ctx, node.Mark(), key, "expected at least one file");
-  for (size_t i = 0; i < patterns.size(); ++i) {
-    spec.files.push_back({patterns[i], key + "[" + std::to_string(i) + "]"});
-  }
-}
-
-// Sets `out` when `root` has the key; the default stays otherwise.
-template <class T>
-bool read_optional(const YAML::Node& root, const char* name, const Ctx& ctx, const char* expected,
-                   T& out) {
-  const YAML::Node node = root[name];
-  if (!node) return false;
-  out = scalar_as<T>(node, ctx, key_of(name), expected);
-  return true;
-}
-
-void parse_segment(const YAML::Node& node, const Ctx& ctx, ImportSpec& spec) {
-  if (!node.IsMap()) config_error(ctx, node.Mark(), key_of("segment"), "expected {start, end}");
-  read_optional(node, "start", ctx, "a number", spec.segment_start);
-  read_optional(node, "end", ctx, "a number", spec.segment_end);
-  if (!(spec.segment_start < spec.segment_end)) {
-    config_error(ctx, node.Mark(), key_of("segment"), "start must be before end");
-  }
-}
-
-void parse_format(const YAML::Node& root, const Ctx& ctx, ImportSpec& spec) {
-  std::string delimiter(1, spec.delimiter);
-  if (read_optional(root, "delimiter", ctx, "a string", delimiter) && delimiter.size() != 1) {
-    config_error(ctx, root["delimiter"].Mark(), key_of("delimiter"),
-                 "expected a single character, got '" + delimiter + "'");
-  }
-  spec.delimiter = delimiter[0];
-  read_optional(root, "header", ctx, "true or false", spec.header);
-  read_optional(root, "comment", ctx, "a string", spec.comment);
-  read_optional(root, "time_scale", ctx, "a number", spec.time_scale);
-  read_optional(root, "time_offset", ctx, "true or false", spec.time_offset);
-  double dt = 0.0;
-  if (read_optional(root, "resample_dt", ctx, "a number", dt)) {
-    if (!(dt > 0))
-      config_error(ctx, root["resample_dt"].Mark(), key_of("resample_dt"), "must be positive");
-    spec.resample_dt = dt;
-  }
-  if (root["segment"]) parse_segment(root["segment"], ctx, spec);
-}
-
-void check_counts(const YAML::Node& root, const Ctx& ctx, const ImportSpec& spec) {
-  const std::string nv = std::to_string(spec.qd.size());
-  if (spec.joint_names.size() != spec.qd.size()) {
-    config_error(ctx, root["joint_names"].Mark(), key_of("joint_names"),
-                 "expected one name per qd coordinate (nv=" + nv + "), got " +
-                     std::to_string(spec.joint_names.size()));
-  }
-  if (!spec.tau.empty() && spec.tau.size() != spec.qd.size()) {
-    config_error(ctx, root["tau"].Mark(), key_of("tau"),
-                 "expected nv=" + nv + " coordinates, got " + std::to_string(spec.tau.size()));
-  }
-  if (!spec.q_names.empty() && spec.q_names.size() != spec.q.size()) {
-    config_error(ctx, root["q_names"].Mark(), key_of("q_names"),
-                 "expected nq=" + std::to_string(spec.q.size()) + " names, got " +
-                     std::to_string(spec.q_names.size()));
-  }
-}
-
-ImportSpec parse_spec(const YAML::Node& desc, const Ctx& ctx) {
-  const YAML::Node root = desc.IsMap() && desc[kRoot] ? desc[kRoot] : desc;
-  if (!root.IsMap()) config_error(ctx, root.Mark(), kRoot, "expected a map");
-  check_keys(root, ctx);
+ImportSpec parse_spec(const Config& root) {
+  root.check_known_keys({"files", "delimiter", "header", "comment", "time", "time_scale", "time_offset", "model",
+                         "joint_names", "q_names", "q", "qd", "tau", "resample_dt", "segment"});
   ImportSpec spec;
-  parse_files(required(root, "files", ctx), ctx, spec);
-  spec.time = column_ref(required(root, "time", ctx), ctx, key_of("time"));
-  spec.model =
-      scalar_as<std::string>(required(root, "model", ctx), ctx, key_of("model"), "a string");
-  spec.joint_names = string_list(required(root, "joint_names", ctx), ctx, key_of("joint_names"));
-  if (root["q_names"]) spec.q_names = string_list(root["q_names"], ctx, key_of("q_names"));
-  spec.q = parse_coordinates(required(root, "q", ctx), ctx, key_of("q"));
-  spec.qd = parse_coordinates(required(root, "qd", ctx), ctx, key_of("qd"));
-  if (root["tau"]) spec.tau = parse_coordinates(root["tau"], ctx, key_of("tau"));
-  parse_format(root, ctx, spec);
-  check_counts(root, ctx, spec);
+  spec.source = root.file();
+  const std::vector<std::string> patterns = string_or_list(root, "files");
+  if (patterns.empty()) root.fail("files", "expected at least one file");
+  for (size_t i = 0; i < patterns.size(); ++i) {
+    const std::string key = root.is_list("files") ? "files." + std::to_string(i) : "files";
+    spec.files.push_back({root.path(key), root.prefix() + "." + key});
+  }
+  spec.time = ColumnRef{root.get<std::string>("time"), root, "time"};
+  spec.model = root.get<std::string>("model");
+  spec.joint_names = string_or_list(root, "joint_names");
+  if (root.has("q_names")) spec.q_names = string_or_list(root, "q_names");
+  spec.q = parse_coordinates(root, "q");
+  spec.qd = parse_coordinates(root, "qd");
+  if (root.has("tau")) spec.tau = parse_coordinates(root, "tau");
+  const std::string delimiter = root.get_or("delimiter", ",");
+  if (delimiter.size() != 1) root.fail("delimiter", "expected a single character, got '" + delimiter + "'");
+  spec.delimiter = delimiter[0];
+  spec.header = root.get_or<bool>("header", true);
+  spec.comment = root.get_or("comment", "#");
+  spec.time_scale = root.get_or<double>("time_scale", 1.0);
+  if (!(spec.time_scale > 0)) root.fail("time_scale", "must be > 0, got " + std::to_string(spec.time_scale));
+  spec.time_offset = root.get_or<bool>("time_offset", true);
+  if (root.has("resample_dt")) {
+    spec.resample_dt = root.get<double>("resample_dt");
+    if (!(*spec.resample_dt > 0)) root.fail("resample_dt", "must be > 0");
+  }
+  if (root.has("segment")) {
+    const Config seg = root.at("segment");
+    seg.check_known_keys({"start", "end"});
+    spec.segment_start = seg.get_limit("start", spec.segment_start);
+    spec.segment_end = seg.get_limit("end", spec.segment_end);
+    if (!(spec.segment_start < spec.segment_end)) seg.fail("end", "the segment's start must be before its end");
+  }
+  const std::string nv = std::to_string(spec.qd.size());
+  if (spec.joint_names.size() != spec.qd.size())
+    root.fail("joint_names", "expected one name per qd coordinate (nv = " + nv + "), got " +
+                                 std::to_string(spec.joint_names.size()));
+  if (!spec.tau.empty() && spec.tau.size() != spec.qd.size())
+    root.fail("tau", "expected nv = " + nv + " coordinates, got " + std::to_string(spec.tau.size()));
+  if (!spec.q_names.empty() && spec.q_names.size() != spec.q.size())
+    root.fail("q_names", "expected nq = " + std::to_string(spec.q.size()) + " names, got " +
+                             std::to_string(spec.q_names.size()));
   return spec;
 }
 
@@ -267,11 +146,8 @@ ImportSpec parse_spec(const YAML::Node& desc, const Ctx& ctx) {
 
 bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
-std::vector<std::string> expand_pattern(const FilePattern& file, const std::string& base_dir,
-                                        const Ctx& ctx) {
-  fs::path p(file.pattern);
-  if (p.is_relative()) p = fs::path(base_dir) / p;
-  const std::string resolved = p.lexically_normal().string();
+std::vector<std::string> expand_pattern(const FilePattern& file, const ImportSpec& spec) {
+  const std::string resolved = file.pattern;
   std::vector<std::string> matches;
   if (!has_glob_chars(resolved)) {
     if (fs::is_regular_file(resolved)) matches.push_back(resolved);
@@ -285,8 +161,7 @@ std::vector<std::string> expand_pattern(const FilePattern& file, const std::stri
     std::sort(matches.begin(), matches.end());
   }
   if (matches.empty()) {
-    throw DataError(ctx.source + ": " + file.key + ": '" + file.pattern + "' (resolved: '" +
-                    resolved + "') matches no file");
+    throw DataError(spec.source + ": key '" + file.key + "': '" + resolved + "' matches no file");
   }
   return matches;
 }
@@ -376,7 +251,7 @@ class CsvFile {
   }
 
   // Index of a column given by header name or 0-based index.
-  size_t resolve(const ColumnRef& ref, const Ctx& ctx) const {
+  size_t resolve(const ColumnRef& ref) const {
     for (size_t i = 0; i < names_.size(); ++i) {
       if (names_[i] == ref.name) return i;
     }
@@ -384,9 +259,7 @@ class CsvFile {
     const char* end = ref.name.data() + ref.name.size();
     const auto r = std::from_chars(ref.name.data(), end, index);
     if (!ref.name.empty() && r.ec == std::errc() && r.ptr == end && index < width_) return index;
-    config_error(
-        ctx, ref.mark, ref.key,
-        "unknown column '" + ref.name + "' in " + path_ + "; available columns: " + available());
+    ref.where.fail(ref.key, "unknown column '" + ref.name + "' in " + path_ + "; available columns: " + available());
   }
 
   CsvColumns read(const std::vector<size_t>& columns) const {
@@ -461,13 +334,12 @@ class ColumnCollector {
 };
 
 std::vector<std::vector<std::pair<size_t, double>>> resolve_coordinates(
-    const std::vector<Coordinate>& coords, const CsvFile& csv, const Ctx& ctx,
-    ColumnCollector& collector) {
+    const std::vector<Coordinate>& coords, const CsvFile& csv, ColumnCollector& collector) {
   std::vector<std::vector<std::pair<size_t, double>>> out;
   for (const Coordinate& c : coords) {
     out.emplace_back();
     for (const Term& t : c.terms)
-      out.back().emplace_back(collector.slot(csv.resolve(t.column, ctx)), t.coeff);
+      out.back().emplace_back(collector.slot(csv.resolve(t.column)), t.coeff);
   }
   return out;
 }
@@ -489,7 +361,7 @@ RowMatrixXd evaluate(const std::vector<Coordinate>& coords,
 // Rows to keep: later duplicates of a time stamp are dropped (loggers repeat
 // stamps when a sample is re-sent); going backwards in time is an error.
 std::vector<size_t> monotonic_rows(const CsvColumns& data, size_t time_slot, double scale,
-                                   const std::string& file) {
+                                   const std::string& file, std::vector<std::string>* notes) {
   std::vector<size_t> keep;
   size_t dropped = 0;
   size_t first_dropped_line = 0;
@@ -509,10 +381,9 @@ std::vector<size_t> monotonic_rows(const CsvColumns& data, size_t time_slot, dou
     }
     keep.push_back(r);
   }
-  if (dropped > 0) {
-    spdlog::warn("{}: dropped {} row(s) with duplicate time stamps (first on line {})", file,
-                 dropped, first_dropped_line);
-  }
+  if (dropped > 0 && notes)
+    notes->push_back(file + ": dropped " + std::to_string(dropped) +
+                     " row(s) with duplicate time stamps (first on line " + std::to_string(first_dropped_line) + ")");
   return keep;
 }
 
@@ -570,17 +441,17 @@ Trajectory select_rows(const Trajectory& in, const std::vector<size_t>& rows) {
   return out;
 }
 
-Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, const Ctx& ctx) {
+Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std::vector<std::string>* notes) {
   const CsvFile csv(path, spec);
   ColumnCollector collector;
   ColumnIndex index;
-  index.time = collector.slot(csv.resolve(spec.time, ctx));
-  index.q = resolve_coordinates(spec.q, csv, ctx, collector);
-  index.qd = resolve_coordinates(spec.qd, csv, ctx, collector);
-  index.tau = resolve_coordinates(spec.tau, csv, ctx, collector);
+  index.time = collector.slot(csv.resolve(*spec.time));
+  index.q = resolve_coordinates(spec.q, csv, collector);
+  index.qd = resolve_coordinates(spec.qd, csv, collector);
+  index.tau = resolve_coordinates(spec.tau, csv, collector);
   const CsvColumns data = csv.read(collector.columns());
 
-  const std::vector<size_t> rows = monotonic_rows(data, index.time, spec.time_scale, path);
+  const std::vector<size_t> rows = monotonic_rows(data, index.time, spec.time_scale, path, notes);
   Trajectory tr;
   tr.name = fs::path(path).stem().string();
   tr.time.resize(static_cast<Eigen::Index>(rows.size()));
@@ -602,12 +473,10 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, cons
   return tr;
 }
 
-std::vector<std::string> expand_files(const ImportSpec& spec, const std::string& base_dir,
-                                      const Ctx& ctx) {
+std::vector<std::string> expand_files(const ImportSpec& spec) {
   std::vector<std::string> files;
-  for (const FilePattern& f : spec.files) {
-    for (std::string& path : expand_pattern(f, base_dir, ctx)) files.push_back(std::move(path));
-  }
+  for (const FilePattern& f : spec.files)
+    for (std::string& path : expand_pattern(f, spec)) files.push_back(std::move(path));
   return files;
 }
 
@@ -621,59 +490,42 @@ void assign_names(std::vector<Trajectory>& trajectories) {
   for (Trajectory& t : trajectories) t.name.clear();
 }
 
-TrajectoryMetadata make_metadata(const ImportSpec& spec, const YAML::Node& desc,
-                                 const std::vector<std::string>& files, const Ctx& ctx) {
+TrajectoryMetadata make_metadata(const ImportSpec& spec, const Config& desc, const std::vector<std::string>& files) {
   TrajectoryMetadata meta;
   meta.model = spec.model;
   meta.joint_names = spec.joint_names;
   meta.q_names = !spec.q_names.empty()             ? spec.q_names
                  : spec.q.size() == spec.qd.size() ? spec.joint_names
                                                    : std::vector<std::string>{};
-  meta.generator = "neuralsim csv-import";
-#ifdef NEURALSIM_VERSION
-  meta.generator += std::string(" ") + NEURALSIM_VERSION;
-#endif
+  meta.generator = "csv-import";
   // The whole description is kept so the mapping can be audited later.
-  const nlohmann::json params = {
-      {"source", ctx.source}, {"files", files}, {"description", YAML::Dump(desc)}};
+  const nlohmann::json params = {{"source", spec.source}, {"files", files}, {"description", desc.to_json()}};
   meta.parameters_json = params.dump();
   return meta;
 }
 
 }  // namespace
 
-TrajectorySet import_csv(const YAML::Node& desc, const std::string& base_dir,
-                         const std::string& source_name) {
-  const Ctx ctx{source_name};
-  const ImportSpec spec = parse_spec(desc, ctx);
-  const std::vector<std::string> files = expand_files(spec, base_dir, ctx);
+TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes) {
+  const ImportSpec spec = parse_spec(desc);
+  const std::vector<std::string> files = expand_files(spec);
   TrajectorySet set;
-  set.meta = make_metadata(spec, desc, files, ctx);
-  for (const std::string& path : files)
-    set.trajectories.push_back(load_trajectory(path, spec, ctx));
+  set.meta = make_metadata(spec, desc, files);
+  for (const std::string& path : files) set.trajectories.push_back(load_trajectory(path, spec, notes));
   assign_names(set.trajectories);
 
   TrajectoryExpectations expect;
   expect.nq = static_cast<int>(spec.q.size());
   expect.nv = static_cast<int>(spec.qd.size());
   expect.require_tau = !spec.tau.empty();
-  validate_trajectories(set, expect, source_name);
-  spdlog::info("{}: imported {} trajectories from CSV", source_name, set.trajectories.size());
+  validate_trajectories(set, expect, spec.source);
   return set;
 }
 
-TrajectorySet import_csv(const std::string& yaml_path) {
-  YAML::Node desc;
-  try {
-    desc = YAML::LoadFile(yaml_path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(yaml_path + ": cannot open import description");
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(yaml_path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                      std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
-  }
-  const std::string base_dir = fs::path(yaml_path).parent_path().string();
-  return import_csv(desc, base_dir.empty() ? "." : base_dir, yaml_path);
+TrajectorySet import_csv(const std::string& yaml_path, std::vector<std::string>* notes) {
+  const Config root = Config::load(yaml_path);
+  root.check_known_keys({"csv_import", "description"});
+  return import_csv(root.at("csv_import"), notes);
 }
 
 }  // namespace neuralsim

@@ -1,6 +1,6 @@
 // Importing real-world CSV logs into a TrajectorySet, driven by a YAML
-// description (reference: docs/data-format.md, "CSV import"; examples in
-// configs/import/).
+// description read through Config (reference: docs/data-format.md, "CSV
+// import"; examples in configs/import/).
 //
 // Each CSV file becomes one trajectory named after the file stem. Every
 // generalized coordinate is an affine combination of columns,
@@ -8,24 +8,23 @@
 // absolute-to-relative angle conversions without custom code.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <string>
+#include <vector>
 
-#include "neuralsim/io/trajectory.hpp"
+#include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/io/config.hpp"
 
 namespace neuralsim {
 
-// Loads the YAML file and imports the CSV files it describes; relative paths
-// in it are relative to the YAML file's directory.
-// Throws ConfigError for a bad description (file, key path and line in the
-// message) and DataError for bad or missing data (CSV file, line, column).
-TrajectorySet import_csv(const std::string& yaml_path);
+// Loads the YAML file (top-level keys: `csv_import`, optional
+// `description`) and imports the CSV files it describes; file patterns are
+// relative to the YAML file's directory (or, given by --set, to the working
+// directory). ConfigError for a bad description (file:line:column, key),
+// DataError for bad or missing data (CSV file, line, column). Remarks
+// (dropped duplicate time stamps) are appended to `notes` when not null.
+TrajectorySet import_csv(const std::string& yaml_path, std::vector<std::string>* notes = nullptr);
 
-// Same, for an already loaded description: either a document with a top-level
-// `csv_import` key or that key's value. `base_dir` resolves relative paths,
-// `source_name` names the description in error messages.
-TrajectorySet import_csv(const YAML::Node& desc, const std::string& base_dir,
-                         const std::string& source_name);
+// Same, for the `csv_import` section of an already loaded config.
+TrajectorySet import_csv(const Config& csv_import_section, std::vector<std::string>* notes = nullptr);
 
 }  // namespace neuralsim

@@ -1,5 +1,7 @@
 #include "neuralsim/io/hdf5_trajectory.hpp"
 
+#include "neuralsim/io/atomic_file.hpp"
+
 #include <H5Cpp.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,7 +17,7 @@
 #include <set>
 #include <sstream>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 namespace {
@@ -293,16 +295,6 @@ void write_file(const std::string& path, const TrajectorySet& set,
   file.flush(H5F_SCOPE_GLOBAL);
 }
 
-// Without fsync a crash right after the rename could leave a renamed but
-// empty file, defeating the point of the atomic write.
-void sync_to_disk(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw DataError(path + ": cannot reopen for fsync: " + std::strerror(errno));
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw DataError(path + ": fsync failed: " + std::strerror(errno));
-}
-
 // Group and dataset names must be plain HDF5 link names.
 void check_link_name(const std::string& name, const std::string& file, const std::string& dataset) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
@@ -548,24 +540,18 @@ void write_trajectories(const std::string& path, const TrajectorySet& set) {
   check_storage_names(set, names, path);
 
   const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent)) {
-    throw DataError(path + ": cannot write: directory '" + parent.string() + "' does not exist");
-  }
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  if (!parent.empty() && !fs::is_directory(parent))
+    throw ConfigError(path + ": cannot write: directory '" + parent.string() + "' does not exist");
+  // The one atomic writer (atomic_file.hpp): temp file, fsync, rename,
+  // fsync of the directory; the temp file is removed on any failure.
+  AtomicOutputPath out(path);
   try {
-    write_file(tmp, set, names);
-    sync_to_disk(tmp);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      throw DataError(path + ": cannot rename '" + tmp + "' onto it: " + std::strerror(errno));
-    }
+    write_file(out.temp_path(), set, names);
   } catch (const H5::Exception& e) {
-    std::remove(tmp.c_str());
-    throw DataError(path + ": cannot write (HDF5 error in " + e.getFuncName() +
-                    "): " + e.getDetailMsg());
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
+    // An output that cannot be written is reported like every other (bad --out).
+    throw ConfigError(path + ": cannot write (HDF5 error in " + e.getFuncName() + "): " + e.getDetailMsg());
   }
+  out.commit();
 }
 
 TrajectorySet read_trajectories(const std::string& path) {

@@ -9,17 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "neuralsim/io/trajectory.hpp"
+#include "neuralsim/core/trajectory.hpp"
 
 namespace neuralsim {
 
 inline constexpr const char* kTrajectoryFormat = "neuralsim-trajectories";
 inline constexpr int kTrajectoryFormatVersion = 1;
 
-// Writes `set` to `path` atomically: the data goes to `path + ".tmp-<pid>"`
-// first and is renamed onto `path` only when complete, so readers never see a
-// half-written file. On failure the temporary file is removed and DataError
-// is thrown (an existing file at `path` is left untouched). The set is
+// Writes `set` to `path` atomically (AtomicOutputPath, atomic_file.hpp), so
+// readers never see a half-written file. On failure the temporary file is
+// removed and DataError is thrown (an existing file at `path` is untouched). The set is
 // validated first (structure only, see validate_trajectories).
 // Trajectories with an empty name are stored as their zero-padded index
 // ("000", "001", ...).

@@ -204,4 +204,15 @@ void normalize_configuration(const Model<S>& model, VecX<S>& q) {
   }
 }
 
+// Explicit instantiations (model/instantiate_*.cpp).
+#define NEURALSIM_CONFIGURATION_TEMPLATES(PREFIX, S)                                                        \
+  PREFIX template void integrate_configuration<S>(const Model<S>&, const VecX<S>&, const VecX<S>&, VecX<S>&); \
+  PREFIX template void semi_implicit_velocity_update<S>(const Model<S>&, VecX<S>&, const VecX<S>&, double);   \
+  PREFIX template void transport_free_velocities<S>(const Model<S>&, const VecX<S>&, VecX<S>&);              \
+  PREFIX template void difference_configuration<S>(const Model<S>&, const VecX<S>&, const VecX<S>&, VecX<S>&); \
+  PREFIX template void velocity_in_initial_tangent<S>(const Model<S>&, const VecX<S>&, const VecX<S>&,       \
+                                                      VecX<S>&);                                             \
+  PREFIX template void normalize_configuration<S>(const Model<S>&, VecX<S>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_CONFIGURATION_TEMPLATES, extern)
+
 }  // namespace neuralsim

@@ -15,29 +15,34 @@ struct Data {
   using Vec6S = Vec6<S>;
   using Mat6S = Mat6<S>;
 
-  // Kinematics (per body).
+  // Kinematics (per body), from forward_kinematics, rnea, crba and aba.
   std::vector<Transform<S>> X_up;     // parent -> body  (RBDA: ^iX_λ(i))
   std::vector<Transform<S>> X_world;  // world -> body; E = Rᵀ (body->world R), r = position
-  std::vector<Vec6S> v, a, c;         // body velocity, acceleration, velocity-product term
-                                      // (body coordinates; world coordinates after aba())
+
+  // Body coordinates, from forward_kinematics (v) and rnea (v, a, f).
+  std::vector<Vec6S> v, a;            // body velocity and acceleration
+  std::vector<Vec6S> f;               // RNEA: net body forces, then joint forces
 
   // Inputs: external forces on bodies, body coordinates (see external_force.hpp).
   std::vector<Vec6S> f_ext;
 
-  // RNEA / ABA / CRBA workspace. RNEA works in body coordinates; ABA in
-  // world coordinates (aba.hpp), so after aba() v, a, c, f and IA are
-  // world-frame, and U, u of multi-DoF joints body-frame.
-  std::vector<Vec6S> f;               // RNEA body forces; ABA bias forces pA
-  std::vector<Mat6S> IA;              // articulated inertias
-  std::vector<Vec6S> S_world;         // ABA: motion subspace of a 1-DoF joint, world coordinates
-  std::vector<Mat6S> U;               // IA·S, first nv columns used
-  std::vector<Mat6S> Dinv;            // (SᵀIA S + armature)⁻¹, top-left nv×nv used
+  // World coordinates, from aba() only (Pinocchio's o-prefixed fields; ABA
+  // works in world coordinates, aba.hpp). The articulated-body
+  // factorization U, D⁻¹, u: world coordinates for 1-DoF joints, body
+  // coordinates for spherical and free joints (fixed by the joint type).
+  std::vector<Vec6S> ov, oa, oc;      // velocity, acceleration, velocity-product term
+  std::vector<Vec6S> of;              // articulated bias forces pᴬ
+  std::vector<Mat6S> oYaba;           // articulated-body inertias Iᴬ
+  std::vector<Vec6S> oS;              // motion subspace of a 1-DoF joint
+  std::vector<Mat6S> U;               // Iᴬ S, first nv columns used
+  std::vector<Mat6S> Dinv;            // (SᵀIᴬS + armature)⁻¹, top-left nv×nv used
                                       // (floating base: see complete_articulated_factorization)
   std::vector<Vec6S> u;               // τ - SᵀpA, first nv entries used
   // False after aba() solved a floating base directly (its U, Dinv unformed)
   // until complete_articulated_factorization(); inverse_inertia.hpp checks it.
   bool factorization_complete = true;
-  std::vector<Inertia<S>> Ic;         // composite inertias (CRBA)
+
+  std::vector<Inertia<S>> Ic;         // CRBA: composite inertias (body coordinates)
 
   // Generalized quantities.
   VecX<S> tau;      // total generalized force fed to the dynamics
@@ -53,16 +58,8 @@ struct Data {
     const size_t n = model.bodies.size();
     X_up.assign(n, Transform<S>());
     X_world.assign(n, Transform<S>());
-    v.assign(n, Vec6S::Zero());
-    a.assign(n, Vec6S::Zero());
-    c.assign(n, Vec6S::Zero());
-    f_ext.assign(n, Vec6S::Zero());
-    f.assign(n, Vec6S::Zero());
-    IA.assign(n, Mat6S::Zero());
-    S_world.assign(n, Vec6S::Zero());
-    U.assign(n, Mat6S::Zero());
-    Dinv.assign(n, Mat6S::Zero());
-    u.assign(n, Vec6S::Zero());
+    for (auto* vec : {&v, &a, &f, &f_ext, &ov, &oa, &oc, &of, &oS, &u}) vec->assign(n, Vec6S::Zero());
+    for (auto* mat : {&oYaba, &U, &Dinv}) mat->assign(n, Mat6S::Zero());
     Ic.assign(n, Inertia<S>());
     tau = VecX<S>::Zero(model.nv);
     qdd = VecX<S>::Zero(model.nv);

@@ -1,6 +1,6 @@
 #include "neuralsim/model/joint.hpp"
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 

@@ -82,7 +82,12 @@ struct Joint {
   int idx_q = 0, idx_v = 0;         // first coordinate in q and in v
   int nq = 0, nv = 0;
   JointDynamics<S> dynamics;
-  // Limits are recorded for #3 (contact/limits) and for sampling.
+  // k when `axis` is ±e_k (set by Model::add_body from the axis values),
+  // else -1. A structural flag, so that kinematics can take the short path
+  // of coordinate axes without branching on a scalar's value.
+  int coordinate_axis = -1;
+  bool axis_negative = false;
+  // Limits, used by contact (joint-limit springs) and for sampling.
   double lower = -1e30, upper = 1e30, effort = 1e30, velocity = 1e30;
 
   template <class T>
@@ -98,6 +103,8 @@ struct Joint {
     j.nq = nq;
     j.nv = nv;
     j.dynamics = dynamics.template cast<T>();
+    j.coordinate_axis = coordinate_axis;
+    j.axis_negative = axis_negative;
     j.lower = lower;
     j.upper = upper;
     j.effort = effort;
@@ -105,5 +112,20 @@ struct Joint {
     return j;
   }
 };
+
+// Sets j.coordinate_axis / j.axis_negative from the values of j.axis.
+template <class S>
+void set_coordinate_axis(Joint<S>& j) {
+  j.coordinate_axis = -1;
+  j.axis_negative = false;
+  if (j.type != JointType::kRevolute) return;
+  for (int k = 0; k < 3; ++k) {
+    const int a = (k + 1) % 3, b = (k + 2) % 3;
+    if (to_double(j.axis[a]) == 0.0 && to_double(j.axis[b]) == 0.0 && to_double(j.axis[k]) != 0.0) {
+      j.coordinate_axis = k;
+      j.axis_negative = to_double(j.axis[k]) < 0;
+    }
+  }
+}
 
 }  // namespace neuralsim

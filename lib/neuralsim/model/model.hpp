@@ -24,7 +24,7 @@ struct LinkLength {
 };
 
 // Primitive collision/visual geometry attached to a body. Meshes are not
-// loaded (only their file name is kept); contact (#3) uses the primitives.
+// loaded (only their file name is kept); contact uses the primitives.
 struct Geometry {
   enum class Type { kSphere, kBox, kCapsule, kCylinder, kPlane, kMesh };
   Type type = Type::kSphere;
@@ -93,8 +93,6 @@ class Model {
   // the nq position coordinates ("joint", "joint.qx", "base.x", ...).
   std::vector<std::string> velocity_names() const;
   std::vector<std::string> position_names() const;
-  // Names of the joints that have degrees of freedom, in q order.
-  std::vector<std::string> moving_joint_names() const;
 
   // q at rest: zeros, identity quaternions.
   VecX<S> neutral_configuration() const;
@@ -106,7 +104,10 @@ class Model {
   template <class T>
   Model<T> cast() const;
 
-  // Throws ModelError if the tree is not usable (parent order, axes, masses).
+  // Throws ModelError if the tree is not usable or not physical: parent
+  // order, unit axes, and for every link a finite non-negative mass and a
+  // rotational inertia about the COM that is symmetric positive
+  // semidefinite and satisfies the triangle inequality (inertia_check.hpp).
   void validate() const;
 };
 

@@ -1,9 +1,11 @@
-// Implementation of Model<S>; included by model.hpp.
+// Implementation of Model<S>; included by model.hpp. Explicitly
+// instantiated for the scalars of core/scalar.hpp (model/instantiate_*.cpp).
 #pragma once
 
 #include <sstream>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/model/inertia_check.hpp"
 
 namespace neuralsim {
 
@@ -23,6 +25,7 @@ int Model<S>::add_body(const std::string& body_name, int parent, const Joint<S>&
   j.nv = joint_nv(j.type);
   j.idx_q = nq;
   j.idx_v = nv;
+  set_coordinate_axis(j);
   if (j.name.empty()) j.name = body_name + "_joint";
   if (joint_index(j.name) >= 0) throw ModelError("duplicate joint name '" + j.name + "'");
   nq += j.nq;
@@ -98,14 +101,6 @@ std::vector<std::string> Model<S>::position_names() const {
 }
 
 template <class S>
-std::vector<std::string> Model<S>::moving_joint_names() const {
-  std::vector<std::string> names;
-  for (const auto& j : joints)
-    if (j.nv > 0) names.push_back(j.name);
-  return names;
-}
-
-template <class S>
 VecX<S> Model<S>::neutral_configuration() const {
   VecX<S> q = VecX<S>::Zero(nq);
   for (const auto& j : joints) {
@@ -161,11 +156,23 @@ void Model<S>::validate() const {
     const auto& j = joints[i];
     if (j.parent >= i) throw ModelError("body '" + bodies[i].name + "': parent must come first");
     if ((j.type == JointType::kRevolute || j.type == JointType::kPrismatic) &&
-        std::abs(to_double(j.axis.norm()) - 1.0) > 1e-9)
-      throw ModelError("joint '" + j.name + "': axis must be a unit vector");
-    if (to_double(bodies[i].inertia.mass) < 0)
-      throw ModelError("body '" + bodies[i].name + "': negative mass");
+        !(std::abs(to_double(j.axis.norm()) - 1.0) <= 1e-9))
+      throw ModelError("joint '" + j.name + "': axis must be a finite unit vector");
+    const std::string problem = inertia_problem(bodies[i].inertia.values());
+    if (!problem.empty()) throw ModelError("link '" + bodies[i].name + "': " + problem);
   }
+  for (int c = 0; c < 3; ++c)
+    if (!is_finite(gravity[c])) throw ModelError("gravity must be finite");
 }
+
+// Explicit instantiations (model/instantiate_*.cpp): no other translation
+// unit instantiates Model's members for these scalars.
+#define NEURALSIM_MODEL_TEMPLATES(PREFIX, S) PREFIX template class Model<S>;
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_MODEL_TEMPLATES, extern)
+#define NEURALSIM_MODEL_CASTS(PREFIX) \
+  PREFIX template Model<Jet2> Model<double>::cast<Jet2>() const; \
+  PREFIX template Model<Jet4> Model<double>::cast<Jet4>() const; \
+  PREFIX template Model<Jet8> Model<double>::cast<Jet8>() const;
+NEURALSIM_MODEL_CASTS(extern)
 
 }  // namespace neuralsim

@@ -3,14 +3,17 @@
 #include <Eigen/Cholesky>
 #include <cmath>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 
-Transformation transformation_from_name(const std::string& name) {
-  if (name == "identity" || name == "none" || name.empty()) return Transformation::kIdentity;
-  if (name == "log") return Transformation::kLog;
-  throw ConfigError("unknown parameter transformation '" + name + "' (expected identity or log)");
+const char* transformation_name(Transformation t) {
+  switch (t) {
+    case Transformation::kIdentity: return "identity";
+    case Transformation::kLog: return "log";
+    case Transformation::kLogCholesky: return "log_cholesky";
+  }
+  return "?";
 }
 
 Eigen::Matrix<double, 10, 1> log_cholesky_from_inertia(const Inertia<double>& I, const std::string& what) {
@@ -25,7 +28,7 @@ Eigen::Matrix<double, 10, 1> log_cholesky_from_inertia(const Inertia<double>& I,
   for (int i = 0; i < 4; ++i) P(i, 3 - i) = 1;
   Eigen::LLT<Eigen::Matrix4d> llt(P * J * P);
   if (llt.info() != Eigen::Success)
-    throw ConfigError(what + ": inertia is not physically consistent (pseudo-inertia not positive definite)");
+    throw ModelError(what + ": inertia is not physically consistent (pseudo-inertia not positive definite)");
   const Eigen::Matrix4d L = llt.matrixL();
   const Eigen::Matrix4d U = P * L * P;  // upper triangular, U Uᵀ = J
   const double alpha = std::log(U(3, 3));

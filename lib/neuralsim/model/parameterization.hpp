@@ -13,9 +13,12 @@
 
 namespace neuralsim {
 
-enum class Transformation { kIdentity, kLog };
+// kLogCholesky applies to the ten coordinates of a link's inertial block
+// (parameters/named_parameter.hpp), which are used as they are: the
+// transformation is inertia_from_log_cholesky itself.
+enum class Transformation { kIdentity, kLog, kLogCholesky };
 
-Transformation transformation_from_name(const std::string& name);  // throws ConfigError
+const char* transformation_name(Transformation t);  // "identity", "log", "log_cholesky"
 
 template <class S>
 S to_physical(Transformation t, const S& x) {
@@ -53,8 +56,8 @@ Inertia<S> inertia_from_log_cholesky(const Eigen::Matrix<S, 10, 1>& th) {
   return I;
 }
 
-// Inverse map; requires a physically consistent inertia (J ≻ 0), else throws
-// ConfigError naming `what`.
+// Inverse map; requires a physically consistent inertia with positive mass
+// (J ≻ 0), else throws ModelError naming `what`.
 Eigen::Matrix<double, 10, 1> log_cholesky_from_inertia(const Inertia<double>& I, const std::string& what);
 
 }  // namespace neuralsim

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "neuralsim/io/errors.hpp"
+#include "neuralsim/core/errors.hpp"
+
 
 namespace neuralsim {
 namespace {
@@ -58,14 +59,18 @@ std::vector<std::string> parameter_names(const Model<double>& model) {
   return names;
 }
 
-ParameterRef resolve_parameter(const Model<double>& model, const std::string& name) {
-  const auto all = all_parameters(model);
-  for (const auto& e : all)
+std::optional<ParameterRef> find_parameter(const Model<double>& model, const std::string& name) {
+  for (const auto& e : all_parameters(model))
     if (e.name == name) return e.ref;
-  // List the names that share the most leading characters, then all.
-  std::string msg = "unknown parameter '" + name + "' for model '" + model.name + "'. Valid names: ";
-  for (size_t k = 0; k < all.size(); ++k) msg += (k ? ", " : "") + all[k].name;
-  throw ConfigError(msg);
+  return std::nullopt;
+}
+
+ParameterRef resolve_parameter(const Model<double>& model, const std::string& name) {
+  if (const auto ref = find_parameter(model, name)) return *ref;
+  std::string msg = "unknown parameter '" + name + "' for model '" + model.name + "' (valid: ";
+  const std::vector<std::string> names = parameter_names(model);
+  for (size_t k = 0; k < names.size(); ++k) msg += (k ? ", " : "") + names[k];
+  throw InvalidArgument(msg + ")");
 }
 
 }  // namespace neuralsim

@@ -7,10 +7,11 @@
 //                    body axes) | .length (links declared with a length)
 //   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
 //                 .armature | .spring.stiffness | .spring.rest | .gear_ratio | .torque_offset
-// Resolve a name once (resolve_parameter) and use the ParameterRef in loops;
+// Resolve a name once (find_parameter) and use the ParameterRef in loops;
 // string handling never happens in the hot path.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,11 @@ struct ParameterRef {
 
 std::vector<std::string> parameter_names(const Model<double>& model);
 
-// Throws ConfigError naming the unknown parameter and listing valid names.
+// The parameter called `name`, or nothing when the model has none.
+std::optional<ParameterRef> find_parameter(const Model<double>& model, const std::string& name);
+// The same for a name known to exist; InvalidArgument listing the valid
+// names otherwise (a config's names go through find_parameter and are
+// reported with their file and line).
 ParameterRef resolve_parameter(const Model<double>& model, const std::string& name);
 
 namespace internal {

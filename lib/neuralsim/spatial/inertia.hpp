@@ -114,6 +114,17 @@ struct Inertia {
       for (int k = 0; k < 3; ++k) M(3 + k, c) = M(c, 3 + k);
   }
 
+  // The values in double (derivatives dropped), e.g. for physical checks.
+  Inertia<double> values() const {
+    Inertia<double> r;
+    r.mass = to_double(mass);
+    for (int k = 0; k < 3; ++k) {
+      r.h[k] = to_double(h[k]);
+      for (int c = 0; c < 3; ++c) r.I_origin(k, c) = to_double(I_origin(k, c));
+    }
+    return r;
+  }
+
   template <class T>
   Inertia<T> cast() const {
     Inertia<T> r;

@@ -9,6 +9,8 @@
 #include <Eigen/Geometry>
 #include <cmath>
 
+#include "neuralsim/core/scalar.hpp"
+
 namespace neuralsim {
 
 template <class S> using Vec3 = Eigen::Matrix<S, 3, 1>;
@@ -71,19 +73,6 @@ inline Quat<S> quat_exp(const Vec3<S>& w) {
     c = cos(theta / S(2));
   }
   return Quat<S>(c, k * w.x(), k * w.y(), k * w.z());
-}
-
-// Converts a scalar of any supported type to double (drops derivatives).
-inline double to_double(double x) { return x; }
-template <class T>
-inline double to_double(const T& x) {
-  return x.a;  // ceres::Jet
-}
-
-template <class S>
-inline bool is_finite(const S& x) {
-  using std::isfinite;
-  return isfinite(to_double(x));
 }
 
 }  // namespace neuralsim

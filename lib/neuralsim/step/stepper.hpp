@@ -11,15 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/aba.hpp"
-#include "neuralsim/io/errors.hpp"
 #include "neuralsim/step/passive_forces.hpp"
 
 namespace neuralsim {
 
 enum class Integrator { kSemiImplicitEuler, kRK4 };
-Integrator integrator_from_name(const std::string& name);  // throws ConfigError
-const char* integrator_name(Integrator integrator);
+const char* integrator_name(Integrator integrator);  // "semi_implicit_euler", "rk4"
 
 struct StepOptions {
   Integrator integrator = Integrator::kSemiImplicitEuler;
@@ -44,8 +43,11 @@ using VelocityHook = std::function<void(const Model<S>&, Data<S>&, const VecX<S>
 template <class S>
 class Stepper {
  public:
+  // InvalidArgument unless dt is finite and > 0 and substeps >= 1.
   Stepper(const Model<S>& model, const StepOptions& options)
       : model_(model), options_(options), data_(model) {
+    if (!(options.dt > 0) || !std::isfinite(options.dt) || options.substeps < 1)
+      throw InvalidArgument("Stepper: dt must be finite and > 0 and substeps >= 1");
     const int nq = model.nq, nv = model.nv;
     for (auto* v : {&q_tmp_, &q_start_}) *v = VecX<S>::Zero(nq);
     for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_, &rate_}) *v = VecX<S>::Zero(nv);
@@ -56,86 +58,26 @@ class Stepper {
   Data<S>& data() { return data_; }
   std::vector<ForceHook<S>>& hooks() { return hooks_; }
   // Only semi-implicit Euler runs velocity hooks (an impulse solve has no
-  // meaning inside RK4 stages); step() throws ConfigError for RK4 with hooks.
+  // meaning inside RK4 stages); step() throws InvalidArgument for RK4 with
+  // velocity hooks.
   std::vector<VelocityHook<S>>& velocity_hooks() { return velocity_hooks_; }
 
   // Accelerations for state (q, q̇) at time t under `control` (length nv,
   // scaled by each joint's gear ratio). Result in data().qdd.
-  void forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const VecX<S>& control, double t) {
-    data_.clear_external_forces();
-    passive_forces(model_, data_, q, qd);
-    for (const Joint<S>& j : model_.joints)
-      for (int k = 0; k < j.nv; ++k)
-        data_.tau[j.idx_v + k] = j.dynamics.gear_ratio * control[j.idx_v + k];
-    data_.tau += data_.tau_passive;
-    if (!hooks_.empty()) {
-      forward_kinematics(model_, data_, q, qd);
-      for (auto& hook : hooks_) hook(model_, data_, q, qd, t);
-    }
-    aba(model_, data_, q, qd, data_.tau);
-  }
+  void forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const VecX<S>& control, double t);
 
   // Advances (q, q̇) from time t by options().dt. Controls are held constant
   // over the step (zero-order hold, as a real controller would apply them).
-  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t) {
-    step(q, qd, control, t, options_.dt);
-  }
+  // Sizes are checked against the model (InvalidArgument).
+  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t) { step(q, qd, control, t, options_.dt); }
 
   // Advances by an explicit `dt` (non-uniform recordings), with as many
   // substeps as keep each one no longer than options().dt / substeps.
-  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double dt) {
-    const double h_max = options_.dt / options_.substeps;
-    const int n = std::max(1, static_cast<int>(std::ceil(dt / h_max - 1e-9)));
-    const double h = dt / n;
-    for (int s = 0; s < n; ++s) {
-      const double ts = t + s * h;
-      if (options_.integrator == Integrator::kSemiImplicitEuler) {
-        forward_dynamics(q, qd, control, ts);
-        semi_implicit_velocity_update(model_, qd, data_.qdd, h);
-        for (auto& hook : velocity_hooks_) hook(model_, data_, q, qd, h, ts);
-        dv_ = S(h) * qd;
-        integrate_configuration(model_, q, dv_, q_tmp_);
-        q = q_tmp_;
-        transport_free_velocities(model_, dv_, qd);
-      } else {
-        if (!velocity_hooks_.empty())
-          throw ConfigError("velocity-level constraints (impulse contact) need the semi_implicit_euler integrator");
-        rk4_step(q, qd, control, ts, h);
-      }
-    }
-    if (options_.check_finite) check_finite(q, qd, t + dt);
-  }
+  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double dt);
 
  private:
   // Classical RK4 with configuration updates q ⊕ (h·v) on the manifold.
-  void rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double h) {
-    static constexpr double kStage[4] = {0.0, 0.5, 0.5, 1.0};
-    static constexpr double kWeight[4] = {1.0 / 6, 2.0 / 6, 2.0 / 6, 1.0 / 6};
-    q_start_ = q;
-    qd_start_ = qd;
-    acc_sum_.setZero();
-    vel_sum_.setZero();
-    // Stage k evaluates at (q0 ⊕ θ_k, q̇0 + c_k h a_{k-1}) with θ_k = c_k h κ_{k-1},
-    // where κ is the stage velocity expressed as a rate of θ at q0 (RKMK).
-    qd_tmp_ = qd_start_;
-    q_tmp_ = q_start_;
-    dv_.setZero();
-    for (int k = 0; k < 4; ++k) {
-      if (k > 0) {
-        dv_ = S(kStage[k] * h) * rate_;  // rate_ holds κ_{k-1}
-        integrate_configuration(model_, q_start_, dv_, q_tmp_);
-        qd_tmp_ = qd_start_ + S(kStage[k] * h) * data_.qdd;
-      }
-      velocity_in_initial_tangent(model_, dv_, qd_tmp_, rate_);
-      vel_sum_ += S(kWeight[k]) * rate_;
-      forward_dynamics(q_tmp_, qd_tmp_, control, t + kStage[k] * h);
-      acc_sum_ += S(kWeight[k]) * data_.qdd;
-    }
-    dv_ = S(h) * vel_sum_;
-    integrate_configuration(model_, q_start_, dv_, q);
-    qd = qd_start_ + S(h) * acc_sum_;
-  }
-
+  void rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double h);
   void check_finite(const VecX<S>& q, const VecX<S>& qd, double t) const;
 
   const Model<S>& model_;
@@ -148,7 +90,78 @@ class Stepper {
 
 namespace internal {
 [[noreturn]] void throw_non_finite(const std::string& what, int index, double t, double value);
+[[noreturn]] void throw_bad_state_size(long nq, long nv, long nu, int model_nq, int model_nv);
 }
+
+template <class S>
+void Stepper<S>::forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const VecX<S>& control, double t) {
+  data_.clear_external_forces();
+  passive_forces(model_, data_, q, qd);
+  for (const Joint<S>& j : model_.joints)
+    for (int k = 0; k < j.nv; ++k) data_.tau[j.idx_v + k] = j.dynamics.gear_ratio * control[j.idx_v + k];
+  data_.tau += data_.tau_passive;
+  if (!hooks_.empty()) {
+    forward_kinematics(model_, data_, q, qd);
+    for (auto& hook : hooks_) hook(model_, data_, q, qd, t);
+  }
+  aba(model_, data_, q, qd, data_.tau);
+}
+
+template <class S>
+void Stepper<S>::step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double dt) {
+  if (q.size() != model_.nq || qd.size() != model_.nv || control.size() != model_.nv)
+    internal::throw_bad_state_size(q.size(), qd.size(), control.size(), model_.nq, model_.nv);
+  if (!velocity_hooks_.empty() && options_.integrator != Integrator::kSemiImplicitEuler)
+    throw InvalidArgument("Stepper::step: velocity-level constraints (impulse contact) need semi-implicit Euler");
+  const double h_max = options_.dt / options_.substeps;
+  const int n = std::max(1, static_cast<int>(std::ceil(dt / h_max - 1e-9)));
+  const double h = dt / n;
+  for (int s = 0; s < n; ++s) {
+    const double ts = t + s * h;
+    if (options_.integrator == Integrator::kSemiImplicitEuler) {
+      forward_dynamics(q, qd, control, ts);
+      semi_implicit_velocity_update(model_, qd, data_.qdd, h);
+      for (auto& hook : velocity_hooks_) hook(model_, data_, q, qd, h, ts);
+      dv_ = S(h) * qd;
+      integrate_configuration(model_, q, dv_, q_tmp_);
+      q = q_tmp_;
+      transport_free_velocities(model_, dv_, qd);
+    } else {
+      rk4_step(q, qd, control, ts, h);
+    }
+  }
+  if (options_.check_finite) check_finite(q, qd, t + dt);
+}
+
+template <class S>
+void Stepper<S>::rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double h) {
+  static constexpr double kStage[4] = {0.0, 0.5, 0.5, 1.0};
+  static constexpr double kWeight[4] = {1.0 / 6, 2.0 / 6, 2.0 / 6, 1.0 / 6};
+  q_start_ = q;
+  qd_start_ = qd;
+  acc_sum_.setZero();
+  vel_sum_.setZero();
+  // Stage k evaluates at (q0 ⊕ θ_k, q̇0 + c_k h a_{k-1}) with θ_k = c_k h κ_{k-1},
+  // where κ is the stage velocity expressed as a rate of θ at q0 (RKMK).
+  qd_tmp_ = qd_start_;
+  q_tmp_ = q_start_;
+  dv_.setZero();
+  for (int k = 0; k < 4; ++k) {
+    if (k > 0) {
+      dv_ = S(kStage[k] * h) * rate_;  // rate_ holds κ_{k-1}
+      integrate_configuration(model_, q_start_, dv_, q_tmp_);
+      qd_tmp_ = qd_start_ + S(kStage[k] * h) * data_.qdd;
+    }
+    velocity_in_initial_tangent(model_, dv_, qd_tmp_, rate_);
+    vel_sum_ += S(kWeight[k]) * rate_;
+    forward_dynamics(q_tmp_, qd_tmp_, control, t + kStage[k] * h);
+    acc_sum_ += S(kWeight[k]) * data_.qdd;
+  }
+  dv_ = S(h) * vel_sum_;
+  integrate_configuration(model_, q_start_, dv_, q);
+  qd = qd_start_ + S(h) * acc_sum_;
+}
+
 
 template <class S>
 void Stepper<S>::check_finite(const VecX<S>& q, const VecX<S>& qd, double t) const {
@@ -159,5 +172,11 @@ void Stepper<S>::check_finite(const VecX<S>& q, const VecX<S>& qd, double t) con
     if (!is_finite(qd[i]))
       internal::throw_non_finite(model_.velocity_names()[i] + " velocity", i, t, to_double(qd[i]));
 }
+
+// Explicit instantiations (step/instantiate_*.cpp).
+#define NEURALSIM_STEP_TEMPLATES(PREFIX, S) \
+  PREFIX template class Stepper<S>;         \
+  PREFIX template void passive_forces<S>(const Model<S>&, Data<S>&, const VecX<S>&, const VecX<S>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_STEP_TEMPLATES, extern)
 
 }  // namespace neuralsim

@@ -1,0 +1,144 @@
+// Conventions shared by every command-line app (rollout, simid, ...).
+//
+//   APP --config FILE.yaml [--out DIR] [--set key.path=value ...]
+//       [--seed N] [--threads N] [-v|-vv|-q]
+//
+// Apps are run from shell sweeps and CI, so: stable flags, no prompts, logs
+// on stderr, results in files, and exit codes that say what went wrong:
+//   0 ok, 1 internal error (a bug), 2 bad command line or config,
+//   3 bad input data, 4 numerical failure, 5 a requested check failed,
+//   130 interrupted (SIGINT/SIGTERM) — see exit_codes.hpp.
+// Every error is reported as exactly one line "APP: error: <message>".
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/exit_codes.hpp"
+#include "common/output_dir.hpp"
+#include "neuralsim/io/config.hpp"
+
+namespace neuralsim {
+
+struct AppOptions {
+  std::string config;
+  std::string out = "out/<app>";  // "<app>" is replaced by the app's name
+  std::vector<std::string> sets;  // --set overrides, in command-line order
+  long long seed = 0;
+  int threads = 0;    // 0 = all cores
+  int verbosity = 0;  // -1 quiet, 0 info, 1 debug, 2+ trace
+  bool force = false;  // replace an earlier run's outputs in --out
+  std::vector<std::string> argv;  // the full command line, for provenance
+};
+
+// Interrupts (SIGINT, SIGTERM). Until a job calls
+// begin_cooperative_interrupts(), a signal ends the process at once with
+// exit code 130: nothing has been computed yet, and parsing a hostile
+// config or data file must not make Ctrl-C wait. After it, the first signal
+// only sets a flag that the job's loops poll (interrupt_requested()): they
+// stop, write their best result so far and return kExitInterrupted. A
+// second signal (more than a second later) exits immediately with 130.
+void begin_cooperative_interrupts();
+bool interrupt_requested();
+// Same effect as a first Ctrl-C in the cooperative phase; for tests and for
+// code that wants to stop a run cooperatively.
+void request_interrupt();
+
+// Adds --config (required, must exist), --out, --set, --seed, --threads,
+// -v/--verbose, -q/--quiet and --version, storing the values in `opts`.
+void add_common_options(CLI::App& app, AppOptions& opts);
+
+// Parses the command line, configures logging, installs the interrupt
+// handler, caps TBB parallelism to --threads while `body` runs, and maps
+// whatever `body` returns or throws to the exit code (exit_code_for:
+// ConfigError and ModelError -> 2, DataError -> 3, NumericalError -> 4, any
+// other exception -> 1, "internal error: ..."). --help / --version return
+// 0; command-line errors return 2.
+int run_app(int argc, char** argv, CLI::App& app, AppOptions& opts,
+            std::function<int(const AppOptions&)> body);
+
+// "label: 37% (370/1000) elapsed 1.2s ETA 2.0s"
+std::string format_progress(const std::string& label, long long done, long long total,
+                            double elapsed_s);
+
+// Progress of a long loop on stderr, at most every 0.5 s (on a terminal the
+// line is redrawn in place; in a log file every 5 s so CI logs stay short).
+// Silent with -q and for loops with few steps. Safe to call update() from
+// worker threads: a caller that finds another one printing just skips.
+class Progress {
+ public:
+  // min_interval_s < 0 picks the default for the stream (0.5 s / 5 s).
+  Progress(std::string label, long long total, double min_interval_s = -1);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void update(long long done);
+  // Prints the final line if anything was printed before; idempotent.
+  void finish();
+
+  // Loops with fewer steps than this never print.
+  static constexpr long long kMinTotal = 10;
+
+ private:
+  double elapsed() const;
+  void print_locked(long long done, bool final_line);
+
+  std::string label_;
+  long long total_;
+  bool enabled_;
+  bool tty_;
+  double interval_s_;
+  std::chrono::steady_clock::time_point start_;
+  double last_print_s_ = 0;
+  long long last_done_ = 0;
+  long long last_printed_done_ = -1;
+  bool printed_ = false;
+  bool finished_ = false;
+  std::mutex mutex_;
+};
+
+// Builds and writes OUT/summary.json, the machine-readable record of a run:
+// app, status, metrics, warnings, timings (total wall time added
+// automatically), the effective config, config file, overrides, seed,
+// threads, provenance and the list of output files. It is written last.
+class RunSummary {
+ public:
+  RunSummary(std::string app, const AppOptions& opts, const Config& config, const OutputDirectory& out);
+
+  nlohmann::json& metrics() { return metrics_; }
+  nlohmann::json& timings() { return timings_; }
+  // "ok" (the default), "error", "interrupted" or "diverged".
+  void set_status(std::string status);
+  const std::string& status() const { return status_; }
+  void add_output(const std::string& path);
+  void add_warning(const std::string& warning);
+
+  nlohmann::json to_json() const;
+  // Writes summary.json atomically, then ends the run's in-progress mark.
+  void write() const;
+
+ private:
+  std::string app_;
+  std::string status_ = "ok";
+  nlohmann::json metrics_ = nlohmann::json::object();
+  nlohmann::json timings_ = nlohmann::json::object();
+  nlohmann::json config_;
+  std::string config_file_;
+  std::vector<std::string> overrides_;
+  long long seed_;
+  int threads_;
+  nlohmann::json provenance_;
+  std::vector<std::string> outputs_;
+  std::vector<std::string> warnings_;
+  const OutputDirectory& out_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace neuralsim

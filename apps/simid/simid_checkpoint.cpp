@@ -1,0 +1,136 @@
+#include "simid/simid_checkpoint.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "common/fingerprint.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/atomic_file.hpp"
+
+namespace neuralsim {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kFormat = "neuralsim-simid-checkpoint";
+constexpr int kVersion = 2;
+
+[[noreturn]] void bad(const std::string& path, const std::string& what) {
+  throw DataError(path + ": invalid checkpoint: " + what);
+}
+
+double finite_number(const json& j, const char* key, const std::string& path, const std::string& where) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number())
+    bad(path, where + "." + key + " must be a number");
+  const double v = j[key].get<double>();
+  if (!std::isfinite(v)) bad(path, where + "." + key + " must be finite");
+  return v;
+}
+
+int integer(const json& j, const char* key, const std::string& path, const std::string& where, int lo, int hi) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer())
+    bad(path, where + "." + key + " must be an integer");
+  const long long v = j[key].get<long long>();
+  if (v < lo || v > hi) bad(path, where + "." + key + " = " + std::to_string(v) + " is outside [" +
+                                      std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+json local_result_json(const LocalResult& r) {
+  return {{"x", r.x}, {"cost", r.cost}, {"initial_cost", r.initial_cost}, {"iterations", r.iterations},
+          {"usable", r.usable}, {"report", r.report}, {"seconds", r.seconds}};
+}
+
+json history_json(const std::vector<RoundRecord>& history) {
+  json h = json::array();
+  for (const auto& r : history)
+    h.push_back({{"round", r.round}, {"best_cost", r.best_cost}, {"round_best_cost", r.round_best_cost},
+                 {"spread", r.spread}, {"usable_solves", r.usable_solves}, {"seconds", r.seconds}});
+  return h;
+}
+
+void write_simid_checkpoint(const std::string& path, const BasinHoppingState& s, const ParameterSet& params,
+                            const Fingerprint& fingerprint) {
+  json j{{"format", kFormat}, {"version", kVersion}, {"next_round", s.next_round}, {"has_best", s.has_best},
+         {"parameter_names", params.names()}, {"fingerprint", fingerprint}, {"history", history_json(s.history)}};
+  if (s.has_best) j["best"] = local_result_json(s.best);
+  // Costs of unusable solves may be inf; JSON has no inf, so keep them out.
+  write_text_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+BasinHoppingState read_simid_checkpoint(const std::string& path, const ParameterSet& params,
+                                        const Fingerprint& fingerprint, int max_rounds) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw DataError(path + ": no checkpoint to resume from (run without --resume first)");
+  if (std::filesystem::file_size(path, ec) > (256u << 20)) bad(path, "larger than 256 MiB");
+  std::ifstream in(path);
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    bad(path, std::string("not JSON: ") + e.what());
+  }
+  if (!j.is_object() || j.value("format", "") != kFormat) bad(path, std::string("format is not '") + kFormat + "'");
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kVersion)
+    bad(path, "version must be " + std::to_string(kVersion) + " (written by another NeuralSim version?)");
+  if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||
+      j["parameter_names"] != json(params.names()))
+    throw ConfigError(path + ": checkpoint was written for other parameters (" +
+                      (j.contains("parameter_names") ? j["parameter_names"].dump() : std::string("none")) +
+                      "); use another --out or run without --resume");
+  Fingerprint stored;
+  if (!j.contains("fingerprint") || !j["fingerprint"].is_object()) bad(path, "fingerprint missing");
+  for (auto it = j["fingerprint"].begin(); it != j["fingerprint"].end(); ++it) {
+    if (!it.value().is_string()) bad(path, "fingerprint." + it.key() + " must be a string");
+    stored[it.key()] = it.value().get<std::string>();
+  }
+  const std::string changed = fingerprint_difference(stored, fingerprint);
+  if (!changed.empty())
+    throw ConfigError(path + ": checkpoint was written for a different run (changed: " + changed +
+                      "); resume with the same config, data and seed, or use another --out");
+  BasinHoppingState s;
+  s.next_round = integer(j, "next_round", path, "checkpoint", 0, max_rounds);
+  if (!j.contains("has_best") || !j["has_best"].is_boolean()) bad(path, "has_best must be true or false");
+  s.has_best = j["has_best"].get<bool>();
+  if (s.has_best) {
+    const json& b = j.contains("best") ? j["best"] : json();
+    if (!b.is_object() || !b.contains("x") || !b["x"].is_array() || b["x"].size() != static_cast<size_t>(params.size()))
+      bad(path, "best.x must hold " + std::to_string(params.size()) + " numbers");
+    for (int i = 0; i < params.size(); ++i) {
+      if (!b["x"][i].is_number()) bad(path, "best.x[" + std::to_string(i) + "] must be a number");
+      const double x = b["x"][i].get<double>();
+      if (!std::isfinite(x) || x < params.variable_lower(i) || x > params.variable_upper(i))
+        bad(path, "best.x[" + std::to_string(i) + "] = " + std::to_string(x) + " (" + params[i].name() +
+                      ") is not finite or outside its bounds");
+      s.best.x.push_back(x);
+    }
+    s.best.cost = finite_number(b, "cost", path, "best");
+    s.best.initial_cost = b.contains("initial_cost") && b["initial_cost"].is_number() ? b["initial_cost"].get<double>() : s.best.cost;
+    s.best.iterations = b.contains("iterations") && b["iterations"].is_number_integer() ? b["iterations"].get<int>() : 0;
+    s.best.usable = true;
+    s.best.report = b.contains("report") && b["report"].is_string() ? b["report"].get<std::string>() : "";
+  }
+  if (!j.contains("history") || !j["history"].is_array() || j["history"].size() != static_cast<size_t>(s.next_round))
+    bad(path, "history must hold one entry per completed round (" + std::to_string(s.next_round) + ")");
+  for (size_t k = 0; k < j["history"].size(); ++k) {
+    const json& r = j["history"][k];
+    const std::string where = "history[" + std::to_string(k) + "]";
+    RoundRecord rec;
+    rec.round = integer(r, "round", path, where, static_cast<int>(k), static_cast<int>(k));
+    rec.best_cost = r.contains("best_cost") && r["best_cost"].is_number() ? r["best_cost"].get<double>()
+                                                                          : std::numeric_limits<double>::infinity();
+    rec.round_best_cost = r.contains("round_best_cost") && r["round_best_cost"].is_number()
+                              ? r["round_best_cost"].get<double>()
+                              : rec.best_cost;
+    rec.spread = finite_number(r, "spread", path, where);
+    rec.usable_solves = integer(r, "usable_solves", path, where, 0, 1 << 30);
+    rec.seconds = finite_number(r, "seconds", path, where);
+    s.history.push_back(rec);
+  }
+  return s;
+}
+
+}  // namespace neuralsim

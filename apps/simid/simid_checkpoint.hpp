@@ -1,0 +1,31 @@
+// simid's checkpoint (OUT/checkpoint.json): the basin-hopping state after
+// every complete round, and the fingerprint of what the result depends on
+// (config sections, data, seed). A checkpoint is input like any other: it
+// is validated against the parameter set before use.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "neuralsim/estimate/basin_hopping.hpp"
+
+namespace neuralsim {
+
+using Fingerprint = std::map<std::string, std::string>;
+
+void write_simid_checkpoint(const std::string& path, const BasinHoppingState& state, const ParameterSet& params,
+                            const Fingerprint& fingerprint);
+
+// The state to resume from. DataError (exit 3) for a missing, corrupt or
+// inconsistent checkpoint (sizes, finiteness, bounds, rounds); ConfigError
+// (exit 2) when it was written for another config, other data or another
+// seed, naming what changed.
+BasinHoppingState read_simid_checkpoint(const std::string& path, const ParameterSet& params,
+                                        const Fingerprint& fingerprint, int max_rounds);
+
+nlohmann::json local_result_json(const LocalResult& r);
+nlohmann::json history_json(const std::vector<RoundRecord>& history);
+
+}  // namespace neuralsim

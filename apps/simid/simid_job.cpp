@@ -1,0 +1,371 @@
+#include "simid/simid_job.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <spdlog/spdlog.h>
+
+#include "common/fingerprint.hpp"
+#include "common/provenance.hpp"
+#include "common/python.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/estimate/identifiability.hpp"
+#include "neuralsim/experiment/data.hpp"
+#include "neuralsim/experiment/estimation_config.hpp"
+#include "neuralsim/experiment/evaluation.hpp"
+#include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/io/atomic_file.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
+#include "simid/simid_checkpoint.hpp"
+
+namespace neuralsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+Config section_or_empty(const Config& owner, const std::string& key) {
+  return owner.has(key) ? owner.at(key) : Config::parse("{}", owner.file());
+}
+
+ProblemOptions read_problem_options(const Config& r) {
+  r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "sample_stride", "loss",
+                      "loss_scale"});
+  ProblemOptions o;
+  const std::string type =
+      r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
+  o.formulation = type == "multiple_shooting"  ? Formulation::kMultipleShooting
+                  : type == "inverse_dynamics" ? Formulation::kInverseDynamics
+                                               : Formulation::kSingleShooting;
+  o.window = static_cast<int>(r.get_int_in_range("window", 50, 1, 100000000));
+  o.stride = static_cast<int>(r.get_int_in_range("stride", 0, 0, 100000000));
+  o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
+  o.filter_window = static_cast<int>(r.get_int_in_range("filter_window", 5, 1, 100001));
+  o.sample_stride = static_cast<int>(r.get_int_in_range("sample_stride", 1, 1, 100000000));
+  const std::string loss = r.get_choice("loss", {"none", "squared", "huber", "cauchy"}, "none");
+  o.loss = loss == "huber" ? Loss::kHuber : loss == "cauchy" ? Loss::kCauchy : Loss::kNone;
+  o.loss_scale = r.get_or<double>("loss_scale", 1.0);
+  if (!(o.loss_scale > 0)) r.fail("loss_scale", "must be > 0");
+  return o;
+}
+
+SolverOptions read_solver_options(const Config& s) {
+  s.check_known_keys({"type", "max_iterations", "function_tolerance", "gradient_tolerance", "parameter_tolerance"});
+  SolverOptions o;
+  const std::string type = s.get_choice("type", {"levenberg_marquardt", "lm", "lbfgs"}, "levenberg_marquardt");
+  o.solver = type == "lbfgs" ? LocalSolver::kLbfgs : LocalSolver::kLevenbergMarquardt;
+  o.max_iterations = static_cast<int>(s.get_int_in_range("max_iterations", 100, 0, 1000000));
+  o.function_tolerance = s.get_in_range("function_tolerance", 1e-10, 0, 1);
+  o.gradient_tolerance = s.get_in_range("gradient_tolerance", 1e-12, 0, 1);
+  o.parameter_tolerance = s.get_in_range("parameter_tolerance", 1e-10, 0, 1);
+  return o;
+}
+
+BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
+  b.check_known_keys({"enabled", "population", "rounds", "cost_threshold", "time_budget", "spread", "decay",
+                      "random_initial"});
+  BasinHoppingOptions o;
+  o.enabled = b.get_or<bool>("enabled", true);
+  o.population = static_cast<int>(b.get_int_in_range("population", 4, 1, 100000));
+  o.max_rounds = static_cast<int>(b.get_int_in_range("rounds", 10, 1, 1000000));
+  o.cost_threshold = b.get_in_range("cost_threshold", -1.0, -1, std::numeric_limits<double>::max());
+  o.time_budget_s = b.get_limit("time_budget", std::numeric_limits<double>::infinity());
+  if (!(o.time_budget_s > 0)) b.fail("time_budget", "must be > 0 seconds (or .inf)");
+  o.initial_spread = b.get_in_range("spread", 0.5, 0, 100);
+  o.decay = b.get_in_range("decay", 0.7, 0, 1);
+  o.random_initial = b.get_or<bool>("random_initial", false);
+  o.seed = static_cast<uint64_t>(seed);
+  return o;
+}
+
+// `targets`: the data are reach targets (data.targets), whose q is a
+// placeholder: only the distance to the target is meaningful.
+struct Evaluation {
+  double mean_rmse_q = 0;
+  double mean_rmse_link_position = 0;
+  json per_trajectory = json::array();
+  TrajectorySet predictions;
+};
+
+Evaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
+                        int window, bool targets) {
+  Evaluation e;
+  e.predictions.meta = data.meta;
+  std::vector<std::string> links;
+  for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.link);
+  for (const Trajectory& tr : data.trajectories) {
+    Trajectory pred;
+    double r = std::numeric_limits<double>::infinity(), rl = r;
+    try {
+      pred = windowed_prediction(ctx, x, tr, window);
+      if (!targets) r = prediction_error(*ctx.model, tr, pred).rmse_q;
+      if (!links.empty()) rl = link_position_rmse(links, tr, pred);
+    } catch (const NumericalError& err) {
+      spdlog::warn("prediction of '{}' diverged: {}", tr.name, err.what());
+    }
+    json j{{"name", tr.name}};
+    if (!targets) j["rmse_q"] = r;
+    if (!links.empty()) j[targets ? "target_distance" : "rmse_link_position"] = targets ? rl * std::sqrt(3.0) : rl;
+    e.per_trajectory.push_back(j);
+    e.mean_rmse_q += r / data.trajectories.size();
+    e.mean_rmse_link_position += rl / data.trajectories.size();
+    if (pred.size() > 0) e.predictions.trajectories.push_back(std::move(pred));
+  }
+  return e;
+}
+
+void try_plot(const std::string& out_dir, const std::string& measured_file, const std::string& fitted_file) {
+  // Plotting is delegated to matplotlib (scripts/plot_fit.py); skip quietly
+  // without it so headless CI machines still pass.
+  const std::string python = python_interpreter();
+  const std::string script = helper_script("plot_fit.py");
+  if (!std::filesystem::exists(script) || !std::filesystem::exists(python)) return;
+  const std::string cmd = "'" + python + "' '" + script + "' '" + measured_file + "' '" + fitted_file + "' '" +
+                          out_dir + "/fit.png' > /dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) spdlog::info("no plot written (python3-matplotlib not installed?)");
+}
+
+}  // namespace
+
+int run_simid(const AppOptions& opts, const SimidRequest& request) {
+  const auto t_start = Clock::now();
+  const Config cfg = Config::load(opts.config, opts.sets);
+  cfg.check_known_keys(
+      {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
+  if (cfg.has("output")) cfg.at("output").check_known_keys({"plot"});
+  const Experiment exp = load_experiment(cfg);
+  const Model<double>& model = exp.model;
+  const Config est = cfg.at("estimate");
+  est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
+                        "evaluation_window"});
+  const ParameterSet params =
+      read_parameter_set(est, "parameters", model, exp.contact ? &exp.contact->parameters : nullptr);
+  const ObservationSpec observe = read_observation(section_or_empty(est, "observe"), model);
+  const ProblemOptions problem_options = read_problem_options(section_or_empty(est, "residual"));
+  // Predictions restart from the measured state every `evaluation_window`
+  // samples (default: the shooting window; 50 for inverse dynamics), so fits
+  // of different formulations are compared under one metric.
+  const int window = static_cast<int>(est.get_int_in_range(
+      "evaluation_window", problem_options.formulation == Formulation::kInverseDynamics ? 50 : problem_options.window,
+      1, 100000000));
+  const SolverOptions solver = read_solver_options(section_or_empty(est, "solver"));
+  if (solver.solver == LocalSolver::kLbfgs && problem_options.formulation == Formulation::kMultipleShooting)
+    est.fail("solver", "lbfgs cannot optimize multiple-shooting states; use levenberg_marquardt");
+  if (problem_options.formulation == Formulation::kInverseDynamics && exp.contact)
+    est.fail("residual", "inverse_dynamics does not model contact forces; use single_shooting or multiple_shooting "
+                         "with a 'contact:' section");
+  if (problem_options.formulation != Formulation::kSingleShooting && params.has(ParameterKind::kInitialVelocity))
+    est.fail("parameters", "initial.qd.* parameters need residual type single_shooting (multiple shooting already "
+                           "frees every segment's state)");
+  const BasinHoppingOptions bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), opts.seed);
+
+  std::vector<std::string> data_notes;
+  const DataSplit data = load_data(cfg.at("data"), model, &data_notes);
+  const bool targets = data.targets;
+  // A target is reached from the start state: predictions never restart.
+  const int eval_window = targets ? std::numeric_limits<int>::max() : window;
+  if (targets && (observe.q_weight > 0 || observe.qd_weight > 0 || observe.link_positions.empty()))
+    est.fail("observe", "with data.targets observe only link positions: {q: 0, link_positions: [{link: ...}]}");
+  observe.check_available(data.train, data.train_source);
+  if (problem_options.formulation == Formulation::kInverseDynamics)
+    for (const Trajectory& t : data.train.trajectories)
+      if (!t.has_tau())
+        throw DataError(data.train_source + ":/trajectories/" + t.name +
+                        "/tau: inverse-dynamics identification needs measured joint forces (expected shape (T, nv=" +
+                        std::to_string(model.nv) + "))");
+  if (est.has("ground_truth"))
+    for (const auto& [name, value] : est.at("ground_truth").items()) value.get<double>("");
+
+  // Everything the result depends on, for the checkpoint. Rounds and the
+  // time budget only say when to stop: the rounds already done are the same
+  // for any value, so a resume may extend them.
+  json fingerprinted = cfg.to_json();
+  if (fingerprinted["estimate"].contains("basin_hopping") && fingerprinted["estimate"]["basin_hopping"].is_object())
+    for (const char* key : {"rounds", "time_budget"}) fingerprinted["estimate"]["basin_hopping"].erase(key);
+  Fingerprint fingerprint = config_digests(fingerprinted, {"name", "description", "output"});
+  fingerprint["data.train"] = trajectory_digest(data.train);
+  fingerprint["data.validation"] = trajectory_digest(data.validation);
+  fingerprint["seed"] = std::to_string(opts.seed);
+
+  const OutputDirectory out(opts.out, "simid",
+                            request.resume ? OutputDirectory::Reuse::kResume
+                            : opts.force   ? OutputDirectory::Reuse::kForce
+                                           : OutputDirectory::Reuse::kRefuse);
+  RunSummary summary("simid", opts, cfg, out);
+  for (const std::string& n : exp.notes) spdlog::info("{}", n);
+  for (const std::string& n : data_notes) spdlog::info("{}", n);
+  for (const std::string& w : exp.warnings) {
+    spdlog::warn("{}", w);
+    summary.add_warning(w);
+  }
+  const std::string checkpoint = out.path("checkpoint.json");
+  std::vector<const Trajectory*> train;
+  for (const Trajectory& t : data.train.trajectories) train.push_back(&t);
+  ResidualContext ctx{&model, &params, exp.step, observe, exp.contact ? &*exp.contact : nullptr};
+  ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, problem_options); };
+  factory();  // a problem without residuals is a data error, before any work
+
+  BasinHoppingState state;
+  if (request.resume) {
+    state = read_simid_checkpoint(checkpoint, params, fingerprint, bh.enabled ? bh.max_rounds : 1);
+    spdlog::info("resuming from {} at round {}", checkpoint, state.next_round);
+  }
+  begin_cooperative_interrupts();
+  const double time_budget = bh.time_budget_s;
+  const auto t_fit = Clock::now();
+  auto should_abort = [&] { return interrupt_requested() || seconds_since(t_fit) > time_budget; };
+  const int total_rounds = bh.enabled ? bh.max_rounds : 1;
+  Progress progress("simid rounds", total_rounds);
+  auto on_round = [&](const BasinHoppingState& s) {
+    write_simid_checkpoint(checkpoint, s, params, fingerprint);
+    const RoundRecord& r = s.history.back();
+    spdlog::info("round {}/{}: best cost {:.6g} (this round {:.6g}, {} usable solves)", r.round + 1, total_rounds,
+                 r.best_cost, r.round_best_cost, r.usable_solves);
+    progress.update(s.next_round);
+  };
+  BasinHoppingResult result = basin_hopping(factory, params, bh, solver, state, on_round, should_abort);
+  progress.finish();
+  if (std::filesystem::exists(checkpoint)) summary.add_output(checkpoint);
+  const double fit_s = seconds_since(t_fit);
+  if (!result.state.has_best) {
+    summary.set_status(interrupt_requested() ? "interrupted" : "diverged");
+    summary.metrics()["error"] = "no local solve produced a usable solution";
+    summary.write();
+    if (interrupt_requested()) return kExitInterrupted;
+    throw NumericalError("simid: no local solve produced a usable solution (every start diverged or failed); "
+                         "check bounds, initial values and the time step");
+  }
+  const LocalResult& best = result.state.best;
+
+  // Fitted model, uncertainty and identifiability.
+  std::unique_ptr<EstimationProblem> problem = factory();
+  Eigen::VectorXd residuals;
+  const Eigen::MatrixXd J = problem->parameter_jacobian(best.x, &residuals);
+  const Identifiability id = analyze_identifiability(params, best.x, J, residuals);
+  const std::vector<double> per_traj_cost = problem->cost_per_trajectory(best.x);
+
+  json pj;
+  pj["format"] = "neuralsim-parameters";
+  pj["model"] = model.name;
+  json values = json::object();
+  for (int i = 0; i < params.size(); ++i) {
+    const auto& p = params[i];
+    values[p.name()] = {{"value", id.value[i]},
+                        {"std_error", std::isnan(id.std_error[i]) ? json(nullptr) : json(id.std_error[i])},
+                        {"initial", p.initial}, {"lower", std::isfinite(p.lower) ? json(p.lower) : json(nullptr)},
+                        {"upper", std::isfinite(p.upper) ? json(p.upper) : json(nullptr)}};
+  }
+  pj["parameters"] = values;
+  pj["names"] = params.names();
+  std::vector<std::vector<double>> corr(params.size(), std::vector<double>(params.size()));
+  for (int i = 0; i < params.size(); ++i)
+    for (int j = 0; j < params.size(); ++j) corr[i][j] = id.correlation(i, j);
+  pj["correlation"] = corr;
+  pj["identifiability"] = to_json(id, params);
+  pj["cost"] = best.cost;
+  pj["seed"] = opts.seed;
+  pj["provenance"] = provenance(opts.argv, opts.threads);
+  const std::string params_file = out.path("params.json");
+  write_text_atomic(params_file, pj.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  summary.add_output(params_file);
+
+  std::ostringstream report;
+  report << "Identifiability report for " << model.name << " (" << params.size() << " parameters)\n";
+  for (int i = 0; i < params.size(); ++i)
+    report << "  " << params[i].name() << " = " << id.value[i] << " ± " << id.std_error[i] << "\n";
+  report << "Singular values of the scaled Jacobian:";
+  for (double s : id.singular_values) report << " " << s;
+  report << "\n";
+  if (id.weak_directions.empty()) report << "All parameters are identifiable from this data.\n";
+  for (const auto& d : id.weak_directions)
+    report << "Near-singular direction (σ/σmax = " << d.relative_singular_value << "): " << d.description << "\n";
+  const std::string report_file = out.path("identifiability.txt");
+  write_text_atomic(report_file, report.str());
+  summary.add_output(report_file);
+  for (const auto& d : id.weak_directions) spdlog::warn("identifiability: {}", d.description);
+
+  // Predictions and errors on train and validation data.
+  const Evaluation train_eval = evaluate_fit(ctx, best.x, data.train, eval_window, targets);
+  if (!targets) summary.metrics()["train_rmse_q"] = train_eval.mean_rmse_q;
+  if (targets) summary.metrics()["mean_target_distance"] = train_eval.mean_rmse_link_position * std::sqrt(3.0);
+  else if (!observe.link_positions.empty())
+    summary.metrics()["train_rmse_link_position"] = train_eval.mean_rmse_link_position;
+  summary.metrics()["train_per_trajectory"] = train_eval.per_trajectory;
+  for (size_t t = 0; t < per_traj_cost.size(); ++t)
+    summary.metrics()["train_per_trajectory"][t]["cost"] = per_traj_cost[t];
+  TrajectorySet fitted_set = train_eval.predictions;
+  if (!data.validation.trajectories.empty()) {
+    const Evaluation val = evaluate_fit(ctx, best.x, data.validation, eval_window, false);
+    summary.metrics()["validation_rmse_q"] = val.mean_rmse_q;
+    if (!observe.link_positions.empty())
+      summary.metrics()["validation_rmse_link_position"] = val.mean_rmse_link_position;
+    summary.metrics()["validation_per_trajectory"] = val.per_trajectory;
+    for (auto t : val.predictions.trajectories) {
+      t.name = "validation_" + t.name;
+      fitted_set.trajectories.push_back(std::move(t));
+    }
+  }
+  summary.metrics()["prediction_window"] = window;
+  summary.metrics()["cost"] = best.cost;
+  summary.metrics()["parameters"] = json::object();
+  for (int i = 0; i < params.size(); ++i) summary.metrics()["parameters"][params[i].name()] = id.value[i];
+  summary.metrics()["identifiable"] = id.weak_directions.empty();
+  summary.metrics()["basin_hopping"] = {{"history", history_json(result.state.history)},
+                                        {"stop_reason", result.stop_reason},
+                                        {"rounds", result.state.next_round},
+                                        {"population", bh.enabled ? bh.population : 1}};
+  summary.metrics()["best_local_solve"] = local_result_json(best);
+  if (est.has("ground_truth")) {
+    const json truth = est.at("ground_truth").to_json();
+    double max_rel = 0;
+    json errs = json::object();
+    for (int i = 0; i < params.size(); ++i) {
+      if (!truth.contains(params[i].name())) continue;
+      const double t = truth[params[i].name()].get<double>();
+      const double rel = std::abs(id.value[i] - t) / std::max(std::abs(t), 1e-12);
+      errs[params[i].name()] = rel;
+      max_rel = std::max(max_rel, rel);
+    }
+    summary.metrics()["relative_error"] = errs;
+    summary.metrics()["max_relative_error"] = max_rel;
+  }
+  fitted_set.meta = trajectory_metadata(model, "simid " + version_string(), pj["parameters"].dump(), opts.seed);
+  if (!fitted_set.trajectories.empty()) {
+    const std::string fit_file = out.path("fit.h5");
+    write_trajectories(fit_file, fitted_set);
+    summary.add_output(fit_file);
+    TrajectorySet measured = data.train;
+    for (auto t : data.validation.trajectories) {
+      t.name = "validation_" + t.name;
+      measured.trajectories.push_back(std::move(t));
+    }
+    const std::string measured_file = out.path("measured.h5");
+    write_trajectories(measured_file, measured);
+    summary.add_output(measured_file);
+    if (cfg.get_or<bool>("output.plot", true)) {
+      try_plot(out.dir(), measured_file, fit_file);
+      if (std::filesystem::exists(out.path("fit.png"))) summary.add_output(out.path("fit.png"));
+    }
+  }
+  summary.timings()["fit_s"] = fit_s;
+  summary.timings()["total_s"] = seconds_since(t_start);
+  const bool interrupted = interrupt_requested();
+  summary.set_status(interrupted ? "interrupted" : "ok");
+  summary.write();
+  if (targets)
+    spdlog::info("fit done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}", best.cost,
+                 summary.metrics()["mean_target_distance"].get<double>(), params_file);
+  else
+    spdlog::info("fit done: cost {:.6g}, train RMSE(q) {:.4g}{}; wrote {}", best.cost, train_eval.mean_rmse_q,
+                 data.validation.trajectories.empty()
+                     ? std::string()
+                     : fmt::format(", validation RMSE(q) {:.4g}", summary.metrics()["validation_rmse_q"].get<double>()),
+                 params_file);
+  return interrupted ? kExitInterrupted : kExitOk;
+}
+
+}  // namespace neuralsim

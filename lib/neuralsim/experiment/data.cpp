@@ -1,0 +1,154 @@
+#include "neuralsim/experiment/data.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/csv_import.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
+#include "neuralsim/step/link_poses.hpp"
+
+namespace neuralsim {
+namespace {
+
+// `data.targets: [{name, q0, qd0, time, link, position}]`: instead of
+// recordings, positions a link must reach at a time from a start state
+// (Degrave's ball throw; the estimated initial.qd.* coordinates replace
+// qd0). Each becomes a two-sample trajectory whose second sample holds the
+// target as the link's observed position; q there is a placeholder that is
+// never compared (the observation must be link positions only).
+TrajectorySet targets_as_trajectories(const Config& data, const Model<double>& model) {
+  TrajectorySet set;
+  set.meta = trajectory_metadata(model, "simid data.targets", "{}", -1);
+  int index = 0;
+  for (const Config& t : data.list("targets")) {
+    t.check_known_keys({"name", "q0", "qd0", "time", "link", "position"});
+    Trajectory tr;
+    char name[32];
+    std::snprintf(name, sizeof name, "target%02d", index++);
+    tr.name = t.get_or<std::string>("name", name);
+    const Eigen::VectorXd q0 = t.get<Eigen::VectorXd>("q0");
+    const Eigen::VectorXd qd0 = t.has("qd0") ? t.get<Eigen::VectorXd>("qd0") : Eigen::VectorXd::Zero(model.nv);
+    if (q0.size() != model.nq) t.fail("q0", "expected nq = " + std::to_string(model.nq) + " values, got " + std::to_string(q0.size()));
+    if (qd0.size() != model.nv) t.fail("qd0", "expected nv = " + std::to_string(model.nv) + " values, got " + std::to_string(qd0.size()));
+    const double time = t.get<double>("time");
+    if (!(time > 0)) t.fail("time", "must be > 0");
+    const std::string link = t.get<std::string>("link");
+    const auto ref = find_link(model, link);
+    if (!ref) t.fail("link", "no body or frame named '" + link + "'");
+    const std::vector<double> p = t.get<std::vector<double>>("position");
+    if (p.size() != 3) t.fail("position", "expected [x, y, z]");
+    tr.time = Eigen::Vector2d(0.0, time);
+    tr.q.resize(2, model.nq);
+    tr.q.row(0) = q0.transpose();
+    tr.q.row(1) = q0.transpose();
+    tr.qd.resize(2, model.nv);
+    tr.qd.row(0) = qd0.transpose();
+    tr.qd.row(1) = qd0.transpose();
+    record_link_poses(model, {*ref}, tr);
+    tr.link_poses[link].row(1) << p[0], p[1], p[2], 0, 0, 0, 1;
+    set.trajectories.push_back(std::move(tr));
+  }
+  if (set.trajectories.empty()) data.fail("targets", "is empty");
+  return set;
+}
+
+void cut(Trajectory& t, long long n) {
+  if (t.size() <= n) return;
+  t.time.conservativeResize(n);
+  t.q.conservativeResize(n, Eigen::NoChange);
+  t.qd.conservativeResize(n, Eigen::NoChange);
+  if (t.has_tau()) t.tau.conservativeResize(n, Eigen::NoChange);
+  for (auto& [name, pose] : t.link_poses) pose.conservativeResize(n, Eigen::NoChange);
+}
+
+}  // namespace
+
+TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".yaml" || ext == ".yml") return import_csv(path, notes);
+  return read_trajectories(path);
+}
+
+TrajectorySet load_trajectory_files(const Config& owner, const std::string& key, std::string& source,
+                                    std::vector<std::string>* notes) {
+  std::vector<std::string> paths;
+  if (owner.is_list(key)) {
+    const size_t n = owner.list(key).size();
+    if (n == 0) owner.fail(key, "expected at least one file");
+    for (size_t i = 0; i < n; ++i) paths.push_back(owner.path(key + "." + std::to_string(i)));
+  } else {
+    paths = {owner.path(key)};
+  }
+  TrajectorySet all;
+  for (const std::string& path : paths) {
+    TrajectorySet set = load_trajectory_file(path, notes);
+    if (all.trajectories.empty()) all.meta = set.meta;
+    for (auto& t : set.trajectories) {
+      if (paths.size() > 1) t.name = std::filesystem::path(path).stem().string() + "_" + t.name;
+      all.trajectories.push_back(std::move(t));
+    }
+    source += (source.empty() ? "" : ", ") + path;
+  }
+  return all;
+}
+
+DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes) {
+  data.check_known_keys({"train", "validation", "validation_fraction", "max_samples", "targets"});
+  DataSplit split;
+  if (data.has("targets")) {
+    if (data.has("train")) data.fail("targets", "give either data.train or data.targets, not both");
+    split.train = targets_as_trajectories(data, model);
+    split.train_source = data.where("targets");
+    split.targets = true;
+    return split;
+  }
+  split.train = load_trajectory_files(data, "train", split.train_source, notes);
+  if (data.has("validation")) {
+    if (data.has("validation_fraction")) data.fail("validation_fraction", "give either validation or validation_fraction");
+    split.validation = load_trajectory_files(data, "validation", split.validation_source, notes);
+  } else if (data.has("validation_fraction")) {
+    const double f = data.get<double>("validation_fraction");
+    if (!(f >= 0 && f < 1)) data.fail("validation_fraction", "must be in [0, 1)");
+    const size_t n = split.train.trajectories.size();
+    const size_t nv = static_cast<size_t>(std::floor(f * n));
+    split.validation.meta = split.train.meta;
+    for (size_t k = n - nv; k < n; ++k) split.validation.trajectories.push_back(split.train.trajectories[k]);
+    split.train.trajectories.resize(n - nv);
+    split.validation_source = split.train_source + " (last " + std::to_string(nv) + " trajectories)";
+  }
+  const long long max_samples = data.get_int_in_range("max_samples", 0, 0, 1LL << 40);
+  if (max_samples == 1) data.fail("max_samples", "must be 0 (no cut) or >= 2");
+  if (max_samples > 0)
+    for (TrajectorySet* set : {&split.train, &split.validation})
+      for (Trajectory& t : set->trajectories) cut(t, max_samples);
+  if (split.train.trajectories.empty()) throw DataError(split.train_source + ": no training trajectories");
+  validate_against_model(split.train, model, split.train_source);
+  if (!split.validation.trajectories.empty())
+    validate_against_model(split.validation, model, split.validation_source);
+  return split;
+}
+
+void validate_against_model(const TrajectorySet& set, const Model<double>& model, const std::string& source,
+                            bool require_tau) {
+  TrajectoryExpectations expect;
+  expect.nq = model.nq;
+  expect.nv = model.nv;
+  expect.joint_names = model.velocity_names();
+  expect.require_tau = require_tau;
+  validate_trajectories(set, expect, source);
+}
+
+TrajectoryMetadata trajectory_metadata(const Model<double>& model, const std::string& generator,
+                                       const std::string& parameters_json, long long seed) {
+  TrajectoryMetadata meta;
+  meta.model = model.name;
+  meta.joint_names = model.velocity_names();
+  meta.q_names = model.position_names();
+  meta.generator = generator;
+  meta.parameters_json = parameters_json;
+  meta.seed = seed;
+  return meta;
+}
+
+}  // namespace neuralsim

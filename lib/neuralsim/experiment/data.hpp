@@ -1,0 +1,50 @@
+// Trajectory data for a tool: files (HDF5, or a CSV-import description),
+// lists of files, train/validation splits, reach targets, and the checks
+// that the data fit the model. Shared by every tool that reads recordings.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/model/model.hpp"
+
+namespace neuralsim {
+
+// An HDF5 trajectory file, or a CSV-import description (.yaml/.yml) whose
+// CSV files are imported. Remarks (dropped duplicate time stamps) go to
+// `notes` when not null.
+TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes = nullptr);
+
+// The file, or list of files, at `key` of `owner` (paths relative to the
+// config, or to the working directory when given by --set). With several
+// files, trajectory names are prefixed by the file stem. `source` receives
+// the paths, for messages.
+TrajectorySet load_trajectory_files(const Config& owner, const std::string& key, std::string& source,
+                                    std::vector<std::string>* notes = nullptr);
+
+struct DataSplit {
+  TrajectorySet train, validation;
+  std::string train_source, validation_source;
+  bool targets = false;  // the training "data" are reach targets (data.targets)
+};
+
+// The `data:` section: {train: file | [files], validation: file | [files]
+// | validation_fraction: f, max_samples: n, targets: [...]}. The data are
+// checked against the model (joint names, shapes, finiteness).
+// max_samples cuts every trajectory (train and validation) to its first n
+// samples; 0 (the default) keeps them whole.
+DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes = nullptr);
+
+// Throws DataError naming the file and dataset when `set` does not fit
+// `model` (nq, nv, joint names; τ when `require_tau`).
+void validate_against_model(const TrajectorySet& set, const Model<double>& model, const std::string& source,
+                            bool require_tau = false);
+
+// Metadata for trajectories a tool writes: the model, its coordinate names,
+// `generator` ("rollout 0.1.0 (rev …)"), the parameters JSON and the seed.
+TrajectoryMetadata trajectory_metadata(const Model<double>& model, const std::string& generator,
+                                       const std::string& parameters_json, long long seed);
+
+}  // namespace neuralsim

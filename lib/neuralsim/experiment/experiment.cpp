@@ -1,0 +1,293 @@
+#include "neuralsim/experiment/experiment.hpp"
+
+#include <map>
+
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/experiment/contact_config.hpp"
+#include "neuralsim/io/parameter_file.hpp"
+#include "neuralsim/io/urdf_model.hpp"
+#include "neuralsim/io/yaml_model.hpp"
+#include "neuralsim/model/configuration.hpp"
+#include "neuralsim/model/inertia_check.hpp"
+
+namespace neuralsim {
+namespace {
+
+// `params:` flattened: "a.b: 1" and "a: {b: 1}" (as --set params.a.b=1
+// writes it) name the same parameter; giving both is an error.
+void flatten_params(const Config& c, const std::string& prefix, std::map<std::string, Config>& out) {
+  for (const auto& [key, value] : c.items()) {
+    const std::string name = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_map("")) {
+      flatten_params(value, name, out);
+    } else if (!out.emplace(name, value).second) {
+      value.fail("", "parameter '" + name + "' is given twice (dotted and nested keys)");
+    }
+  }
+}
+
+struct RawParameter {
+  std::string name;
+  double value;
+  std::string source;
+};
+
+std::vector<RawParameter> read_raw_parameters(const Config& root) {
+  std::map<std::string, RawParameter> all;
+  if (root.has("params")) {
+    if (!root.is_map("params")) root.fail("params", "expected a map of parameter names to numbers");
+    std::map<std::string, Config> flat;
+    flatten_params(root.at("params"), "", flat);
+    for (const auto& [name, value] : flat) all[name] = {name, value.get<double>(""), value.where("")};
+  }
+  if (root.has("params_file")) {
+    const std::string path = root.path("params_file");
+    for (const auto& [name, value] : read_parameter_file(path)) all[name] = {name, value, path};
+  }
+  std::vector<RawParameter> out;
+  for (auto& [name, p] : all) out.push_back(std::move(p));
+  return out;
+}
+
+void apply_model_parameters(Experiment& e) {
+  std::map<int, std::pair<Eigen::Matrix<double, 10, 1>, int>> blocks;  // body -> (θ, components given)
+  for (const ExperimentParameter& p : e.parameters) {
+    if (p.target.kind == ParameterKind::kModel) {
+      set_parameter(e.model, p.target.model, p.value);
+    } else if (p.target.kind == ParameterKind::kLogCholesky) {
+      auto& [theta, count] = blocks.try_emplace(p.target.body, Eigen::Matrix<double, 10, 1>::Zero(), 0).first->second;
+      theta[p.target.component] = p.value;
+      ++count;
+    } else {
+      continue;
+    }
+    try {
+      e.model.validate();
+    } catch (const ModelError& err) {
+      throw ConfigError(p.source + ": parameter '" + p.target.name + "' = " + std::to_string(p.value) +
+                        " makes the model non-physical: " + err.what());
+    }
+  }
+  for (const auto& [body, block] : blocks) {
+    if (block.second != 10)
+      throw ConfigError(e.parameters.front().source + ": link '" + e.model.bodies[body].name +
+                        "': a log-Cholesky inertia needs all ten coordinates, got " + std::to_string(block.second));
+    e.model.bodies[body].inertia = inertia_from_log_cholesky<double>(block.first);
+  }
+}
+
+void apply_contact_parameters(Experiment& e) {
+  for (const ExperimentParameter& p : e.parameters) {
+    if (p.target.kind != ParameterKind::kContact) continue;
+    set_contact_parameter(e.contact->parameters, p.target.contact, p.value);
+    const std::string problem = contact_parameters_problem(e.contact->parameters);
+    if (!problem.empty()) throw ConfigError(p.source + ": " + problem);
+  }
+}
+
+Sinusoid read_sinusoid(const Config& c, int n) {
+  c.check_known_keys({"offset", "amplitude", "frequency", "phase"});
+  Sinusoid s;
+  s.offset = read_coordinate_vector(c, "offset", n, 0.0);
+  s.amplitude = read_coordinate_vector(c, "amplitude", n, 0.0);
+  s.frequency_hz = read_coordinate_vector(c, "frequency", n, 0.0);
+  s.phase = read_coordinate_vector(c, "phase", n, 0.0);
+  return s;
+}
+
+// For each velocity coordinate, the index of its position coordinate, or -1
+// for coordinates of spherical and free joints (no scalar angle to track).
+std::vector<int> pd_position_index(const Model<double>& model) {
+  std::vector<int> idx(model.nv, -1);
+  for (const Joint<double>& j : model.joints)
+    if (j.nq == 1) idx[j.idx_v] = j.idx_q;
+  return idx;
+}
+
+}  // namespace
+
+Model<double> load_model_section(const Config& m, std::vector<std::string>* warnings) {
+  if (m.has("file")) {
+    m.check_known_keys({"file"});
+    return load_yaml_model(m.path("file"));
+  }
+  if (m.has("urdf")) {
+    m.check_known_keys({"urdf", "floating_base", "merge_fixed_joints"});
+    UrdfOptions opts;
+    opts.floating_base = m.get_or<bool>("floating_base", false);
+    opts.merge_fixed_joints = m.get_or<bool>("merge_fixed_joints", true);
+    try {
+      return load_urdf_model(m.path("urdf"), opts, warnings);
+    } catch (const ModelError& e) {
+      m.fail("urdf", e.what());
+    }
+  }
+  return build_yaml_model(m);  // inline: errors keep the config's own lines
+}
+
+StepOptions read_step_options(const Config& sim) {
+  sim.check_known_keys({"integrator", "dt", "substeps", "duration", "check_finite"});
+  StepOptions o;
+  const std::string integrator = sim.get_choice("integrator", {"semi_implicit_euler", "euler", "rk4"}, "semi_implicit_euler");
+  o.integrator = integrator == "rk4" ? Integrator::kRK4 : Integrator::kSemiImplicitEuler;
+  o.dt = sim.get_or<double>("dt", 1e-3);
+  if (!(o.dt > 0 && o.dt <= 10)) sim.fail("dt", "expected a time step in (0, 10] s, got " + std::to_string(o.dt));
+  o.substeps = static_cast<int>(sim.get_int_in_range("substeps", 1, 1, 1000000));
+  o.check_finite = sim.get_or<bool>("check_finite", true);
+  return o;
+}
+
+Experiment load_experiment(const Config& root, bool require_sim) {
+  Experiment e;
+  e.model = load_model_section(root.at("model"), &e.warnings);
+  e.contact = read_contact_section(root, e.model, e.notes, e.warnings);
+  for (RawParameter& raw : read_raw_parameters(root)) {
+    const auto target = resolve_named_parameter(raw.name, e.model, e.contact.has_value());
+    if (!target) throw ConfigError(raw.source + ": " + unknown_parameter_message(raw.name, e.model, e.contact.has_value()));
+    e.parameters.push_back({*target, raw.value, raw.source});
+  }
+  apply_model_parameters(e);
+  if (e.contact) apply_contact_parameters(e);
+  if (require_sim || root.has("sim")) {
+    const Config sim = root.at("sim");
+    e.step = read_step_options(sim);
+    if (e.contact && e.contact->model == ContactModelType::kImpulse && e.step.integrator != Integrator::kSemiImplicitEuler)
+      sim.fail("integrator", "contact model 'impulse' acts on velocities and needs semi_implicit_euler");
+  }
+  return e;
+}
+
+Eigen::VectorXd read_coordinate_vector(const Config& c, const std::string& key, int n, double fallback) {
+  if (!c.has(key)) return Eigen::VectorXd::Constant(n, fallback);
+  const Eigen::VectorXd v = c.get<Eigen::VectorXd>(key);
+  if (v.size() == 1 && n != 1) return Eigen::VectorXd::Constant(n, v[0]);
+  if (v.size() != n)
+    c.fail(key, "expected " + std::to_string(n) + " values (one per coordinate, or one for all), got " +
+                    std::to_string(v.size()));
+  return v;
+}
+
+std::vector<InitialState> read_initial_states(const Config& c, const Model<double>& model, std::mt19937_64& rng,
+                                              long long max_count) {
+  std::vector<InitialState> out;
+  if (c.has("list")) {
+    c.check_known_keys({"list"});
+    const std::vector<Config> items = c.list("list");
+    if (items.empty()) c.fail("list", "is empty");
+    if (static_cast<long long>(items.size()) > max_count)
+      c.fail("list", "has " + std::to_string(items.size()) + " states, more than the limit " + std::to_string(max_count));
+    for (const Config& item : items) {
+      item.check_known_keys({"q", "qd"});
+      InitialState s;
+      s.q = item.has("q") ? read_coordinate_vector(item, "q", model.nq, 0.0) : model.neutral_configuration();
+      s.qd = read_coordinate_vector(item, "qd", model.nv, 0.0);
+      normalize_configuration(model, s.q);
+      out.push_back(s);
+    }
+    return out;
+  }
+  c.check_known_keys({"count", "q_low", "q_high", "qd_low", "qd_high"});
+  const long long count = c.get_int_in_range("count", 1, 1, max_count);
+  const Eigen::VectorXd q0 = model.neutral_configuration();
+  const Eigen::VectorXd ql = read_coordinate_vector(c, "q_low", model.nq, 0.0) + q0;
+  const Eigen::VectorXd qh = read_coordinate_vector(c, "q_high", model.nq, 0.0) + q0;
+  const Eigen::VectorXd vl = read_coordinate_vector(c, "qd_low", model.nv, 0.0);
+  const Eigen::VectorXd vh = read_coordinate_vector(c, "qd_high", model.nv, 0.0);
+  if ((qh - ql).minCoeff() < 0) c.fail("q_high", "must be >= q_low in every coordinate");
+  if ((vh - vl).minCoeff() < 0) c.fail("qd_high", "must be >= qd_low in every coordinate");
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (long long k = 0; k < count; ++k) {
+    InitialState s;
+    s.q = ql + (qh - ql).cwiseProduct(Eigen::VectorXd::NullaryExpr(model.nq, [&] { return u(rng); }));
+    s.qd = vl + (vh - vl).cwiseProduct(Eigen::VectorXd::NullaryExpr(model.nv, [&] { return u(rng); }));
+    normalize_configuration(model, s.q);
+    out.push_back(s);
+  }
+  return out;
+}
+
+void apply_initial_state_parameters(const Experiment& e, std::vector<InitialState>& states) {
+  for (const ExperimentParameter& p : e.parameters)
+    if (p.target.kind == ParameterKind::kInitialVelocity)
+      for (InitialState& s : states) s.qd[p.target.velocity_index] = p.value;
+}
+
+std::vector<LinkRef> read_links(const Config& owner, const std::string& key, const Model<double>& model) {
+  std::vector<LinkRef> out;
+  const std::vector<std::string> names = owner.get_or<std::vector<std::string>>(key, {});
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto link = find_link(model, names[i]);
+    if (!link) owner.fail(key + "." + std::to_string(i), "no body or frame named '" + names[i] + "'");
+    out.push_back(*link);
+  }
+  return out;
+}
+
+void ControllerRegistry::add(const std::string& type, Factory factory) {
+  for (auto& [t, f] : factories_)
+    if (t == type) {
+      f = std::move(factory);
+      return;
+    }
+  factories_.emplace_back(type, std::move(factory));
+}
+
+std::vector<std::string> ControllerRegistry::types() const {
+  std::vector<std::string> out;
+  for (const auto& [t, f] : factories_) out.push_back(t);
+  return out;
+}
+
+std::unique_ptr<Controller<double>> ControllerRegistry::make(const Config& section, const Model<double>& model,
+                                                             int trajectory_index, const TrajectorySet* recorded) const {
+  const std::string type = section.get_choice("type", types(), "zero");
+  for (const auto& [t, f] : factories_)
+    if (t == type) return f(section, model, trajectory_index, recorded);
+  return nullptr;  // unreachable: get_choice checked the type
+}
+
+ControllerRegistry standard_controllers() {
+  ControllerRegistry r;
+  r.add("zero", [](const Config& c, const Model<double>&, int, const TrajectorySet*) {
+    c.check_known_keys({"type"});
+    return std::make_unique<ZeroControl<double>>();
+  });
+  r.add("constant", [](const Config& c, const Model<double>& model, int, const TrajectorySet*) {
+    c.check_known_keys({"type", "value"});
+    return std::make_unique<ConstantControl<double>>(read_coordinate_vector(c, "value", model.nv, 0.0));
+  });
+  r.add("sinusoid", [](const Config& c, const Model<double>& model, int, const TrajectorySet*) {
+    c.check_known_keys({"type", "offset", "amplitude", "frequency", "phase"});
+    Sinusoid s;
+    s.offset = read_coordinate_vector(c, "offset", model.nv, 0.0);
+    s.amplitude = read_coordinate_vector(c, "amplitude", model.nv, 0.0);
+    s.frequency_hz = read_coordinate_vector(c, "frequency", model.nv, 0.0);
+    s.phase = read_coordinate_vector(c, "phase", model.nv, 0.0);
+    return std::make_unique<SinusoidControl<double>>(s);
+  });
+  r.add("pd", [](const Config& c, const Model<double>& model, int, const TrajectorySet*) {
+    c.check_known_keys({"type", "kp", "kd", "target", "hold_initial"});
+    const int n = model.nv;
+    Sinusoid ref;  // hold the neutral pose unless a target is given
+    ref.offset = ref.amplitude = ref.frequency_hz = ref.phase = Eigen::VectorXd::Zero(n);
+    if (c.has("target")) ref = read_sinusoid(c.at("target"), n);
+    return std::make_unique<PdControl<double>>(pd_position_index(model), read_coordinate_vector(c, "kp", n, 0.0),
+                                               read_coordinate_vector(c, "kd", n, 0.0), ref,
+                                               c.get_or<bool>("hold_initial", false));
+  });
+  r.add("dataset", [](const Config& c, const Model<double>& model, int index, const TrajectorySet* recorded) {
+    c.check_known_keys({"type", "file"});
+    if (!recorded || recorded->trajectories.empty())
+      c.fail("type", "controls of type 'dataset' need 'controls.file' with recorded trajectories");
+    const Trajectory& tr = recorded->trajectories[static_cast<size_t>(index) % recorded->trajectories.size()];
+    if (!tr.has_tau()) throw DataError(c.path("file") + ":/trajectories/" + tr.name + "/tau: missing (controls of type 'dataset')");
+    if (tr.tau.cols() != model.nv)
+      throw DataError(c.path("file") + ":/trajectories/" + tr.name + "/tau: expected shape (T, nv=" +
+                      std::to_string(model.nv) + "), got (" + std::to_string(tr.tau.rows()) + ", " +
+                      std::to_string(tr.tau.cols()) + ")");
+    return std::make_unique<RecordedControl<double>>(Eigen::MatrixXd(tr.tau));
+  });
+  return r;
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,90 @@
+// An experiment config turned into engine objects: the model, its contact
+// settings and step options, with the named values of `params:` and
+// `params_file:` routed to each (reference: docs/simid.md, docs/contact.md,
+// docs/models.md). Shared by every tool, so no tool reads a config its own
+// way. Errors are ConfigError / DataError naming the file, key and line.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "neuralsim/contact/contact_settings.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/parameters/named_parameter.hpp"
+#include "neuralsim/step/controllers.hpp"
+#include "neuralsim/step/link_poses.hpp"
+#include "neuralsim/step/stepper.hpp"
+
+namespace neuralsim {
+
+// One value of `params:` or `params_file:` (the file wins over the map).
+struct ExperimentParameter {
+  NamedParameter target;
+  double value = 0;
+  std::string source;  // "config.yaml:12" or "out/params.json", for messages
+};
+
+struct Experiment {
+  Model<double> model;                     // `model:`, with params applied and validated
+  std::optional<ContactSettings> contact;  // `contact:`, with contact.* params applied
+  StepOptions step;                        // `sim:`
+  std::vector<ExperimentParameter> parameters;
+  std::vector<std::string> notes;     // what a tool may log at info level
+  std::vector<std::string> warnings;  // and at warning level (also for summary.json)
+};
+
+// Reads `model:`, `contact:`, `sim:` (required unless `require_sim` is
+// false), `params:` and `params_file:` from the config root. The parameter
+// file is read once.
+Experiment load_experiment(const Config& root, bool require_sim = true);
+
+// `model:` section: {file: x.yaml} | {urdf: x.urdf, floating_base,
+// merge_fixed_joints} | an inline model (generator: ... or bodies: ...).
+// URDF warnings (missing meshes) are appended to `warnings` when not null.
+Model<double> load_model_section(const Config& model_section, std::vector<std::string>* warnings = nullptr);
+
+// `sim:` section: integrator, dt, substeps, check_finite (duration is the
+// tool's). dt must be finite and > 0.
+StepOptions read_step_options(const Config& sim);
+
+struct InitialState {
+  Eigen::VectorXd q, qd;
+};
+// `initial_states:` section: {list: [{q, qd}, ...]} or {count, q_low,
+// q_high, qd_low, qd_high} sampled uniformly with `rng`. At most
+// `max_count` states (a sized limit, checked before anything is allocated).
+std::vector<InitialState> read_initial_states(const Config& section, const Model<double>& model,
+                                              std::mt19937_64& rng, long long max_count);
+// Applies the experiment's initial.qd.<coordinate> values to every state.
+void apply_initial_state_parameters(const Experiment& experiment, std::vector<InitialState>& states);
+
+// The bodies or frames named by the list at `key` of `owner`.
+std::vector<LinkRef> read_links(const Config& owner, const std::string& key, const Model<double>& model);
+
+// A vector with one value per coordinate; a one-element list is broadcast
+// to every coordinate (documented in docs/simid.md, "Vectors").
+Eigen::VectorXd read_coordinate_vector(const Config& c, const std::string& key, int n, double fallback);
+
+// Controller kinds by name (`controls: {type: ...}`). The standard kinds
+// are zero, constant, sinusoid, pd and dataset; tools add their own (the
+// MPC controllers). No global state: each tool builds its registry.
+class ControllerRegistry {
+ public:
+  // `recorded` holds the trajectories of `controls.file` (type dataset).
+  using Factory = std::function<std::unique_ptr<Controller<double>>(
+      const Config& section, const Model<double>& model, int trajectory_index, const TrajectorySet* recorded)>;
+  void add(const std::string& type, Factory factory);
+  std::unique_ptr<Controller<double>> make(const Config& section, const Model<double>& model,
+                                           int trajectory_index, const TrajectorySet* recorded) const;
+  std::vector<std::string> types() const;
+
+ private:
+  std::vector<std::pair<std::string, Factory>> factories_;
+};
+
+ControllerRegistry standard_controllers();
+
+}  // namespace neuralsim

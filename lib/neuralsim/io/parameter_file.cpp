@@ -1,0 +1,41 @@
+#include "neuralsim/io/parameter_file.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "neuralsim/core/errors.hpp"
+
+namespace neuralsim {
+
+std::map<std::string, double> read_parameter_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw DataError(path + ": no such parameter file");
+  if (std::filesystem::file_size(path, ec) > (64u << 20))
+    throw DataError(path + ": parameter file is larger than 64 MiB");
+  std::ifstream in(path);
+  if (!in) throw DataError(path + ": cannot open parameter file");
+  nlohmann::json j;
+  try {
+    in >> j;
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(path + ": invalid JSON: " + e.what());
+  }
+  const nlohmann::json& params = j.is_object() && j.contains("parameters") ? j["parameters"] : j;
+  if (!params.is_object()) throw DataError(path + ": expected an object of parameters");
+  std::map<std::string, double> out;
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    const nlohmann::json& v = it.value();
+    const nlohmann::json* number = v.is_number()                                            ? &v
+                                   : v.is_object() && v.contains("value") && v["value"].is_number() ? &v["value"]
+                                                                                           : nullptr;
+    if (!number) throw DataError(path + ": parameter '" + it.key() + "': expected a number or {\"value\": number}");
+    const double value = number->get<double>();
+    if (!std::isfinite(value)) throw DataError(path + ": parameter '" + it.key() + "' is not finite");
+    out[it.key()] = value;
+  }
+  return out;
+}
+
+}  // namespace neuralsim

@@ -1,0 +1,363 @@
+#include "neuralsim/io/yaml_model.hpp"
+
+#include <cmath>
+
+#include "neuralsim/core/errors.hpp"
+
+namespace neuralsim {
+namespace {
+
+Eigen::Vector3d vec3(const Config& c, const std::string& key, const Eigen::Vector3d& fallback) {
+  if (!c.has(key)) return fallback;
+  const Eigen::VectorXd v = c.get<Eigen::VectorXd>(key);
+  if (v.size() != 3) c.fail(key, "expected a list of 3 numbers, got " + std::to_string(v.size()));
+  return v;
+}
+
+double non_negative(const Config& c, const std::string& key, double fallback) {
+  const double v = c.get_or<double>(key, fallback);
+  if (v < 0) c.fail(key, "must be >= 0, got " + std::to_string(v));
+  return v;
+}
+
+Transform<double> read_origin(const Config& c) {
+  c.check_known_keys({"xyz", "rpy"});
+  const Eigen::Vector3d xyz = vec3(c, "xyz", Eigen::Vector3d::Zero());
+  const Eigen::Vector3d rpy = vec3(c, "rpy", Eigen::Vector3d::Zero());
+  // Origin maps parent coordinates to joint-frame coordinates: E = Rᵀ.
+  return Transform<double>(rpy_rotation<double>(rpy[0], rpy[1], rpy[2]).transpose(), xyz);
+}
+
+// Rotational inertia about the COM: [ixx, iyy, izz], [ixx, iyy, izz, ixy,
+// ixz, iyz] or {ixx: .., iyy: .., ...}.
+Eigen::Matrix3d read_inertia(const Config& b) {
+  Eigen::Matrix3d I = Eigen::Matrix3d::Zero();
+  if (!b.has("inertia")) return I;
+  if (b.is_list("inertia")) {
+    const Eigen::VectorXd v = b.get<Eigen::VectorXd>("inertia");
+    if (v.size() == 3) return v.asDiagonal();
+    if (v.size() != 6) b.fail("inertia", "expected [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
+    I << v[0], v[3], v[4], v[3], v[1], v[5], v[4], v[5], v[2];
+    return I;
+  }
+  const Config n = b.at("inertia");
+  n.check_known_keys({"ixx", "iyy", "izz", "ixy", "ixz", "iyz"});
+  const double ixx = n.get_or<double>("ixx", 0), iyy = n.get_or<double>("iyy", 0), izz = n.get_or<double>("izz", 0),
+               ixy = n.get_or<double>("ixy", 0), ixz = n.get_or<double>("ixz", 0), iyz = n.get_or<double>("iyz", 0);
+  I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
+  return I;
+}
+
+void read_geometry(const Config& b, int body, Model<double>& model) {
+  if (!b.has("geometry")) return;
+  for (const Config& g : b.list("geometry")) {
+    g.check_known_keys({"name", "type", "radius", "size", "length", "normal", "origin"});
+    Geometry geom;
+    geom.body = body;
+    geom.name = g.get_or("name", "");
+    const std::string type = g.get_choice("type", {"sphere", "box", "capsule", "cylinder", "plane"}, "");
+    if (type == "sphere") {
+      geom.type = Geometry::Type::kSphere;
+      geom.size[0] = non_negative(g, "radius", 0);
+    } else if (type == "box") {
+      geom.type = Geometry::Type::kBox;
+      geom.size = 0.5 * vec3(g, "size", Eigen::Vector3d::Zero());
+    } else if (type == "capsule" || type == "cylinder") {
+      geom.type = type == "capsule" ? Geometry::Type::kCapsule : Geometry::Type::kCylinder;
+      geom.size[0] = non_negative(g, "radius", g.get<double>("radius"));
+      geom.size[1] = 0.5 * non_negative(g, "length", g.get<double>("length"));
+    } else {
+      geom.type = Geometry::Type::kPlane;
+      geom.size = vec3(g, "normal", Eigen::Vector3d::UnitZ());
+    }
+    if (g.has("origin")) {
+      const Transform<double> X = read_origin(g.at("origin"));
+      geom.placement.linear() = X.E.transpose();
+      geom.placement.translation() = X.r;
+    }
+    model.geometries.push_back(geom);
+  }
+}
+
+// ---- generators: built-in systems with a few parameters ----
+
+struct LinkSpec {
+  std::string name, joint;
+  int parent = -1;
+  JointType type = JointType::kRevolute;
+  Eigen::Vector3d axis = Eigen::Vector3d::UnitY();
+  Eigen::Vector3d length_axis = Eigen::Vector3d(0, 0, -1);
+  double length = 0;  // 0: no length
+  double com_fraction = -1;
+  double mass = 0;
+  Eigen::Matrix3d inertia = Eigen::Matrix3d::Zero();
+  bool origin_at_parent_length = false;
+  double damping = 0, friction = 0;
+};
+
+int add_link(Model<double>& model, const LinkSpec& s) {
+  Joint<double> j;
+  j.name = s.joint;
+  j.type = s.type;
+  j.axis = s.axis;
+  j.dynamics.damping = s.damping;
+  j.dynamics.coulomb_friction = s.friction;
+  const int i = model.add_body(s.name, s.parent, j, Inertia<double>::from_com(s.mass, Eigen::Vector3d::Zero(), s.inertia));
+  if (s.length > 0) {
+    Body<double>& b = model.bodies[i];
+    b.length_spec.enabled = true;
+    b.length_spec.axis = s.length_axis;
+    b.length_spec.com_fraction = s.com_fraction;
+    b.length = s.length;
+  }
+  model.origin_follows_parent_length[i] = s.origin_at_parent_length;
+  return i;
+}
+
+// Per-link lists (`lengths: [3, 4]`) or one value for every link.
+double per_link(const Config& c, const char* list_key, const char* key, int links, int i, double fallback) {
+  if (c.has(list_key)) {
+    const std::vector<double> v = c.get<std::vector<double>>(list_key);
+    if (static_cast<int>(v.size()) != links)
+      c.fail(list_key, "expected a list of " + std::to_string(links) + " numbers, got " + std::to_string(v.size()));
+    return v[i];
+  }
+  return c.get_or<double>(key, fallback);
+}
+
+// Links hanging along -z from revolute joints about y (q = 0 hangs down).
+void generate_chain(const Config& c, int links, bool point_mass, Model<double>& model) {
+  const double damping = non_negative(c, "damping", 0), friction = non_negative(c, "friction", 0);
+  for (int i = 0; i < links; ++i) {
+    LinkSpec s;
+    s.name = "link" + std::to_string(i + 1);
+    s.joint = "joint" + std::to_string(i + 1);
+    s.parent = i - 1;
+    s.length = per_link(c, "lengths", "length", links, i, 1.0);
+    s.mass = per_link(c, "masses", "mass", links, i, 1.0);
+    if (!(s.length > 0)) c.fail(c.has("lengths") ? "lengths" : "length", "lengths must be > 0");
+    if (s.mass < 0) c.fail(c.has("masses") ? "masses" : "mass", "masses must be >= 0");
+    s.com_fraction = point_mass ? 1.0 : 0.5;
+    if (!point_mass) {
+      const double inertia = s.mass * s.length * s.length / 12.0;  // slender rod about its COM
+      s.inertia = Eigen::Vector3d(inertia, inertia, 1e-6 * s.mass).asDiagonal();
+    }
+    s.origin_at_parent_length = i > 0;
+    s.damping = damping;
+    s.friction = friction;
+    add_link(model, s);
+  }
+}
+
+void generate_cartpole(const Config& c, Model<double>& model) {
+  LinkSpec cart;
+  cart.name = "cart";
+  cart.joint = "slider";
+  cart.type = JointType::kPrismatic;
+  cart.axis = Eigen::Vector3d::UnitX();
+  cart.mass = non_negative(c, "cart_mass", 1.0);
+  cart.inertia = Eigen::Vector3d::Constant(0.01).asDiagonal();
+  cart.damping = non_negative(c, "cart_damping", 0.0);
+  add_link(model, cart);
+  LinkSpec pole;  // q = 0: pole upright (+z)
+  pole.name = "pole";
+  pole.joint = "hinge";
+  pole.parent = 0;
+  pole.mass = non_negative(c, "pole_mass", 0.1);
+  pole.length = c.get_or<double>("pole_length", 1.0);
+  if (!(pole.length > 0)) c.fail("pole_length", "must be > 0");
+  pole.length_axis = Eigen::Vector3d::UnitZ();
+  pole.com_fraction = 0.5;
+  const double inertia = pole.mass * pole.length * pole.length / 12.0;
+  pole.inertia = Eigen::Vector3d(inertia, inertia, 1e-6).asDiagonal();
+  pole.damping = non_negative(c, "pole_damping", 0.0);
+  add_link(model, pole);
+}
+
+// Planar swimmer: x/y slides and yaw for the head, then revolute joints about
+// z; links extend along +x (as in DeepMind control's swimmer). Gravity is
+// along -z, normal to the plane of motion.
+void generate_swimmer(const Config& c, Model<double>& model) {
+  const int links = static_cast<int>(c.get_int_in_range("links", 5, 1, 100));
+  const double length = c.get_or<double>("length", 0.1), mass = non_negative(c, "mass", 0.1);
+  const double damping = non_negative(c, "damping", 0.0), radius = non_negative(c, "radius", 0.01);
+  if (!(length > 0)) c.fail("length", "must be > 0");
+  LinkSpec sx;
+  sx.name = "slider_x";
+  sx.joint = "root_x";
+  sx.type = JointType::kPrismatic;
+  sx.axis = Eigen::Vector3d::UnitX();
+  add_link(model, sx);
+  LinkSpec sy = sx;
+  sy.name = "slider_y";
+  sy.joint = "root_y";
+  sy.parent = 0;
+  sy.axis = Eigen::Vector3d::UnitY();
+  add_link(model, sy);
+  for (int i = 0; i < links; ++i) {
+    LinkSpec s;
+    s.name = "segment" + std::to_string(i);
+    s.joint = i == 0 ? "root_yaw" : "joint" + std::to_string(i);
+    s.parent = i + 1;
+    s.axis = Eigen::Vector3d::UnitZ();
+    s.origin_at_parent_length = i > 0;
+    s.damping = i > 0 ? damping : 0.0;
+    s.mass = mass;
+    s.length = length;
+    s.length_axis = Eigen::Vector3d::UnitX();
+    s.com_fraction = 0.5;
+    const double il = mass * length * length / 12.0, ir = 0.5 * mass * radius * radius;
+    s.inertia = Eigen::Vector3d(ir, il, il).asDiagonal();
+    add_link(model, s);
+  }
+}
+
+void read_joint(const Config& jn, const std::string& body_name, Joint<double>& joint, bool& origin_at_parent_length) {
+  jn.check_known_keys({"name", "type", "axis", "origin", "damping", "friction", "friction_velocity", "spring",
+                       "armature", "gear_ratio", "torque_offset", "limits"});
+  joint.name = jn.get_or("name", body_name + "_joint");
+  const std::string type = jn.get_or("type", "revolute");
+  try {
+    joint.type = joint_type_from_name(type);
+  } catch (const ModelError& e) {
+    jn.fail("type", e.what());
+  }
+  const Eigen::Vector3d axis = vec3(jn, "axis", Eigen::Vector3d::UnitZ());
+  if (axis.norm() < 1e-12) jn.fail("axis", "must be non-zero");
+  joint.axis = axis.normalized();
+  if (jn.has("origin") && !jn.is_map("origin")) {
+    if (jn.get<std::string>("origin") != "parent_length")
+      jn.fail("origin", "expected {xyz, rpy} or 'parent_length'");
+    origin_at_parent_length = true;
+  } else if (jn.has("origin")) {
+    joint.origin = read_origin(jn.at("origin"));
+  }
+  joint.dynamics.damping = non_negative(jn, "damping", 0);
+  joint.dynamics.coulomb_friction = non_negative(jn, "friction", 0);
+  joint.dynamics.friction_velocity = jn.get_or<double>("friction_velocity", 0.01);
+  if (!(joint.dynamics.friction_velocity > 0)) jn.fail("friction_velocity", "must be > 0");
+  joint.dynamics.armature = non_negative(jn, "armature", 0);
+  joint.dynamics.gear_ratio = jn.get_or<double>("gear_ratio", 1);
+  joint.dynamics.torque_offset = jn.get_or<double>("torque_offset", 0);
+  if (jn.has("spring")) {
+    const Config sp = jn.at("spring");
+    sp.check_known_keys({"stiffness", "rest"});
+    joint.dynamics.spring_stiffness = non_negative(sp, "stiffness", 0);
+    joint.dynamics.spring_rest = sp.get_or<double>("rest", 0);
+  }
+  if (jn.has("limits")) {
+    const Config l = jn.at("limits");
+    l.check_known_keys({"lower", "upper", "effort", "velocity"});
+    joint.lower = l.get_limit("lower", -1e30);
+    joint.upper = l.get_limit("upper", 1e30);
+    joint.effort = l.get_limit("effort", 1e30);
+    joint.velocity = l.get_limit("velocity", 1e30);
+    if (!(joint.lower <= joint.upper)) l.fail("upper", "must be >= lower");
+  }
+}
+
+void read_bodies(const Config& node, Model<double>& model) {
+  if (!node.has("bodies") || node.list("bodies").empty())
+    node.fail("bodies", "a model needs 'generator' or a non-empty 'bodies' list");
+  for (const Config& b : node.list("bodies")) {
+    b.check_known_keys({"name", "parent", "joint", "mass", "com", "inertia", "length", "geometry"});
+    const std::string name = b.get<std::string>("name");
+    const std::string parent_name = b.get_or("parent", "world");
+    const int parent = parent_name == "world" ? -1 : model.body_index(parent_name);
+    if (parent_name != "world" && parent < 0)
+      b.fail("parent", "unknown body '" + parent_name + "' (bodies must be listed after their parent)");
+    Joint<double> joint;
+    bool origin_at_parent_length = false;
+    if (b.has("joint")) {
+      read_joint(b.at("joint"), name, joint, origin_at_parent_length);
+    } else {
+      joint.type = JointType::kFixed;
+      joint.name = name + "_joint";
+    }
+    const double mass = non_negative(b, "mass", 0);
+    const Eigen::Vector3d com = vec3(b, "com", Eigen::Vector3d::Zero());
+    const Inertia<double> inertia = Inertia<double>::from_com(mass, com, read_inertia(b));
+    int idx = -1;
+    try {
+      idx = model.add_body(name, parent, joint, inertia);
+    } catch (const ModelError& e) {
+      b.fail("name", e.what());
+    }
+    if (b.has("length")) {
+      const Config len = b.at("length");
+      len.check_known_keys({"value", "axis", "com_fraction"});
+      Body<double>& body = model.bodies[idx];
+      body.length_spec.enabled = true;
+      const Eigen::Vector3d axis = vec3(len, "axis", Eigen::Vector3d(0, 0, -1));
+      if (axis.norm() < 1e-12) len.fail("axis", "must be non-zero");
+      body.length_spec.axis = axis.normalized();
+      body.length_spec.com_fraction = len.get_or<double>("com_fraction", -1);
+      body.length = len.get<double>("value");
+      if (!(body.length > 0)) len.fail("value", "must be > 0");
+      if (b.has("com") && body.length_spec.com_fraction >= 0)
+        b.fail("com", "give either 'com' or 'length.com_fraction', not both");
+    }
+    if (origin_at_parent_length) {
+      if (parent < 0 || !model.bodies[parent].length_spec.enabled)
+        b.fail("joint.origin", "'parent_length' needs a parent body with a 'length'");
+      model.origin_follows_parent_length[idx] = true;
+    }
+    read_geometry(b, idx, model);
+    const std::string problem = inertia_problem(model.bodies[idx].inertia);
+    if (!problem.empty()) b.fail(b.has("inertia") ? "inertia" : "mass", "link '" + name + "': " + problem);
+  }
+}
+
+}  // namespace
+
+Model<double> build_yaml_model(const Config& node) {
+  Model<double> model;
+  model.name = node.get_or("name", "model");
+  model.gravity = vec3(node, "gravity", Eigen::Vector3d(0, 0, -9.81));
+  if (node.has("generator")) {
+    const std::string gen =
+        node.get_choice("generator", {"pendulum", "double_pendulum", "chain", "cartpole", "swimmer"}, "");
+    if (gen == "pendulum" || gen == "double_pendulum" || gen == "chain") {
+      node.check_known_keys({"generator", "name", "gravity", "links", "point_mass", "length", "lengths", "mass",
+                             "masses", "damping", "friction"});
+      const int fixed_links = gen == "pendulum" ? 1 : gen == "double_pendulum" ? 2 : 0;
+      if (fixed_links && node.has("links")) node.fail("links", "the " + gen + " generator has a fixed number of links");
+      const int links = fixed_links ? fixed_links : static_cast<int>(node.get_int_in_range("links", 5, 1, 1000));
+      if (!node.has("name")) model.name = gen == "chain" ? (links == 1 ? "pendulum" : "chain") : gen;
+      generate_chain(node, links, node.get_or<bool>("point_mass", gen != "chain"), model);
+    } else if (gen == "cartpole") {
+      node.check_known_keys({"generator", "name", "gravity", "cart_mass", "pole_mass", "pole_length",
+                             "cart_damping", "pole_damping"});
+      if (!node.has("name")) model.name = "cartpole";
+      generate_cartpole(node, model);
+    } else {
+      node.check_known_keys({"generator", "name", "gravity", "links", "length", "mass", "damping", "radius"});
+      if (!node.has("name")) model.name = "swimmer";
+      generate_swimmer(node, model);
+    }
+  } else {
+    node.check_known_keys({"name", "gravity", "bodies"});
+    read_bodies(node, model);
+  }
+  // Apply lengths now that children exist (moves COMs and child origins).
+  for (int i = 0; i < model.num_bodies(); ++i)
+    if (model.bodies[i].length_spec.enabled) model.set_link_length(i, model.bodies[i].length);
+  try {
+    model.validate();
+  } catch (const ModelError& e) {
+    node.fail("", e.what());
+  }
+  return model;
+}
+
+Model<double> load_yaml_model(const std::string& path) {
+  const Config root = Config::load(path);
+  return build_yaml_model(root.has("model") ? root.at("model") : root);
+}
+
+Model<double> parse_yaml_model(const std::string& yaml_text, const std::string& source) {
+  const Config root = Config::parse(yaml_text, source);
+  return build_yaml_model(root.has("model") ? root.at("model") : root);
+}
+
+}  // namespace neuralsim

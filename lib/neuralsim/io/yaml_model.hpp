@@ -1,0 +1,22 @@
+// Models described in YAML (configs/models/*.yaml, or inline under an
+// experiment's `model:` key): either an explicit tree of bodies and joints,
+// or a generator for a built-in system (pendulum, double_pendulum, chain,
+// cartpole, swimmer) with a few parameters. Read through Config, so every
+// error names the file, line, column and key. Format: docs/models.md.
+#pragma once
+
+#include <string>
+
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/model/model.hpp"
+
+namespace neuralsim {
+
+// Loads a model file (its top level, or its `model:` key). ConfigError on
+// a bad description, naming file:line:column and the key.
+Model<double> build_yaml_model(const Config& model_section);
+Model<double> load_yaml_model(const std::string& path);
+// A model from YAML text; `source` names it in messages.
+Model<double> parse_yaml_model(const std::string& yaml_text, const std::string& source);
+
+}  // namespace neuralsim

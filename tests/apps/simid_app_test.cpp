@@ -1,0 +1,162 @@
+// End-to-end tests of the `simid` CLI: it recovers ground truth, is
+// reproducible at any thread count, checkpoints and resumes, writes the best
+// result on Ctrl-C, and rejects bad input with its documented exit code
+// without leaving half-written outputs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/python.hpp"
+#include "support/run_command.hpp"
+
+namespace neuralsim {
+namespace {
+
+using testing::fresh_dir;
+using testing::run_command;
+
+std::string simid() { return testing::app_path("simid"); }
+const char* kLengths = " --config configs/simid_double_pendulum_lengths.yaml";
+// Short data keep each fit around a second.
+const char* kFast = " --set data.max_samples=101 --set estimate.residual.window=20 -q";
+
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(testing::read_text(path)); }
+
+TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
+  const std::string out = fresh_dir("simid_lengths");
+  const auto r = run_command(simid() + kLengths + kFast + " --seed 3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  EXPECT_EQ(s["status"], "ok");
+  EXPECT_LT(s["metrics"]["max_relative_error"].get<double>(), 1e-6);
+  const auto p = read_json(out + "/params.json");
+  EXPECT_NEAR(p["parameters"]["link.link1.length"]["value"].get<double>(), 3.0, 1e-5);
+  EXPECT_NEAR(p["parameters"]["link.link2.length"]["value"].get<double>(), 4.0, 1e-5);
+  EXPECT_TRUE(p["parameters"]["link.link1.length"]["std_error"].is_number());
+  EXPECT_EQ(p["correlation"].size(), 2u);
+  for (const char* f : {"identifiability.txt", "fit.h5", "measured.h5", "checkpoint.json"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  // The plot needs Debian's python3-matplotlib and python3-h5py (scripts/setup.sh installs them).
+  const std::string python = neuralsim::python_interpreter();  // the one simid uses
+  if (run_command("'" + python + "' -c 'import h5py, matplotlib'").exit_code == 0) {
+    EXPECT_TRUE(std::filesystem::exists(out + "/fit.png"));
+  }
+  // rollout reads the fitted parameters back.
+  const std::string ro = fresh_dir("simid_rollout_params");
+  const auto rr = run_command(testing::app_path("rollout") +
+                              " --config configs/rollout_double_pendulum.yaml -q --set sim.duration=0.2 --set params_file=" +
+                              out + "/params.json --out " + ro);
+  EXPECT_EQ(rr.exit_code, 0) << rr.err;
+}
+
+// Basin hopping with a fixed budget (no early stop) must give bit-identical
+// results on 1 and 2 threads.
+TEST(SimidApp, SameSeedSameResultAtAnyThreadCount) {
+  const std::string a = fresh_dir("simid_t1"), b = fresh_dir("simid_t2");
+  const std::string cmd = simid() + kLengths + kFast +
+                          " --set estimate.basin_hopping.rounds=2 --set estimate.basin_hopping.population=3"
+                          " --set estimate.basin_hopping.cost_threshold=-1 --set estimate.residual.window=100 --seed 9";
+  ASSERT_EQ(run_command(cmd + " --threads 1 --out " + a).exit_code, 0);
+  ASSERT_EQ(run_command(cmd + " --threads 2 --out " + b).exit_code, 0);
+  const auto pa = read_json(a + "/params.json"), pb = read_json(b + "/params.json");
+  EXPECT_EQ(pa["parameters"], pb["parameters"]);
+  EXPECT_EQ(read_json(a + "/summary.json")["metrics"]["basin_hopping"]["history"].size(), 2u);
+}
+
+TEST(SimidApp, ResumeContinuesFromCheckpointToTheSameResult) {
+  const std::string straight = fresh_dir("simid_straight"), resumed = fresh_dir("simid_resumed");
+  const std::string cmd = simid() + kLengths + kFast +
+                          " --set estimate.basin_hopping.population=2 --set estimate.basin_hopping.cost_threshold=-1"
+                          " --set estimate.residual.window=100 --seed 4";
+  ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=3 --out " + straight).exit_code, 0);
+  ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=1 --out " + resumed).exit_code, 0);
+  EXPECT_EQ(read_json(resumed + "/checkpoint.json")["next_round"], 1);
+  const auto r = run_command(cmd + " --set estimate.basin_hopping.rounds=3 --resume --out " + resumed);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json(resumed + "/summary.json")["metrics"]["basin_hopping"]["history"].size(), 3u);
+  EXPECT_EQ(read_json(resumed + "/params.json")["parameters"], read_json(straight + "/params.json")["parameters"]);
+  // A checkpoint from other parameters is refused.
+  const auto bad = run_command(simid() + " --config configs/simid_double_pendulum_friction.yaml -q --resume --out " + resumed);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
+TEST(SimidApp, InterruptWritesBestResultSoFar) {
+  const std::string out = fresh_dir("simid_interrupt");
+  const auto r = run_command("timeout --preserve-status -s INT 3 " + simid() + kLengths +
+                             " -q --set estimate.basin_hopping.rounds=100000 --set estimate.basin_hopping.cost_threshold=-1"
+                             " --set data.max_samples=101 --threads 1 --out " + out);
+  ASSERT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_EQ(read_json(out + "/summary.json")["status"], "interrupted");
+  const auto p = read_json(out + "/params.json");
+  EXPECT_TRUE(p["parameters"]["link.link1.length"]["value"].is_number());
+}
+
+struct BadInput {
+  const char* name;
+  std::string args;
+  int exit_code;
+  std::string message;
+};
+
+class SimidBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(SimidBadInput, ExitsWithCodeAndMessageAndWritesNothing) {
+  const BadInput& c = GetParam();
+  const std::string out = fresh_dir(std::string("simid_bad_") + c.name);
+  const auto r = run_command(simid() + c.args + " --out " + out + "/run");
+  EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+  EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out + "/run/params.json"));
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string dir = fresh_dir("simid_inputs_" + name);
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SimidBadInput,
+    ::testing::Values(
+        BadInput{"unknown_parameter",
+                 std::string(kLengths) + " --set estimate.parameters.0.name=link.link1.lenght", 2,
+                 "(valid: gravity.x"},
+        BadInput{"inverted_bounds", std::string(kLengths) + " --set estimate.parameters.0.bounds=[10,0.1]", 2,
+                 "inverted"},
+        BadInput{"nan_bounds", std::string(kLengths) + " --set estimate.parameters.0.bounds=[.nan,10]", 2, "got '.nan'"},
+        BadInput{"joint_mismatch", std::string(kLengths) + " --set data.train=datasets/pendulum_pd.h5", 3,
+                 "joint names do not match"},
+        BadInput{"missing_channel",
+                 std::string(kLengths) + " --set 'estimate.observe.link_positions=[{link: link2}]'", 3,
+                 "link_poses/link2"},
+        // The real free-swing recordings have no torques.
+        BadInput{"inverse_dynamics_without_torque",
+                 std::string(kLengths) +
+                     " --set model.file=configs/models/pendulum.yaml --set data.train=configs/import/multiarm_single_validation.yaml"
+                     " --set 'estimate.parameters=[{name: link.link1.length}]' --set 'estimate.ground_truth={}'"
+                     " --set estimate.residual.type=inverse_dynamics",
+                 3, "/tau"},
+        BadInput{"missing_data", std::string(kLengths) + " --set data.train=datasets/no_such_file.h5", 3,
+                 "no_such_file.h5"}),
+    [](const ::testing::TestParamInfo<BadInput>& i) { return std::string(i.param.name); });
+
+// An empty dataset (a CSV with a header and no rows) is a data error.
+TEST(SimidApp, EmptyDatasetIsADataError) {
+  const std::string csv = write_temp("empty.csv", "time,phi1,dphi1\n");
+  const std::string desc = write_temp(
+      "empty.yaml", "csv_import:\n  files: [\"" + csv +
+                        "\"]\n  time: time\n  model: pendulum\n  joint_names: [joint1]\n  q: [{terms: {phi1: 1.0}}]\n  qd: [{terms: {dphi1: 1.0}}]\n");
+  const std::string out = fresh_dir("simid_empty");
+  const auto r = run_command(simid() + " --config configs/simid_double_pendulum_lengths.yaml --set data.train=" + desc +
+                             " --set model.file=configs/models/pendulum.yaml --set 'estimate.parameters=[{name: link.link1.length}]'"
+                             " --set 'estimate.ground_truth={}' --out " + out);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out + "/params.json"));
+}
+
+}  // namespace
+}  // namespace neuralsim
