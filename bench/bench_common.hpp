@@ -11,8 +11,6 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -28,14 +26,12 @@
 #include "neuralsim/model/model.hpp"
 #include "neuralsim/io/urdf_model.hpp"
 #include "neuralsim/io/yaml_model.hpp"
+#include "support/test_models.hpp"
 
 namespace neuralsim::bench {
 
-// Robot files shared with the tests: /work/shared/models locally, ../shared
-// next to the checkout in CI.
-inline std::string shared_model_path(const std::string& rel) {
-  return std::string(NEURALSIM_SOURCE_DIR) + "/../shared/models/" + rel;
-}
+// Robot files shared with the tests: ../shared next to the checkout.
+inline std::string shared_model_path(const std::string& rel) { return testing::shared_path("models/" + rel); }
 
 inline Model<double> double_pendulum_model() {
   return load_yaml_model(std::string(NEURALSIM_SOURCE_DIR) + "/configs/models/double_pendulum.yaml");
@@ -56,42 +52,17 @@ inline Model<double> chain_model(int links) {
   return parse_yaml_model("generator: chain\nlinks: " + std::to_string(links) + "\n", "chain" + std::to_string(links));
 }
 
-// Random state: joint angles in [-0.5, 0.5] rad, velocities and torques in
-// [-1, 1], unit quaternions, free-joint position near (0, 0, 0.5).
+// A random state (the tests' random_state) and torques in [-1, 1].
 struct State {
   VecX<double> q, qd, tau;
 };
 
 inline State random_state(const Model<double>& model, unsigned seed = 42) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
   State s;
-  s.q = model.neutral_configuration();
-  s.qd = VecX<double>(model.nv);
-  s.tau = VecX<double>(model.nv);
-  for (int i = 0; i < model.nv; ++i) {
-    s.qd[i] = u(rng);
-    s.tau[i] = u(rng);
-  }
-  for (const auto& j : model.joints) {
-    switch (j.type) {
-      case JointType::kFixed: break;
-      case JointType::kRevolute:
-      case JointType::kPrismatic: s.q[j.idx_q] = 0.5 * u(rng); break;
-      case JointType::kSpherical:
-      case JointType::kFree: {
-        const int oq = j.type == JointType::kFree ? 3 : 0;
-        if (j.type == JointType::kFree) {
-          s.q[j.idx_q] = 0.1 * u(rng);
-          s.q[j.idx_q + 1] = 0.1 * u(rng);
-          s.q[j.idx_q + 2] = 0.5 + 0.1 * u(rng);
-        }
-        Vec4<double> quat(u(rng), u(rng), u(rng), u(rng));
-        s.q.segment<4>(j.idx_q + oq) = quat.normalized();
-        break;
-      }
-    }
-  }
+  testing::random_state(model, rng, s.q, s.qd);  // the tests' states (support/test_models.hpp)
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  s.tau = VecX<double>::NullaryExpr(model.nv, [&] { return u(rng); });
   return s;
 }
 
@@ -103,10 +74,8 @@ inline bool& repetitions_from_flag() {
   static bool v = false;
   return v;
 }
-// Call first in main: notes --benchmark_repetitions, silences the URDF
-// loader's warnings about missing visual meshes (expected here).
+// Call first in main: notes --benchmark_repetitions.
 inline void scan_flags(int argc, char** argv) {
-  spdlog::set_level(spdlog::level::err);
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0) repetitions_from_flag() = true;
 }

@@ -6,92 +6,27 @@
 // without warm starting. Target: a Laikago step with contact <= 10 µs.
 //
 // Counters: allocs/step (heap allocations inside Stepper::step, counted by
-// interposing malloc as tests/step/no_allocation_test.cpp does), contacts,
+// tests/support/allocation_counter.hpp; -1 when not countable), contacts,
 // pgs_iters (mean PGS sweeps per solve), pgs_max.
 #include <benchmark/benchmark.h>
 
-#include <cerrno>
-#include <cstdlib>
 #include <random>
 
-#include "neuralsim/contact/contact_system.hpp"
-#include "neuralsim/experiment/experiment.hpp"
-
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-namespace {
-thread_local bool g_counting = false;
-thread_local long g_allocations = 0;
-inline void count() {
-  if (g_counting) ++g_allocations;
-}
-}  // namespace
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-void* malloc(size_t size) noexcept {
-  count();
-  return __libc_malloc(size);
-}
-void* calloc(size_t n, size_t size) noexcept {
-  count();
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t size) noexcept {
-  count();
-  return __libc_realloc(p, size);
-}
-void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  count();
-  return __libc_memalign(alignment, size);
-}
-void* memalign(size_t alignment, size_t size) noexcept {
-  count();
-  return __libc_memalign(alignment, size);
-}
-int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  count();
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}  // extern "C"
-#else
-namespace {
-thread_local bool g_counting = false;
-thread_local long g_allocations = -1;  // not counted
-}  // namespace
-#endif
+#include "support/allocation_counter.hpp"
+#include "support/scenario.hpp"
 
 namespace neuralsim {
 namespace {
 
 // The standing scenario with one contact model, settled for 1 s.
-struct Standing {
-  Config cfg;
-  Model<double> model;
-  StepOptions options;
-  Stepper<double> stepper;
-  std::shared_ptr<ContactSystem<double>> contact;
-  std::unique_ptr<Controller<double>> controller;
-  Eigen::VectorXd q, qd, u;
-  long long k = 0;
-
+struct Standing : testing::Scenario {
   Standing(const std::string& contact_model, bool warm_start = true)
-      : cfg(Config::load(std::string(NEURALSIM_SOURCE_DIR) + "/configs/rollout_laikago_standing.yaml",
-                         overrides(contact_model, warm_start))),
-        model(load_experiment_model(cfg)),
-        options(read_step_options(cfg.at("sim"))),
-        stepper(model, options) {
-    std::mt19937_64 rng(1);
-    const InitialState s = read_initial_states(cfg.at("initial_states"), model, rng).front();
-    q = s.q;
-    qd = s.qd;
-    u = Eigen::VectorXd::Zero(model.nv);
-    controller = make_controller(cfg.at("controls"), model, 0, nullptr);
-    if (contact_model != "none") contact = install_contact(*contact_settings_from(cfg, model), model, stepper);
+      : testing::Scenario("rollout_laikago_standing", overrides(contact_model, warm_start)) {
+    if (contact_model == "none") {  // the same robot and controller, without the contact hooks
+      stepper.hooks().clear();
+      stepper.velocity_hooks().clear();
+      contact.reset();
+    }
     for (int i = 0; i < std::llround(1.0 / options.dt); ++i) step();
   }
   static std::vector<std::string> overrides(const std::string& m, bool warm) {
@@ -107,26 +42,21 @@ struct Standing {
     }
     return o;
   }
-  void step() {
-    controller->compute(k, k * options.dt, q, qd, u);
-    stepper.step(q, qd, u, k * options.dt);
-    ++k;
-  }
 };
 
 void LaikagoStep(benchmark::State& state, const std::string& contact_model) {
   Standing s(contact_model);
   const long long k0 = s.contact ? s.contact->impulse_stats().total_iterations : 0;
   const long long solves0 = s.contact ? s.contact->impulse_stats().solves : 0;
-  long steps = 0;
-  g_allocations = 0;
+  long steps = 0, allocations = 0;
   for (auto _ : state) {
-    g_counting = true;
+    testing::AllocationCounter counter;
     s.step();
-    g_counting = false;
+    allocations += counter.count();
     ++steps;
   }
-  state.counters["allocs/step"] = double(g_allocations) / std::max(1L, steps);
+  state.counters["allocs/step"] =
+      testing::AllocationCounter::available() ? double(allocations) / std::max(1L, steps) : -1.0;
   state.counters["contacts"] = s.contact ? s.contact->num_contacts() : 0;
   if (contact_model == "impulse") {
     const ImpulseStats& st = s.contact->impulse_stats();

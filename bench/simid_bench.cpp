@@ -41,6 +41,8 @@
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/model/parameters.hpp"
 #include "neuralsim/step/controllers.hpp"
+#include "neuralsim/experiment/data.hpp"
+#include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/step/simulate.hpp"
 
@@ -139,7 +141,7 @@ ChainProblem& chain_problem(int n) {
     yaml += (i ? ", " : "") + std::string("{name: ") + c.names[i] + ", initial: " + std::to_string(v) + "}";
   }
   yaml += "]";
-  c.params = ParameterSet::from_config(Config::parse(yaml, "simid_bench"), "p", c.model);
+  c.params = read_parameter_set(Config::parse(yaml, "simid_bench"), "p", c.model);
   ResidualContext ctx{&c.model, &c.params, chain_step(), ObservationSpec{}};
   ProblemOptions po;
   po.window = 50;
@@ -177,59 +179,30 @@ void BM_Jacobian(benchmark::State& state, int n) {
 // (b), (c) experiment 1: configs/simid_double_pendulum_lengths.yaml
 
 struct Experiment1 {
+  // Read exactly as simid reads it (experiment layer), so the benchmark
+  // times the tool's own problem.
   Config cfg = Config::load(source_path("configs/simid_double_pendulum_lengths.yaml"));
-  Model<double> model;
-  StepOptions step;
-  ParameterSet params;
-  ObservationSpec observe;
-  ProblemOptions problem_options;
-  SolverOptions solver;
-  BasinHoppingOptions bh;
-  std::vector<Trajectory> train;
+  Experiment experiment = load_experiment(cfg);
+  const Model<double>& model = experiment.model;
+  Config est = cfg.at("estimate");
+  ParameterSet params = read_parameter_set(est, "parameters", model);
+  ObservationSpec observe = read_observation(est.at("observe"), model);
+  ProblemOptions problem_options = read_problem_options(est.at("residual"));
+  SolverOptions solver = read_solver_options(est.at("solver"));
+  BasinHoppingOptions bh = read_basin_hopping(est.at("basin_hopping"), 0);
+  DataSplit data = load_data(cfg.at("data"), model);
   std::vector<const Trajectory*> train_ptrs;
   std::map<std::string, double> truth;
 
   Experiment1() {
-    model = load_experiment_model(cfg);
-    step = read_step_options(cfg.at("sim"));
-    const Config est = cfg.at("estimate");
-    params = ParameterSet::from_config(est, "parameters", model);
-    observe = ObservationSpec::from_config(est.at("observe"), model);
-    problem_options.formulation = formulation_from_name(est.get<std::string>("residual.type"));
-    problem_options.window = est.get<int>("residual.window");
-    solver.max_iterations = est.get<int>("solver.max_iterations");
-    bh.population = est.get<int>("basin_hopping.population");
-    bh.max_rounds = est.get<int>("basin_hopping.rounds");
-    bh.cost_threshold = est.get<double>("basin_hopping.cost_threshold");
-    bh.initial_spread = est.get<double>("basin_hopping.spread");
-    bh.decay = est.get<double>("basin_hopping.decay");
-    bh.random_initial = est.get<bool>("basin_hopping.random_initial");
     const nlohmann::json gt = est.at("ground_truth").to_json();  // keys contain dots
-    for (const auto& p : params.all()) truth[p.name] = gt.at(p.name).get<double>();
-    // The data section as simid reads it: first max_samples samples, the last
-    // floor(validation_fraction * n) trajectories held out.
-    const std::string file = source_path("configs/" + cfg.get<std::string>("data.train"));
-    TrajectorySet set = read_trajectories(file);
-    const long long max_samples = cfg.get<long long>("data.max_samples");
-    const size_t n = set.trajectories.size();
-    const size_t n_val = static_cast<size_t>(std::floor(cfg.get<double>("data.validation_fraction") * n));
-    for (size_t k = 0; k + n_val < n; ++k) {
-      Trajectory t = set.trajectories[k];
-      if (t.size() > max_samples) {
-        t.time.conservativeResize(max_samples);
-        t.q.conservativeResize(max_samples, Eigen::NoChange);
-        t.qd.conservativeResize(max_samples, Eigen::NoChange);
-        if (t.has_tau()) t.tau.conservativeResize(max_samples, Eigen::NoChange);
-        t.link_poses.clear();
-      }
-      train.push_back(std::move(t));
-    }
-    for (const auto& t : train) train_ptrs.push_back(&t);
+    for (const auto& p : params.all()) truth[p.name()] = gt.at(p.name()).get<double>();
+    for (const auto& t : data.train.trajectories) train_ptrs.push_back(&t);
   }
 
   ProblemFactory factory() const {
     return [this] {
-      ResidualContext ctx{&model, &params, step, observe};
+      ResidualContext ctx{&model, &params, experiment.step, observe};
       return std::make_unique<EstimationProblem>(ctx, train_ptrs, problem_options);
     };
   }
@@ -237,7 +210,7 @@ struct Experiment1 {
   double max_relative_error(const std::vector<double>& x) const {
     double m = 0;
     for (int i = 0; i < params.size(); ++i) {
-      const double t = truth.at(params[i].name);
+      const double t = truth.at(params[i].name());
       m = std::max(m, std::abs(params.physical<double>(i, x[i]) - t) / std::abs(t));
     }
     return m;

@@ -21,9 +21,7 @@ nlohmann::json read_summary(const std::string& dir) {
   return nlohmann::json::parse(testing::read_text(dir + "/summary.json"));
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+using testing::write_file;
 
 class ShippedConfig : public ::testing::TestWithParam<std::string> {};
 

@@ -23,7 +23,7 @@ const char* kLengths = " --config configs/simid_double_pendulum_lengths.yaml";
 // Short data keep each fit around a second.
 const char* kFast = " --set data.max_samples=101 --set estimate.residual.window=20 -q";
 
-nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(testing::read_text(path)); }
+using testing::read_json;
 
 TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
   const std::string out = fresh_dir("simid_lengths");

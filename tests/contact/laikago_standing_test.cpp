@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "contact/contact_scenario.hpp"
+#include "support/scenario.hpp"
 
 namespace neuralsim {
 namespace {

@@ -6,7 +6,7 @@
 // Pushed off-centre it turns.
 #include <gtest/gtest.h>
 
-#include "contact/contact_scenario.hpp"
+#include "support/scenario.hpp"
 
 namespace neuralsim {
 namespace {

@@ -3,7 +3,7 @@
 // v²/(2μg), and a box pushed below μmg that does not slide.
 #include <gtest/gtest.h>
 
-#include "contact/contact_scenario.hpp"
+#include "support/scenario.hpp"
 
 namespace neuralsim {
 namespace {

@@ -16,65 +16,8 @@
 #include <string>
 
 #include "neuralsim/control/qp_solver.hpp"
+#include "support/allocation_counter.hpp"
 #include "neuralsim/core/errors.hpp"
-
-// Allocation counting, as in tests/step/no_allocation_test.cpp: the C
-// allocation entry points are interposed (Eigen allocates through malloc).
-// The definitions are weak so that this file links into one executable with
-// no_allocation_test.cpp, whose strong ones then win; the counter's
-// self-check notices that and the allocation test is skipped there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NEURALSIM_QP_COUNT_ALLOCATIONS 0
-#elif defined(__GLIBC__)
-#define NEURALSIM_QP_COUNT_ALLOCATIONS 1
-#else
-#define NEURALSIM_QP_COUNT_ALLOCATIONS 0
-#endif
-
-namespace {
-thread_local bool g_qp_counting = false;
-thread_local long g_qp_allocations = 0;
-inline void qp_count() {
-  if (g_qp_counting) ++g_qp_allocations;
-}
-}  // namespace
-
-#if NEURALSIM_QP_COUNT_ALLOCATIONS
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-__attribute__((weak)) void* malloc(size_t size) noexcept {
-  qp_count();
-  return __libc_malloc(size);
-}
-__attribute__((weak)) void* calloc(size_t n, size_t size) noexcept {
-  qp_count();
-  return __libc_calloc(n, size);
-}
-__attribute__((weak)) void* realloc(void* p, size_t size) noexcept {
-  qp_count();
-  return __libc_realloc(p, size);
-}
-__attribute__((weak)) void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  qp_count();
-  return __libc_memalign(alignment, size);
-}
-__attribute__((weak)) void* memalign(size_t alignment, size_t size) noexcept {
-  qp_count();
-  return __libc_memalign(alignment, size);
-}
-__attribute__((weak)) int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  qp_count();
-  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}  // extern "C"
-#endif
 
 namespace neuralsim {
 namespace {
@@ -83,24 +26,8 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-class QpAllocationCounter {
- public:
-  QpAllocationCounter() {
-    g_qp_allocations = 0;
-    g_qp_counting = true;
-  }
-  ~QpAllocationCounter() { g_qp_counting = false; }
-  long count() const { return g_qp_allocations; }
-};
-
-// Whether this file's interposed malloc is the one in use.
-bool counter_is_live() {
-  if (!NEURALSIM_QP_COUNT_ALLOCATIONS) return false;
-  QpAllocationCounter counter;
-  VectorXd v = VectorXd::Ones(64);
-  asm volatile("" : : "g"(v.data()) : "memory");
-  return counter.count() >= 1;
-}
+using QpAllocationCounter = testing::AllocationCounter;
+bool counter_is_live() { return QpAllocationCounter::available(); }
 
 // A QP in the solver's form, with its own copy of the data so that the
 // KKT conditions are checked against the problem, not the solver's state.

@@ -1,5 +1,5 @@
 // ABA, CRBA and RNEA are three independent algorithms; on every model they
-// must agree: ABA(q, q̇, τ) = M⁻¹(τ - RNEA(q, q̇, 0)) and RNEA(q, q̇, ABA) = τ.
+// must agree (support/algorithms_agree.hpp).
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -7,40 +7,12 @@
 #include "neuralsim/dynamics/aba.hpp"
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
-#include "support/test_models.hpp"
+#include "support/algorithms_agree.hpp"
 
 namespace neuralsim {
 namespace {
 
-void expect_algorithms_agree(const Model<double>& model, int trials = 5) {
-  std::mt19937 rng(42);
-  Data<double> data(model);
-  Eigen::VectorXd q, qd;
-  for (int t = 0; t < trials; ++t) {
-    testing::random_state(model, rng, q, qd);
-    Eigen::VectorXd tau = Eigen::VectorXd::Random(model.nv);
-    // Random external forces too: all three must treat them the same way.
-    for (auto& f : data.f_ext) f = Vec6<double>::Random();
-
-    aba(model, data, q, qd, tau);
-    const Eigen::VectorXd qdd_aba = data.qdd;
-
-    nonlinear_effects(model, data, q, qd);
-    const Eigen::VectorXd bias = data.bias;
-    crba(model, data, q);
-    const Eigen::MatrixXd M = data.M;
-    ASSERT_LT((M - M.transpose()).norm(), 1e-12) << model.name;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(M);
-    ASSERT_GT(eig.eigenvalues().minCoeff(), 0.0) << model.name << ": M not positive definite";
-
-    const Eigen::VectorXd qdd_crba = M.ldlt().solve(tau - bias);
-    const double scale = 1.0 + qdd_crba.norm();
-    EXPECT_LT((qdd_aba - qdd_crba).norm() / scale, 1e-9) << model.name;
-
-    rnea(model, data, q, qd, qdd_aba);
-    EXPECT_LT((data.tau - tau).norm() / (1.0 + tau.norm()), 1e-9) << model.name;
-  }
-}
+using testing::expect_algorithms_agree;
 
 TEST(AlgorithmsAgree, ShippedYamlModels) {
   for (const auto& path : testing::shipped_yaml_models())

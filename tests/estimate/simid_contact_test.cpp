@@ -18,7 +18,7 @@ using testing::run_command;
 
 std::string simid() { return testing::app_path("simid"); }
 std::string rollout() { return testing::app_path("rollout"); }
-nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(testing::read_text(path)); }
+using testing::read_json;
 
 TEST(SimidContact, RecoversFrictionAndRestitutionOfABouncingSlidingBall) {
   // The first second holds the bounces and the sliding phase.

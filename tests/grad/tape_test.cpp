@@ -1067,9 +1067,7 @@ class LinearController final : public ExternalFunction {
 };
 
 TEST(RevNoAllocation, SteadyStateSegments) {
-  if (!allocation_counting_active())
-    GTEST_SKIP() << "allocation counting is not active in this binary (sanitizer, non-glibc, or another "
-                    "translation unit interposes malloc)";
+  const bool counting = allocation_counting_active();
   const Model<double> md = testing::mixed_joint_model();
   const Model<Rev> m = md.cast<Rev>();
   const int nq = m.nq, nv = m.nv, k_steps = 5;
@@ -1107,14 +1105,22 @@ TEST(RevNoAllocation, SteadyStateSegments) {
       for (int s = 0; s < 3; ++s) segment();
       allocations = counter.count();
     }
-    EXPECT_EQ(allocations, 0) << (integ == Integrator::kRK4 ? "rk4" : "euler");
+    if (counting) {
+      EXPECT_EQ(allocations, 0) << (integ == Integrator::kRK4 ? "rk4" : "euler");
+    }
     EXPECT_EQ(tape.growth_count(), growths);
     EXPECT_TRUE(qbar.allFinite() && qdbar.allFinite() && ctrl.dW.allFinite());
     EXPECT_GT(qbar.norm(), 0.0);
     EXPECT_GT(ctrl.dW.norm(), 0.0);
-    std::printf("[ no-alloc %s ] %zu nodes per %d-step segment, %zu bytes held\n",
-                integ == Integrator::kRK4 ? "rk4" : "euler", tape.size(), k_steps, tape.memory_bytes());
+    std::printf("[ no-alloc %s ] %zu nodes per %d-step segment, %zu bytes held, %ld allocations\n",
+                integ == Integrator::kRK4 ? "rk4" : "euler", tape.size(), k_steps, tape.memory_bytes(), allocations);
   }
+  // The arena growth was checked above either way; the allocation count
+  // only where this file's interposer is the one linked.
+  if (!counting)
+    GTEST_SKIP() << "heap allocations not counted: allocation counting is not active in this binary "
+                    "(sanitizer, non-glibc, or another translation unit, e.g. no_allocation_test.cpp, "
+                    "interposes malloc); tape growth was checked";
 }
 
 }  // namespace

@@ -10,22 +10,15 @@
 #include <vector>
 
 #include "neuralsim/core/errors.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim {
 namespace {
 
 namespace fs = std::filesystem;
 
-class AtomicFileTest : public ::testing::Test {
+class AtomicFileTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("neuralsim_atomic_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
@@ -39,7 +32,6 @@ class AtomicFileTest : public ::testing::Test {
     return s.str();
   }
 
-  fs::path dir_;
 };
 
 TEST_F(AtomicFileTest, WriteReplacesContentAndLeavesNoTempFile) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "neuralsim/core/errors.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim {
 namespace {
@@ -15,23 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Each test gets its own directory so parallel ctest runs do not collide.
-class ConfigTest : public ::testing::Test {
+class ConfigTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("neuralsim_config_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p) << text;
-    return p.string();
-  }
 
   // The message of the ConfigError thrown by f, or "" (a failure) if none.
   template <class F>
@@ -45,7 +31,6 @@ class ConfigTest : public ::testing::Test {
     return "";
   }
 
-  fs::path dir_;
 };
 
 const char* const kSample =

@@ -11,6 +11,7 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim {
 namespace {
@@ -150,24 +151,9 @@ std::string indent(const std::string& yaml) {
   return out;
 }
 
-class CsvImportTest : public ::testing::Test {
+class CsvImportTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("neuralsim-csv-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
-  fs::path dir_;
 };
 
 constexpr const char* kSyntheticCsv =

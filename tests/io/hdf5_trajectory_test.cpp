@@ -16,6 +16,7 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "common/python.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim {
 namespace {
@@ -25,21 +26,15 @@ namespace fs = std::filesystem;
 constexpr Eigen::Index kT = 20;
 
 // A per-test scratch directory, removed afterwards.
-class Hdf5TrajectoryTest : public ::testing::Test {
+class Hdf5TrajectoryTest : public testing::TempDirTest {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("neuralsim-h5-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     H5::Exception::dontPrint();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string file(const std::string& name = "data.h5") const { return (dir_ / name).string(); }
 
-  fs::path dir_;
 };
 
 RowMatrixXd random_matrix(std::mt19937& rng, Eigen::Index rows, Eigen::Index cols) {

@@ -23,6 +23,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/network_file.hpp"
 #include "neuralsim/nn/mlp.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim {
 namespace {
@@ -115,18 +116,9 @@ void expect_bit_identical(const NamedNetwork& a, const NamedNetwork& b) {
   same(x.output_offset(), y.output_offset(), "output_offset");
 }
 
-class NetworkFileTest : public ::testing::Test {
+class NetworkFileTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("neuralsim_nn_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // A valid two-network file ("friction" written first, then "drag").
   std::string good_file(const std::string& name = "weights.h5") {
@@ -145,7 +137,6 @@ class NetworkFileTest : public ::testing::Test {
     return p;
   }
 
-  fs::path dir_;
 };
 
 // The one-line DataError message of read_networks(path); fails the test if

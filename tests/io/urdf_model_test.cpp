@@ -10,15 +10,14 @@
 #include <sstream>
 
 #include <Eigen/Dense>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "neuralsim/dynamics/aba.hpp"
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/urdf_model.hpp"
-#include "support/test_models.hpp"
+#include "support/algorithms_agree.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim {
 namespace {
@@ -29,12 +28,7 @@ namespace {
 
 std::string model_path(const std::string& rel) { return testing::shared_path("models/" + rel); }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
 
 // Sum of every <mass value="..."/> in the file.
 double file_mass_sum(const std::string& text) {
@@ -80,30 +74,7 @@ int count_occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Local copy of the check in tests/dynamics/algorithms_agree_test.cpp.
-void expect_algorithms_agree(const Model<double>& model, int trials = 3) {
-  ASSERT_GT(model.nv, 0) << model.name;
-  std::mt19937 rng(42);
-  Data<double> data(model);
-  Eigen::VectorXd q, qd;
-  for (int t = 0; t < trials; ++t) {
-    testing::random_state(model, rng, q, qd);
-    const Eigen::VectorXd tau = Eigen::VectorXd::Random(model.nv);
-    for (auto& f : data.f_ext) f = Vec6<double>::Random();
-    aba(model, data, q, qd, tau);
-    const Eigen::VectorXd qdd_aba = data.qdd;
-    nonlinear_effects(model, data, q, qd);
-    const Eigen::VectorXd bias = data.bias;
-    crba(model, data, q);
-    const Eigen::MatrixXd M = data.M;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(M);
-    ASSERT_GT(eig.eigenvalues().minCoeff(), 0.0) << model.name << ": M not positive definite";
-    const Eigen::VectorXd qdd_crba = M.ldlt().solve(tau - bias);
-    EXPECT_LT((qdd_aba - qdd_crba).norm() / (1.0 + qdd_crba.norm()), 1e-9) << model.name;
-    rnea(model, data, q, qd, qdd_aba);
-    EXPECT_LT((data.tau - tau).norm() / (1.0 + tau.norm()), 1e-9) << model.name;
-  }
-}
+using testing::expect_algorithms_agree;
 
 TEST(UrdfModel, PandaMassJointsAndOrigins) {
   SKIP_WITHOUT_SHARED_MODELS();

@@ -20,68 +20,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/scalar.hpp"
 #include "neuralsim/nn/mlp.hpp"
-
-// ---------------------------------------------------------------- malloc counting
-// As in tests/step/no_allocation_test.cpp: the C allocation entry points are
-// interposed (Eigen allocates through std::malloc, operator new is built on
-// malloc). These definitions are weak: when this file is linked into one
-// test binary together with no_allocation_test.cpp (whose definitions are
-// strong) the linker keeps those, this file's counter then sees nothing, and
-// the allocation tests below detect that and skip instead of passing
-// vacuously. (Moving the counter to tests/support would let both share it.)
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NEURALSIM_NN_COUNT_ALLOCATIONS 0  // the sanitizers own malloc
-#elif defined(__GLIBC__)
-#define NEURALSIM_NN_COUNT_ALLOCATIONS 1
-#else
-#define NEURALSIM_NN_COUNT_ALLOCATIONS 0
-#endif
-
-namespace {
-thread_local bool g_counting = false;
-thread_local long g_allocations = 0;
-inline void count_allocation() {
-  if (g_counting) ++g_allocations;
-}
-}  // namespace
-
-#if NEURALSIM_NN_COUNT_ALLOCATIONS
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-
-__attribute__((weak)) void* malloc(size_t size) noexcept {
-  count_allocation();
-  return __libc_malloc(size);
-}
-__attribute__((weak)) void* calloc(size_t n, size_t size) noexcept {
-  count_allocation();
-  return __libc_calloc(n, size);
-}
-__attribute__((weak)) void* realloc(void* p, size_t size) noexcept {
-  count_allocation();
-  return __libc_realloc(p, size);
-}
-__attribute__((weak)) void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  count_allocation();
-  return __libc_memalign(alignment, size);
-}
-__attribute__((weak)) void* memalign(size_t alignment, size_t size) noexcept {
-  count_allocation();
-  return __libc_memalign(alignment, size);
-}
-__attribute__((weak)) int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  count_allocation();
-  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}  // extern "C"
-#endif
+#include "support/allocation_counter.hpp"
 
 namespace neuralsim::nn {
 namespace {
@@ -89,24 +28,7 @@ namespace {
 using Jet4 = ceres::Jet<double, 4>;
 using Eigen::VectorXd;
 
-class AllocationCounter {
- public:
-  AllocationCounter() {
-    g_allocations = 0;
-    g_counting = true;
-  }
-  ~AllocationCounter() { g_counting = false; }
-  long count() const { return g_allocations; }
-};
-
-// True if this file's interposed malloc is the one the program uses.
-bool counter_is_live() {
-  if (!NEURALSIM_NN_COUNT_ALLOCATIONS) return false;
-  AllocationCounter counter;
-  auto p = std::make_unique<double>(1.0);
-  asm volatile("" : : "g"(p.get()) : "memory");
-  return counter.count() >= 1;
-}
+using neuralsim::testing::AllocationCounter;
 
 const std::vector<Activation> kAllActivations = {
     Activation::kIdentity, Activation::kTanh,    Activation::kRelu, Activation::kElu,
@@ -701,10 +623,7 @@ TEST(MlpInit, PortableLogIsWithinTwoUlpOfTheCorrectlyRoundedLog) {
 // ================================================================ no allocation
 
 TEST(MlpAllocation, ForwardAndBackwardDoNotTouchTheHeap) {
-  if (!counter_is_live()) {
-    GTEST_SKIP() << "malloc is interposed by another file in this test binary "
-                    "(or glibc/sanitizer absent); this file's counter is inactive";
-  }
+  if (!AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
   const Mlp net = random_network(12, {64, 64, 64}, 6, {Activation::kTanh, Activation::kRelu}, 1);
   Workspace<double> ws(net);
   Workspace<Jet4> wj(net);

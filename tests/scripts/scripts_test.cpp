@@ -39,10 +39,7 @@ std::string python() {
 #define REQUIRE_PYTHON3() \
   if (python().empty()) GTEST_SKIP() << "python3 not found on PATH"
 
-void write_file(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path) << text;
-}
+using testing::write_file;
 
 std::string check(const std::string& summary, const std::string& baseline) {
   return python() + " scripts/check_regression.py '" + summary + "' '" + baseline + "'";

@@ -1,88 +1,16 @@
 // Stepper::step must not touch the heap once constructed (data.hpp promise).
-//
-// Counting operator new alone would miss Eigen: its dynamic matrices allocate
-// through std::malloc directly (Eigen/src/Core/util/Memory.h, aligned_malloc).
-// So this file interposes the C allocation entry points instead, forwarding
-// to glibc's own implementation (__libc_*, so the allocator and free() are
-// unchanged). libstdc++'s operator new (plain, nothrow, array and aligned)
-// is built on malloc / aligned_alloc and is therefore counted too.
-// Counting is per thread and only inside an AllocationCounter scope.
 #include <gtest/gtest.h>
 
-#include <cerrno>
-#include <cstdlib>
 #include <memory>
 
 #include "neuralsim/step/stepper.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/test_models.hpp"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NEURALSIM_COUNT_ALLOCATIONS 0  // the sanitizers own malloc
-#elif defined(__GLIBC__)
-#define NEURALSIM_COUNT_ALLOCATIONS 1
-#else
-#define NEURALSIM_COUNT_ALLOCATIONS 0
-#endif
-
-namespace {
-thread_local bool g_counting = false;
-thread_local long g_allocations = 0;
-inline void count() {
-  if (g_counting) ++g_allocations;
-}
-}  // namespace
-
-#if NEURALSIM_COUNT_ALLOCATIONS
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-
-void* malloc(size_t size) noexcept {
-  count();
-  return __libc_malloc(size);
-}
-void* calloc(size_t n, size_t size) noexcept {
-  count();
-  return __libc_calloc(n, size);
-}
-void* realloc(void* p, size_t size) noexcept {
-  count();
-  return __libc_realloc(p, size);
-}
-void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  count();
-  return __libc_memalign(alignment, size);
-}
-void* memalign(size_t alignment, size_t size) noexcept {
-  count();
-  return __libc_memalign(alignment, size);
-}
-int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  count();
-  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}  // extern "C"
-#endif
 
 namespace neuralsim {
 namespace {
 
-// Counts heap allocations made by this thread during its lifetime.
-class AllocationCounter {
- public:
-  AllocationCounter() {
-    g_allocations = 0;
-    g_counting = true;
-  }
-  ~AllocationCounter() { g_counting = false; }
-  long count() const { return g_allocations; }
-};
+using testing::AllocationCounter;
 
 // Runs `steps` steps under the counter and returns the number of allocations.
 long allocations_in_steps(const Model<double>& model, Integrator integrator, int steps) {
@@ -100,12 +28,12 @@ long allocations_in_steps(const Model<double>& model, Integrator integrator, int
 class NoAllocation : public ::testing::TestWithParam<Integrator> {
  protected:
   void SetUp() override {
-    if (!NEURALSIM_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
+    if (!AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
   }
 };
 
 TEST(AllocationCounter, DetectsNewAndEigenAllocations) {
-  if (!NEURALSIM_COUNT_ALLOCATIONS) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
+  if (!AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
   // The counter must see both ways the engine could allocate. The empty asm
   // makes the pointers escape, so the compiler cannot elide the allocations.
   long n_new = 0, n_eigen = 0;

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "support/files.hpp"
+
 namespace neuralsim::testing {
 
 struct CommandResult {
@@ -18,13 +20,6 @@ struct CommandResult {
 };
 
 inline std::string app_path(const std::string& app) { return std::string(NEURALSIM_BINARY_DIR) + "/" + app; }
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs `command` from the source directory (so configs' relative paths work).
 inline CommandResult run_command(const std::string& command) {
@@ -39,14 +34,6 @@ inline CommandResult run_command(const std::string& command) {
   r.err = read_text(err_file);
   std::filesystem::remove(err_file);
   return r;
-}
-
-// A fresh, empty directory under the system temp dir.
-inline std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("neuralsim_test_" + std::to_string(::getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
 }
 
 }  // namespace neuralsim::testing

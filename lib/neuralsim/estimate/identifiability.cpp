@@ -115,21 +115,4 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
   return id;
 }
 
-nlohmann::json to_json(const Identifiability& id, const ParameterSet& params) {
-  nlohmann::json j;
-  nlohmann::json dirs = nlohmann::json::array();
-  for (const auto& d : id.weak_directions) {
-    nlohmann::json dir;
-    for (int i = 0; i < params.size(); ++i) dir[params[i].name()] = d.direction[i];
-    dirs.push_back({{"relative_singular_value", d.relative_singular_value},
-                    {"direction_in_log_parameters", dir},
-                    {"description", d.description}});
-  }
-  j["singular_values"] = id.singular_values;
-  j["weak_directions"] = dirs;
-  j["identifiable"] = id.weak_directions.empty();
-  j["residual_variance"] = id.residual_variance;
-  return j;
-}
-
 }  // namespace neuralsim

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <Eigen/Core>
-#include <nlohmann/json.hpp>
 
 #include "neuralsim/parameters/parameter_set.hpp"
 
@@ -35,7 +34,5 @@ struct Identifiability {
 Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
                                         double singular_threshold = 1e-4);
-
-nlohmann::json to_json(const Identifiability& id, const ParameterSet& params);
 
 }  // namespace neuralsim

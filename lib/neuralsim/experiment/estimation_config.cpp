@@ -1,6 +1,7 @@
 #include "neuralsim/experiment/estimation_config.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "neuralsim/core/errors.hpp"
 
@@ -107,6 +108,56 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
   } catch (const InvalidArgument& e) {
     owner.fail(key, e.what());  // the checks above catch every case first
   }
+}
+
+ProblemOptions read_problem_options(const Config& r) {
+  r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "sample_stride", "loss",
+                      "loss_scale"});
+  ProblemOptions o;
+  const std::string type =
+      r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
+  o.formulation = type == "multiple_shooting"  ? Formulation::kMultipleShooting
+                  : type == "inverse_dynamics" ? Formulation::kInverseDynamics
+                                               : Formulation::kSingleShooting;
+  o.window = static_cast<int>(r.get_int_in_range("window", 50, 1, 100000000));
+  o.stride = static_cast<int>(r.get_int_in_range("stride", 0, 0, 100000000));
+  o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
+  o.filter_window = static_cast<int>(r.get_int_in_range("filter_window", 5, 1, 100001));
+  o.sample_stride = static_cast<int>(r.get_int_in_range("sample_stride", 1, 1, 100000000));
+  const std::string loss = r.get_choice("loss", {"none", "squared", "huber", "cauchy"}, "none");
+  o.loss = loss == "huber" ? Loss::kHuber : loss == "cauchy" ? Loss::kCauchy : Loss::kNone;
+  o.loss_scale = r.get_or<double>("loss_scale", 1.0);
+  if (!(o.loss_scale > 0)) r.fail("loss_scale", "must be > 0");
+  return o;
+}
+
+SolverOptions read_solver_options(const Config& s) {
+  s.check_known_keys({"type", "max_iterations", "function_tolerance", "gradient_tolerance", "parameter_tolerance"});
+  SolverOptions o;
+  const std::string type = s.get_choice("type", {"levenberg_marquardt", "lm", "lbfgs"}, "levenberg_marquardt");
+  o.solver = type == "lbfgs" ? LocalSolver::kLbfgs : LocalSolver::kLevenbergMarquardt;
+  o.max_iterations = static_cast<int>(s.get_int_in_range("max_iterations", 100, 0, 1000000));
+  o.function_tolerance = s.get_in_range("function_tolerance", 1e-10, 0, 1);
+  o.gradient_tolerance = s.get_in_range("gradient_tolerance", 1e-12, 0, 1);
+  o.parameter_tolerance = s.get_in_range("parameter_tolerance", 1e-10, 0, 1);
+  return o;
+}
+
+BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
+  b.check_known_keys({"enabled", "population", "rounds", "cost_threshold", "time_budget", "spread", "decay",
+                      "random_initial"});
+  BasinHoppingOptions o;
+  o.enabled = b.get_or<bool>("enabled", true);
+  o.population = static_cast<int>(b.get_int_in_range("population", 4, 1, 100000));
+  o.max_rounds = static_cast<int>(b.get_int_in_range("rounds", 10, 1, 1000000));
+  o.cost_threshold = b.get_in_range("cost_threshold", -1.0, -1, std::numeric_limits<double>::max());
+  o.time_budget_s = b.get_limit("time_budget", std::numeric_limits<double>::infinity());
+  if (!(o.time_budget_s > 0)) b.fail("time_budget", "must be > 0 seconds (or .inf)");
+  o.initial_spread = b.get_in_range("spread", 0.5, 0, 100);
+  o.decay = b.get_in_range("decay", 0.7, 0, 1);
+  o.random_initial = b.get_or<bool>("random_initial", false);
+  o.seed = static_cast<uint64_t>(seed);
+  return o;
 }
 
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "neuralsim/estimate/basin_hopping.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"
@@ -23,5 +24,16 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 
 // `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]}.
 ObservationSpec read_observation(const Config& section, const Model<double>& model);
+
+// `residual:` section: {type: single_shooting | multiple_shooting |
+// inverse_dynamics, window, stride, continuity_weight, filter_window,
+// sample_stride, loss: none | huber | cauchy, loss_scale}.
+ProblemOptions read_problem_options(const Config& section);
+// `solver:` section: {type: levenberg_marquardt | lbfgs, max_iterations,
+// function_tolerance, gradient_tolerance, parameter_tolerance}.
+SolverOptions read_solver_options(const Config& section);
+// `basin_hopping:` section: {enabled, population, rounds, cost_threshold,
+// time_budget (s, .inf allowed), spread, decay, random_initial}.
+BasinHoppingOptions read_basin_hopping(const Config& section, long long seed);
 
 }  // namespace neuralsim

@@ -28,10 +28,7 @@ namespace {
 
 BlockHeader* allocate_block(Tape* tape) {
   void* p = ::operator new(kBlockBytes, std::align_val_t(kBlockBytes));
-  BlockHeader* b = static_cast<BlockHeader*>(p);
-  b->tape = tape;
-  b->base = 0;
-  return b;
+  return new (p) BlockHeader{tape, 0};
 }
 
 void free_block(BlockHeader* b) { ::operator delete(static_cast<void*>(b), std::align_val_t(kBlockBytes)); }

@@ -4,69 +4,83 @@
 // (Model<Rev>, Data<Rev>, aba, rnea, Stepper<Rev>, contact): every
 // arithmetic operation on a Rev that depends on a variable appends one node
 // to a Tape; Tape::reverse() then sweeps the nodes once, last to first, and
-// leaves ∂y/∂x (for the seeded outputs y) in the adjoint of every variable x.
-// This is the reverse mode of Griewank & Walther, "Evaluating Derivatives",
-// 2nd ed., SIAM 2008 (ch. 3 and 4; the tape and its reversal, ch. 4 and 12):
-// by the cheap gradient principle the operation count of a whole gradient is
-// a small constant times that of the function, independent of the number of
-// inputs, which is why backpropagation through time over network weights and
-// physical parameters is done in reverse and not with Jets (forward mode:
-// cost proportional to the number of inputs).
+// leaves ∂L/∂x (for the seeded outputs) in the adjoint of every variable x.
+// This is the reverse mode with a sequential tape of Griewank & Walther,
+// "Evaluating Derivatives", 2nd ed., SIAM 2008 (ch. 3-4; reversal schedules
+// and checkpointing for long rollouts, ch. 12). By their cheap gradient
+// principle the operation count of a whole gradient is a small constant
+// times that of the function, independent of the number of inputs: that is
+// why gradients w.r.t. many network weights and physical parameters are
+// taken in reverse and not with ceres::Jet (forward mode, cost ∝ inputs).
 //
-// DESIGN (no global state, one contiguous arena, partials at record time).
-//  * A Rev is {double value; int index; Tape* tape} (24 bytes). A constant
-//    has tape == nullptr, index == -1. An operation whose operands are all
-//    constants records nothing and returns a constant, so the model's
+// DESIGN (no global state, partials computed at record time, one linear
+// reverse pass).
+//  * A Rev is {double value; double* adjoint} (16 bytes, passed and returned
+//    in registers). A constant has adjoint == nullptr. An operation on
+//    constants only records nothing and returns a constant, so the model's
 //    constants and everything computed from them alone cost nothing on the
-//    tape. There is no "active tape": a result goes on the tape of its
-//    variable operand(s); operands from two different tapes are an error
-//    (std::logic_error). Several tapes in several threads are independent.
-//  * A node is {int a, b; double da, db} (24 bytes): the indices of its (at
-//    most two) arguments and the local partials ∂node/∂a, ∂node/∂b, computed
-//    while recording (elementary functions of one or two arguments; Rev⊗double
-//    and one-argument functions are one-argument nodes with b = 0). Node 0 is
-//    a sink whose adjoint is never read: one-argument nodes and leaves point
-//    their unused slots at it, so the reverse sweep has no branch:
-//        for i = n-1 .. 1:  ā[a_i] += da_i·ā_i;  ā[b_i] += db_i·ā_i
-//    one linear pass over the arena. Adjoints live in a second array (8 bytes
-//    per node), zeroed lazily. Cheap exact simplifications avoid nodes: x + 0,
-//    x - 0, x·1, x/1 reuse x's node; x·0 is the constant 0; min/max/fabs of
-//    a selection, floor/ceil and comparisons record nothing.
-//    (Layouts measured on the Laikago ABA tape, bench/tape_bench.cpp and
-//    the report: this array-of-structures node with a separate adjoint array
-//    was the fastest of AoS, SoA and an AoS with the adjoint inside the node.)
+//    tape. There is no "active tape": the result of an operation goes on the
+//    tape of its variable operand(s), found from the operand itself (below);
+//    mixing variables of two tapes is a std::logic_error. Tapes in different
+//    threads share nothing.
+//  * The arena is a list of 1 MiB blocks aligned to 1 MiB, each laid out as
+//    [64-byte header {Tape*, first index} | 26 212 nodes | their adjoints].
+//    A variable's adjoint slot lies in its block, so masking the slot's
+//    address yields the header and the tape; nodes never move (growth adds
+//    a block, no copy), so Revs stay valid while their tape grows.
+//  * A node is {double* a, *b; double da, db} (32 bytes): its (at most two)
+//    arguments' adjoint slots and the local partials ∂node/∂a, ∂node/∂b.
+//    One-argument nodes (Rev⊗double, sin, ...) point b at a per-tape sink
+//    slot, leaves point a and b there, so the sweep has no branch:
+//        for each node i, last to first:  *a_i += da_i·ā_i;  *b_i += db_i·ā_i
+//    Adjoints are zeroed when a node is recorded. Exact simplifications
+//    avoid nodes: x + 0, x - 0, x·1, x/1 reuse x's adjoint slot; x·0 is the
+//    constant 0; min/max/fmin/fmax select an operand; floor/ceil give
+//    constants; comparisons read values.
+//  * Layouts (measured on the Laikago ABA tape, see the report in the
+//    commit): for the sweep, array-of-structures nodes with a separate
+//    adjoint array, structure-of-arrays, adjoint inside the node and an
+//    Adept-style operand stack cost 1.95, 1.95, 2.3 and 2.6 ns per node; the
+//    sweep is bound by the latency of the accumulation chains, not by the
+//    layout. For recording, a 16-byte Rev halved the cost of the constant
+//    path and cut recording by ~15% against a 24-byte {value, index, tape*}
+//    Rev (that one was assembled on the stack and copied with mismatched
+//    store/load widths, stalling store-to-load forwarding).
+//  * Operators: the inline part handles constants; the recording part is a
+//    separate non-inlined function (see "arithmetic" below).
 //  * External functions: y = F(x) whose values the caller computes (e.g. a
 //    neural network evaluated in double, with its own weights). Tape::external
-//    records the outputs as new nodes (contiguous indices) and, in a side
-//    arena, the input indices and the input/output values; the reverse sweep
+//    records the outputs as new leaves (contiguous, in one block) and, in side
+//    arenas, the inputs' adjoint slots and the input/output values; the sweep
 //    stops at that position and calls the caller's ExternalFunction::vjp
-//    (ȳ → x̄; it may also accumulate gradients of parameters unknown to the
-//    tape, such as the network's weights, into the caller's own buffers).
-//    The record is a pointer to the caller's object plus indices; no
-//    std::function and no allocation per recorded call once the arenas have
-//    capacity.
-//  * Lifetime: clear() / rewind(n) forget nodes but keep all capacity; with
-//    reserve() (or after the first step has grown the arenas) recording, the
-//    sweep and clearing allocate nothing. rewind(n) keeps the first n nodes:
-//    record the model's parameters (e.g. set_parameter with tape.variable)
-//    first, note size(), and rewind to it between BPTT segments: the model's
-//    Revs stay valid and each sweep adds that segment's ∂L/∂parameter.
+//    (ȳ → x̄; it may also accumulate gradients of parameters the tape does not
+//    know, such as the network's weights, into the caller's own buffers).
+//    A record is a pointer to the caller's object plus offsets: no
+//    std::function and no allocation per call once the arenas have capacity.
+//  * Lifetime: clear() / rewind(n) forget nodes but keep all capacity; once
+//    capacity is reached (reserve(), or after the first segment) recording,
+//    sweeping and clearing allocate nothing. rewind(n) keeps the first n
+//    nodes: record the model's parameters first (set_parameter with
+//    tape.variable), note size(), and rewind to it between BPTT segments; the
+//    model's Revs stay valid and each sweep adds that segment's ∂L/∂θ.
 //
-// MEMORY per recorded operation: 24 bytes (node) + 8 bytes (adjoint) = 32
-// bytes; one external call adds 40 bytes + 4 bytes per input + 8 bytes per
-// input and output value.
+// MEMORY per recorded operation: 32 bytes (node) + 8 bytes (adjoint) = 40
+// bytes (a 200-step Laikago segment: 1.6 M nodes, 62 MB). An external call
+// adds 56 bytes + 16 bytes per input + 8 bytes per output.
 //
-// COST MODEL (measured numbers in bench/tape_bench.cpp's summary): recording
-// is one value computation, its partials (for sin: a sincos), two branches
-// on the operands' tapes and one 24-byte store; reversing is two
-// multiply-adds with random-access reads/writes into the adjoint array.
-// Neither vectorizes, whereas the double code the engine is tuned for does,
-// so the tape costs a roughly fixed time per scalar operation (a few ns),
-// i.e. a multiple of a double evaluation that grows with how well the double
-// code vectorizes. Per-node overhead is why fine-grained taping cannot reach
-// a small multiple of a tuned double ABA; hand-written adjoints of whole
-// algorithms (Carpentier & Mansard, "Analytical derivatives of rigid body
-// dynamics algorithms", RSS 2018) entered through external nodes can.
+// COST MODEL (bench/tape_bench.cpp; AMD EPYC, GCC 12 -O3): an operation with
+// a variable operand costs a call, a header load, a 40-byte store and its
+// value and partials; constant operations cost a branch more than in
+// double. Recording ABA on Laikago takes 7 ns per recorded node, constant
+// operations included (7550 nodes); reversing ~2 ns per node (dependent
+// multiply-adds through memory). Neither vectorizes, whereas the double
+// engine does, so a taped ABA costs ~35x a double ABA and a taped
+// semi-implicit Euler step ~32x a double step, ~80% recording and ~20%
+// reversing; the sweep alone is ~7x a double ABA. Fine-grained taping therefore cannot reach a
+// small multiple of the tuned double code. What can: entering whole
+// algorithms through external nodes with hand-written adjoints (Carpentier &
+// Mansard, "Analytical derivatives of rigid body dynamics algorithms", RSS
+// 2018), keeping the tape for the glue (integrator, passive forces, losses).
 //
 // USAGE (one step on the tape, state as inputs):
 //   Tape tape;  tape.reserve(1 << 16);
@@ -128,9 +142,10 @@ struct BlockHeader {
 }  // namespace detail
 
 // The reverse-mode scalar: 16 bytes, so that it travels in registers (a
-// 24-byte {value, index, tape*} went through memory at every operation and
-// cost ~2x). Trivially copyable. Implicitly constructible from double (a
-// constant). A variable refers to its adjoint slot on its tape.
+// 24-byte {value, index, tape*} went through the stack at every operation;
+// this one halved the cost of operations on constants). Trivially copyable.
+// Implicitly constructible from double (a constant). A variable refers to
+// its adjoint slot on its tape.
 class Rev {
  public:
   constexpr Rev() noexcept = default;

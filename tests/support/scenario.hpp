@@ -27,7 +27,7 @@ class Scenario {
     u = Eigen::VectorXd::Zero(model.nv);
     const Config controls = cfg_.has("controls") ? cfg_.at("controls") : Config::parse("type: zero", "inline");
     controller = standard_controllers().make(controls, model, 0, nullptr);
-    contact = install_contact(*experiment.contact, model, stepper);
+    if (experiment.contact) contact = install_contact(*experiment.contact, model, stepper);
   }
   Scenario(const Scenario&) = delete;
   Scenario& operator=(const Scenario&) = delete;
