@@ -20,7 +20,7 @@ cd "$ROOT"
 run() {  # tag config [--set ...]
   local tag=$1 cfg=$2; shift 2
   echo "== $tag: simid --config $cfg $*" >&2
-  "$SIMID" --config "$cfg" -q --out "$OUT/$tag" "$@" >&2
+  "$SIMID" --config "$cfg" -q --force --out "$OUT/$tag" "$@" >&2
 }
 
 run single          configs/simid_real_multiarm_single.yaml

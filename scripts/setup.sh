@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs NeuralSim's build dependencies (Debian packages) and builds it.
-# Usage: scripts/setup.sh [BUILD_DIR]   (default: build)
+# Installs NeuralSim's build dependencies (Debian packages), configures the
+# build directory and builds the given targets (default: everything the
+# configuration enables).
+# Usage: scripts/setup.sh [BUILD_DIR [TARGET...]]   (default BUILD_DIR: build)
 # Env: NEURALSIM_BUILD_TYPE (Release), NEURALSIM_CMAKE_ARGS (extra flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
+shift || true
 
 packages=(build-essential cmake ninja-build ccache pkg-config git
   libeigen3-dev libceres-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
@@ -27,4 +30,8 @@ fi
 # ccache keeps rebuilds cheap; its default cache lives in ~/.cache/ccache.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${NEURALSIM_BUILD_TYPE:-Release}" \
   ${NEURALSIM_CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+if (($#)); then
+  cmake --build "$build_dir" -j "$(nproc)" --target "$@"
+else
+  cmake --build "$build_dir" -j "$(nproc)"
+fi

@@ -128,7 +128,7 @@ for v in "${VARIANTS[@]}"; do
   [[ "$PLOT" == 1 ]] || sets+=(--set output.plot=false)
   for seed in "${seeds[@]}"; do
     dir="$OUT_ABS/$name/seed_$seed"
-    cmd=("$SIMID" --config "$CONFIG_ABS" --out "$dir" --seed "$seed" --threads "$THREADS" -q "${sets[@]}" ${EXTRA[@]+"${EXTRA[@]}"})
+    cmd=("$SIMID" --config "$CONFIG_ABS" --force --out "$dir" --seed "$seed" --threads "$THREADS" -q "${sets[@]}" ${EXTRA[@]+"${EXTRA[@]}"})
     if [[ "$DRY" == 1 ]]; then
       printf '%q ' "${cmd[@]}"
       echo

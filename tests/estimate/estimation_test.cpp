@@ -10,6 +10,7 @@
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
 #include "neuralsim/estimate/identifiability.hpp"
+#include "neuralsim/model/inertia_check.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/step/simulate.hpp"
 #include "support/test_models.hpp"
@@ -247,6 +248,89 @@ TEST(Estimation, HuberLossResistsOutliers) {
   const double err_plain = std::abs(plain.physical[0] - 3.0) + std::abs(plain.physical[1] - 4.0);
   const double err_robust = std::abs(robust.physical[0] - 3.0) + std::abs(robust.physical[1] - 4.0);
   EXPECT_LT(err_robust, 0.2 * err_plain) << "plain " << err_plain << " robust " << err_robust;
+}
+
+}  // namespace
+}  // namespace neuralsim
+
+namespace neuralsim {
+namespace {
+
+// Passive terms whose coefficient starts at exactly 0 must still carry their
+// derivative (exactly_zero, core/scalar.hpp): a fit of Coulomb friction and
+// a spring from 0 converges to the values that generated the data. With a
+// value-only test (`Fc != 0`) both derivatives vanish at the start and LM
+// stops at once with the initial zeros.
+TEST(Estimation, FrictionAndSpringIdentifiedStartingFromZero) {
+  Model<double> truth = parse_yaml_model("generator: pendulum\nlength: 1.0\nmass: 1.0\n", "inline");
+  set_parameter(truth, resolve_parameter(truth, "joint.joint1.friction"), 0.3);
+  set_parameter(truth, resolve_parameter(truth, "joint.joint1.friction_velocity"), 0.1);
+  set_parameter(truth, resolve_parameter(truth, "joint.joint1.spring.stiffness"), 2.0);
+  const std::vector<Trajectory> data = generate(truth, rk4(0.01), 3, 3.0, 2.0, 5);
+  Model<double> start = truth;
+  set_parameter(start, resolve_parameter(start, "joint.joint1.friction"), 0.0);
+  set_parameter(start, resolve_parameter(start, "joint.joint1.spring.stiffness"), 0.0);
+  const ParameterSet params = read_parameter_set(
+      parameters_config("p: [{name: joint.joint1.friction, initial: 0, bounds: [0, 10]},"
+                        " {name: joint.joint1.spring.stiffness, initial: 0, bounds: [0, 100]}]"),
+      "p", start);
+  ProblemOptions po;
+  po.window = 100;
+  SolverOptions so;
+  so.max_iterations = 50;
+  const Fit f = fit(start, params, rk4(0.01), data, po, so, params.initial_variables());
+  ASSERT_TRUE(f.result.usable) << f.result.report;
+  EXPECT_GT(f.result.iterations, 1) << "stalled at the initial zeros: " << f.result.report;
+  EXPECT_NEAR(f.physical[0], 0.3, 1e-6);
+  EXPECT_NEAR(f.physical[1], 2.0, 1e-6);
+}
+
+// A link's whole inertia estimated through its log-Cholesky coordinates
+// stays physically consistent, where a fit of the plain entries leaves the
+// feasible set. The truth is a point mass (inertia about the COM = 0, on the
+// boundary); with noisy data the plain fit of the COM offset and the
+// rotational inertia about the COM lands on a negative inertia for some
+// noise, the log-Cholesky fit never does, and both recover what the data
+// determine: m·c and the inertia about the joint, I_c + m c².
+TEST(Estimation, LogCholeskyFitStaysPhysicallyConsistent) {
+  const Model<double> truth = parse_yaml_model("generator: pendulum\nlength: 0.5\nmass: 2.0\n", "inline");
+  const double mc_true = 2.0 * 0.5, joint_inertia_true = 2.0 * 0.25;
+  Model<double> start = truth;  // a rod with some inertia: strictly inside the feasible set
+  set_parameter(start, resolve_parameter(start, "link.link1.inertia.xx"), 0.05);
+  set_parameter(start, resolve_parameter(start, "link.link1.inertia.yy"), 0.05);
+  set_parameter(start, resolve_parameter(start, "link.link1.inertia.zz"), 0.001);
+  ProblemOptions po;
+  po.window = 200;
+  SolverOptions so;
+  so.max_iterations = 100;
+  bool plain_left_the_feasible_set = false;
+  for (unsigned seed = 1; seed <= 10 && !plain_left_the_feasible_set; ++seed) {
+    std::vector<Trajectory> data = generate(truth, rk4(0.005), 2, 2.0, 1.0, seed);
+    std::mt19937 rng(100 + seed);
+    std::normal_distribution<double> noise(0.0, 2e-3);
+    for (Trajectory& t : data)
+      for (Eigen::Index k = 1; k < t.size(); ++k) t.q(k, 0) += noise(rng);
+    const ParameterSet plain = read_parameter_set(
+        parameters_config("p: [{name: link.link1.com.z}, {name: link.link1.inertia.yy}]"), "p", start);
+    const Fit a = fit(start, plain, rk4(0.005), data, po, so, plain.initial_variables());
+    Model<double> fitted_a = start;
+    plain.apply(a.result.x.data(), fitted_a);
+    plain_left_the_feasible_set = !inertia_problem(fitted_a.bodies[0].inertia).empty();
+
+    const ParameterSet lc = read_parameter_set(
+        parameters_config("p: [{name: link.link1.inertial, transform: log_cholesky}]"), "p", start);
+    ASSERT_EQ(lc.size(), 10);
+    const Fit b = fit(start, lc, rk4(0.005), data, po, so, lc.initial_variables());
+    ASSERT_TRUE(b.result.usable) << b.result.report;
+    Model<double> fitted_b = start;
+    lc.apply(b.result.x.data(), fitted_b);
+    const Inertia<double>& I = fitted_b.bodies[0].inertia;
+    EXPECT_EQ(inertia_problem(I), "") << "seed " << seed;
+    // What the data determine (about the joint axis y): m·c_z and I_yy at the joint.
+    EXPECT_NEAR(-I.h.z(), mc_true, 2e-2 * mc_true) << "seed " << seed;
+    EXPECT_NEAR(I.I_origin(1, 1), joint_inertia_true, 2e-2 * joint_inertia_true) << "seed " << seed;
+  }
+  EXPECT_TRUE(plain_left_the_feasible_set) << "no noise realization pushed the plain fit outside the feasible set";
 }
 
 }  // namespace
