@@ -1,5 +1,7 @@
 #include "common/app.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <glog/logging.h>
 #include <oneapi/tbb/global_control.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -133,7 +136,21 @@ int handle_parse_error(CLI::App& app, const CLI::ParseError& e, const std::strin
   return kExitUsage;
 }
 
+// Ceres logs through glog; uninitialized, glog prints "WARNING: Logging
+// before InitGoogleLogging()" and raw lines on stderr. Once initialized its
+// messages appear only at -v (and errors always), in glog's format.
+void setup_glog(int verbosity) {
+  static const bool initialized = [] {
+    google::InitGoogleLogging("neuralsim");
+    FLAGS_logtostderr = true;
+    return true;
+  }();
+  (void)initialized;
+  FLAGS_minloglevel = verbosity >= 1 ? google::GLOG_INFO : google::GLOG_ERROR;
+}
+
 void setup_logging(const std::string& app, int verbosity) {
+  setup_glog(verbosity);
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>(app, std::move(sink));
   logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");

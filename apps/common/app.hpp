@@ -11,7 +11,6 @@
 // Every error is reported as exactly one line "APP: error: <message>".
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -23,6 +22,12 @@
 #include "common/exit_codes.hpp"
 #include "common/output_dir.hpp"
 #include "neuralsim/io/config.hpp"
+
+// main.cpp files include <CLI/CLI.hpp> to add their own options; the jobs
+// and the library never see CLI11.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace neuralsim {
 

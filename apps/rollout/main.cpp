@@ -1,5 +1,7 @@
 // rollout: simulate a model and write trajectories, or replay recorded
 // trajectories (--compare) and report prediction errors. See README.md.
+#include <CLI/CLI.hpp>
+
 #include "rollout/rollout_job.hpp"
 
 int main(int argc, char** argv) {

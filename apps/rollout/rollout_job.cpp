@@ -283,6 +283,10 @@ int compare_job(const AppOptions& opts, const Config& cfg, const std::string& pa
   const std::string out_file = out.path(out_name);
   RunSummary summary("rollout", opts, cfg, out);
   log_experiment(exp, summary);
+  for (const std::string& w : plausibility_warnings(data, model, path)) {
+    spdlog::warn("{}", w);
+    summary.add_warning(w);
+  }
 
   begin_cooperative_interrupts();
   const auto t0 = Clock::now();

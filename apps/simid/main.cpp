@@ -1,5 +1,7 @@
 // simid: fit named model parameters to recorded trajectories with Ceres and
 // parallel basin hopping. See README.md and docs/simid.md.
+#include <CLI/CLI.hpp>
+
 #include "simid/simid_job.hpp"
 
 int main(int argc, char** argv) {

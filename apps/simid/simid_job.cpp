@@ -158,6 +158,16 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   fingerprint["data.validation"] = trajectory_digest(data.validation);
   fingerprint["seed"] = std::to_string(opts.seed);
 
+  std::vector<const Trajectory*> train;
+  for (const Trajectory& t : data.train.trajectories) train.push_back(&t);
+  ResidualContext ctx{&model, &params, exp.step, observe, exp.contact ? &*exp.contact : nullptr};
+  ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, problem_options); };
+  factory();  // a problem without residuals is a data error, before any output
+  // A checkpoint is input too: checked before the output directory is taken.
+  const std::string checkpoint = (std::filesystem::path(opts.out) / "checkpoint.json").string();
+  BasinHoppingState state;
+  if (request.resume) state = read_simid_checkpoint(checkpoint, params, fingerprint, bh.enabled ? bh.max_rounds : 1);
+
   const OutputDirectory out(opts.out, "simid",
                             request.resume ? OutputDirectory::Reuse::kResume
                             : opts.force   ? OutputDirectory::Reuse::kForce
@@ -165,22 +175,16 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   RunSummary summary("simid", opts, cfg, out);
   for (const std::string& n : exp.notes) spdlog::info("{}", n);
   for (const std::string& n : data_notes) spdlog::info("{}", n);
-  for (const std::string& w : exp.warnings) {
+  std::vector<std::string> warnings = exp.warnings;
+  for (const std::string& w : plausibility_warnings(data.train, model, data.train_source)) warnings.push_back(w);
+  for (const std::string& w : plausibility_warnings(data.validation, model, data.validation_source))
+    warnings.push_back(w);
+  for (const std::string& w : warnings) {
     spdlog::warn("{}", w);
     summary.add_warning(w);
   }
-  const std::string checkpoint = out.path("checkpoint.json");
-  std::vector<const Trajectory*> train;
-  for (const Trajectory& t : data.train.trajectories) train.push_back(&t);
-  ResidualContext ctx{&model, &params, exp.step, observe, exp.contact ? &*exp.contact : nullptr};
-  ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, problem_options); };
-  factory();  // a problem without residuals is a data error, before any work
 
-  BasinHoppingState state;
-  if (request.resume) {
-    state = read_simid_checkpoint(checkpoint, params, fingerprint, bh.enabled ? bh.max_rounds : 1);
-    spdlog::info("resuming from {} at round {}", checkpoint, state.next_round);
-  }
+  if (request.resume) spdlog::info("resuming from {} at round {}", checkpoint, state.next_round);
   begin_cooperative_interrupts();
   const double time_budget = bh.time_budget_s;
   const auto t_fit = Clock::now();
@@ -203,8 +207,16 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     summary.metrics()["error"] = "no local solve produced a usable solution";
     summary.write();
     if (interrupt_requested()) return kExitInterrupted;
-    throw NumericalError("simid: no local solve produced a usable solution (every start diverged or failed); "
-                         "check bounds, initial values and the time step");
+    // Say where: replay the first training trajectory at the initial guess
+    // with divergence checks on (time, coordinate and value).
+    std::string where;
+    try {
+      windowed_prediction(ctx, params.initial_variables(), data.train.trajectories.front(), eval_window);
+    } catch (const NumericalError& e) {
+      where = std::string("; at the initial guess, on ") + data.train.trajectories.front().name + ": " + e.what();
+    }
+    throw NumericalError("simid: no local solve produced a usable solution (every start diverged or failed)" + where +
+                         "; check bounds, initial values and the time step");
   }
   const LocalResult& best = result.state.best;
 
@@ -274,6 +286,20 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     for (auto t : val.predictions.trajectories) {
       t.name = "validation_" + t.name;
       fitted_set.trajectories.push_back(std::move(t));
+    }
+  }
+  // A fit whose residuals dwarf the data's own spread explains nothing: the
+  // data may be corrupt or the model unsuitable (cost ½Σr² over m residuals).
+  if (!targets && residuals.size() > 0) {
+    double spread = 0;
+    for (const Trajectory& t : data.train.trajectories)
+      spread = std::max(spread, (t.q.rowwise() - t.q.colwise().mean()).cwiseAbs().maxCoeff());
+    const double rms = std::sqrt(2.0 * best.cost / static_cast<double>(residuals.size()));
+    if (rms > 10.0 * std::max(spread, 1e-12)) {
+      const std::string w = "the fit's RMS residual " + std::to_string(rms) + " is more than 10 times the data's spread " +
+                            std::to_string(spread) + ": the data may be corrupt or the model unsuitable";
+      spdlog::warn("{}", w);
+      summary.add_warning(w);
     }
   }
   summary.metrics()["prediction_window"] = window;

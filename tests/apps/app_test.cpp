@@ -1,5 +1,6 @@
 #include "common/app.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -30,12 +30,20 @@
 #include "support/test_models.hpp"
 
 // ---------------------------------------------------------------------------
-// Heap allocation counting (steady-state test below), as in
-// tests/step/no_allocation_test.cpp: the C allocation entry points forward to
-// glibc's own. They are weak here: when that file is linked into the same
-// test binary its (strong) definitions win, this counter then sees nothing,
-// and the test says so and skips (its self-check below) instead of passing
+// Heap allocation counting (steady-state test below). Where the tests have
+// the shared counter (tests/support/allocation_counter.hpp, linked once into
+// the test program) it is used. Otherwise (the frozen layout this file was
+// developed against) this file interposes the C allocation entry points as
+// tests/step/no_allocation_test.cpp does, forwarding to glibc's own; the
+// definitions are weak, so that a strong interposer elsewhere in the same
+// program wins: this counter then sees nothing, its self-check says so, and
+// the allocation count is reported as not checked instead of passing
 // vacuously.
+#if __has_include("support/allocation_counter.hpp")
+#include "support/allocation_counter.hpp"
+#define NEURALSIM_TAPE_SHARED_COUNTER 1
+#else
+#define NEURALSIM_TAPE_SHARED_COUNTER 0
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define NEURALSIM_TAPE_COUNT_ALLOCATIONS 0
 #elif defined(__GLIBC__)
@@ -89,6 +97,7 @@ __attribute__((weak)) int posix_memalign(void** out, size_t alignment, size_t si
 }
 }  // extern "C"
 #endif
+#endif  // NEURALSIM_TAPE_SHARED_COUNTER
 
 namespace neuralsim {
 namespace {
@@ -737,10 +746,10 @@ TEST_P(RevRollout, GradientMatchesJetAndFiniteDifferences) {
   for (double g : g_jet) gmax = std::max(gmax, std::abs(g));
   double worst_jet = 0, worst_fd = 0;
   for (size_t i = 0; i < g_rev.size(); ++i) {
-    // Relative to the component, with a floor of 1e-6·‖g‖∞ for components
+    // Relative to the component, with floors of 1e-6·‖g‖∞ (Jet) and 1e-5·‖g‖∞ (FD) for components
     // that (nearly) vanish.
     const double scale_j = std::max(std::abs(g_jet[i]), 1e-6 * gmax);
-    const double scale_f = std::max(std::abs(g_fd[i]), 1e-3 * gmax);
+    const double scale_f = std::max(std::abs(g_fd[i]), 1e-5 * gmax);
     const double ej = std::abs(g_rev[i] - g_jet[i]) / scale_j;
     const double ef = std::abs(g_rev[i] - g_fd[i]) / scale_f;
     EXPECT_LT(ej, 1e-10) << "input " << i << ": rev " << g_rev[i] << " jet " << g_jet[i];
@@ -1033,6 +1042,10 @@ TEST(RevExternal, AcrossArenaBlocks) {
 // model with a controller u = W [q; q̇] recorded as an external node (its
 // weights accumulate outside the tape), seeded, swept, cleared.
 
+#if NEURALSIM_TAPE_SHARED_COUNTER
+using AllocationCounter = testing::AllocationCounter;
+bool allocation_counting_active() { return AllocationCounter::available(); }
+#else
 class AllocationCounter {
  public:
   AllocationCounter() {
@@ -1043,6 +1056,7 @@ class AllocationCounter {
   long count() const { return g_tape_allocations; }
 };
 
+// True if this counter sees allocations (by new and by Eigen).
 bool allocation_counting_active() {
   if (!NEURALSIM_TAPE_COUNT_ALLOCATIONS) return false;
   AllocationCounter counter;
@@ -1052,6 +1066,7 @@ bool allocation_counting_active() {
   asm volatile("" : : "g"(p.get()) : "memory");
   return counter.count() >= 2;
 }
+#endif
 
 class LinearController final : public ExternalFunction {
  public:

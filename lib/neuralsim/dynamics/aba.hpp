@@ -134,17 +134,12 @@ Eigen::Matrix<S, N, 1> spd_solve(const Eigen::Matrix<S, N, N>& A, const Eigen::M
   return x;
 }
 
-// Exact zero test that is false for a Jet carrying derivatives.
-inline bool exactly_zero(double x) { return x == 0.0; }
-template <class S>
-inline bool exactly_zero(const S& x) { return x.a == 0.0 && x.v.isZero(); }
-
 // A free joint at the root with no armature (a floating base) is solved
 // directly in world coordinates (see aba()); its D⁻¹ and U are then left to
 // complete_articulated_factorization().
 template <class S>
 inline bool is_free_root(const Joint<S>& j) {
-  return j.type == JointType::kFree && j.parent < 0 && exactly_zero(j.dynamics.armature);
+  return j.type == JointType::kFree && j.parent < 0 && neuralsim::exactly_zero(j.dynamics.armature);
 }
 
 // Body-frame factorization of a joint with NV > 1 degrees of freedom, whose

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/csv_import.hpp"
@@ -137,6 +138,36 @@ void validate_against_model(const TrajectorySet& set, const Model<double>& model
   expect.joint_names = model.velocity_names();
   expect.require_tau = require_tau;
   validate_trajectories(set, expect, source);
+}
+
+std::vector<std::string> plausibility_warnings(const TrajectorySet& set, const Model<double>& model,
+                                               const std::string& source) {
+  std::vector<std::string> out;
+  auto number = [](double v) {
+    std::ostringstream s;
+    s.precision(4);
+    s << v;
+    return s.str();
+  };
+  for (const Trajectory& t : set.trajectories) {
+    const std::string where = source + ":/trajectories/" + t.name;
+    for (const Joint<double>& j : model.joints) {
+      if (j.nq != 1 || !(j.upper - j.lower < 1e29)) continue;
+      const double margin = 0.1 * (j.upper - j.lower);
+      const double lo = t.q.col(j.idx_q).minCoeff(), hi = t.q.col(j.idx_q).maxCoeff();
+      if (lo < j.lower - margin || hi > j.upper + margin)
+        out.push_back(where + "/q: joint '" + j.name + "' spans [" + number(lo) + ", " + number(hi) +
+                      "], outside its limits [" + number(j.lower) + ", " + number(j.upper) + "]");
+    }
+    const double q_max = t.q.cwiseAbs().maxCoeff(), qd_max = t.qd.cwiseAbs().maxCoeff();
+    if (q_max > 1e3) out.push_back(where + "/q: values up to " + number(q_max) + " (implausible for positions)");
+    if (qd_max > 1e4) out.push_back(where + "/qd: values up to " + number(qd_max) + " (implausible for velocities)");
+    if (t.size() > 1) {
+      const double dt_max = (t.time.tail(t.size() - 1) - t.time.head(t.size() - 1)).maxCoeff();
+      if (dt_max > 10) out.push_back(where + "/time: a step of " + number(dt_max) + " s between samples");
+    }
+  }
+  return out;
 }
 
 TrajectoryMetadata trajectory_metadata(const Model<double>& model, const std::string& generator,

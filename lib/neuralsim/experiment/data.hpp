@@ -42,6 +42,13 @@ DataSplit load_data(const Config& data, const Model<double>& model, std::vector<
 void validate_against_model(const TrajectorySet& set, const Model<double>& model, const std::string& source,
                             bool require_tau = false);
 
+// Warnings about data that are valid but implausible for `model`: positions
+// far outside a joint's limits, magnitudes no robot reaches (|q| > 1e3 per
+// coordinate, |q̇| > 1e4), time steps over 10 s. Tools log them and list
+// them in summary.json; at most one line per trajectory and kind.
+std::vector<std::string> plausibility_warnings(const TrajectorySet& set, const Model<double>& model,
+                                               const std::string& source);
+
 // Metadata for trajectories a tool writes: the model, its coordinate names,
 // `generator` ("rollout 0.1.0 (rev …)"), the parameters JSON and the seed.
 TrajectoryMetadata trajectory_metadata(const Model<double>& model, const std::string& generator,

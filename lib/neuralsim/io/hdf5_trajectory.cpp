@@ -434,11 +434,35 @@ bool has_child(const H5::Group& group, const std::string& name, H5O_type_t type)
   return group.nameExists(name) && group.childObjType(name) == type;
 }
 
+// A declared shape is believed only if the file can hold it: contiguous
+// data cannot exceed the file, and chunked (possibly deflated) data at most
+// ~1000 times it (deflate's limit is 1032:1); in any case at most
+// kMaxTrajectoryDatasetBytes. Checked before anything is allocated, so a
+// small hostile file cannot ask for gigabytes.
+void check_declared_size(const H5::DataSet& ds, const std::vector<hsize_t>& dims, const std::string& file,
+                         const std::string& dataset) {
+  long double values = 1;
+  for (hsize_t d : dims) values *= static_cast<long double>(d);
+  const long double bytes = values * sizeof(double);
+  std::error_code ec;
+  const long double file_bytes = static_cast<long double>(fs::file_size(file, ec));
+  const bool chunked = ds.getCreatePlist().getLayout() == H5D_CHUNKED;
+  const long double limit =
+      std::min<long double>(kMaxTrajectoryDatasetBytes, (chunked ? 1100.0L : 1.0L) * file_bytes + 4096.0L);
+  if (bytes > limit) {
+    std::ostringstream msg;
+    msg << "declares shape " << shape_string(dims) << " (" << static_cast<double>(bytes) << " bytes), more than "
+        << (bytes > kMaxTrajectoryDatasetBytes ? "the limit of " + std::to_string(kMaxTrajectoryDatasetBytes >> 20) + " MiB"
+                                               : "a " + std::to_string(static_cast<long long>(file_bytes)) + "-byte file can hold");
+    fail(file, dataset, msg.str());
+  }
+}
+
 // `shape_hint` is the expected shape in words, e.g. "(T, nq)".
 RowMatrixXd read_dataset(const H5::Group& group, const std::string& name, int rank,
                          const std::string& shape_hint, const std::string& file,
                          const std::string& dataset) {
-  if (!has_child(group, name, H5O_TYPE_DATASET)) {
+  if (!with_context(file, dataset, [&] { return has_child(group, name, H5O_TYPE_DATASET); })) {
     fail(file, dataset, "dataset missing (expected shape " + shape_hint + ")");
   }
   return with_context(file, dataset, [&] {
@@ -453,6 +477,7 @@ RowMatrixXd read_dataset(const H5::Group& group, const std::string& name, int ra
     if (static_cast<int>(dims.size()) != rank) {
       fail(file, dataset, "expected shape " + shape_hint + ", got " + shape_string(dims));
     }
+    check_declared_size(ds, dims, file, dataset);
     const Eigen::Index rows = static_cast<Eigen::Index>(dims[0]);
     const Eigen::Index cols = rank == 2 ? static_cast<Eigen::Index>(dims[1]) : 1;
     RowMatrixXd m(rows, cols);
@@ -471,13 +496,14 @@ Trajectory read_trajectory(const H5::Group& parent, const std::string& name,
   tr.time = Eigen::Map<const Eigen::VectorXd>(time.data(), time.rows());
   tr.q = read_dataset(group, "q", 2, "(T, nq)", file, base + "/q");
   tr.qd = read_dataset(group, "qd", 2, "(T, nv)", file, base + "/qd");
-  if (has_child(group, "tau", H5O_TYPE_DATASET)) {
+  if (with_context(file, base + "/tau", [&] { return has_child(group, "tau", H5O_TYPE_DATASET); }))
     tr.tau = read_dataset(group, "tau", 2, "(T, nv)", file, base + "/tau");
-  }
-  if (!has_child(group, "link_poses", H5O_TYPE_GROUP)) return tr;
-  const H5::Group poses = group.openGroup("link_poses");
-  for (hsize_t i = 0; i < poses.getNumObjs(); ++i) {
-    const std::string link = poses.getObjnameByIdx(i);
+  const std::string poses_path = base + "/link_poses";
+  if (!with_context(file, poses_path, [&] { return has_child(group, "link_poses", H5O_TYPE_GROUP); })) return tr;
+  const H5::Group poses = with_context(file, poses_path, [&] { return group.openGroup("link_poses"); });
+  const hsize_t n = with_context(file, poses_path, [&] { return poses.getNumObjs(); });
+  for (hsize_t i = 0; i < n; ++i) {
+    const std::string link = with_context(file, poses_path, [&] { return poses.getObjnameByIdx(i); });
     tr.link_poses[link] =
         read_dataset(poses, link, 2, "(T, 7)", file, base + "/link_poses/" + link);
   }
@@ -488,11 +514,13 @@ Trajectory read_trajectory(const H5::Group& parent, const std::string& name,
 // without one (written by other tools) after those, by name.
 std::vector<std::string> ordered_trajectory_names(const H5::Group& group, const std::string& file) {
   std::vector<std::pair<long long, std::string>> entries;
-  for (hsize_t i = 0; i < group.getNumObjs(); ++i) {
-    const std::string name = group.getObjnameByIdx(i);
+  const hsize_t n = with_context(file, "/trajectories", [&] { return group.getNumObjs(); });
+  for (hsize_t i = 0; i < n; ++i) {
+    const std::string name = with_context(file, "/trajectories", [&] { return group.getObjnameByIdx(i); });
     const std::string path = trajectory_path(name);
-    if (group.childObjType(name) != H5O_TYPE_GROUP) fail(file, path, "expected a group");
-    const H5::Group child = group.openGroup(name);
+    if (with_context(file, path, [&] { return group.childObjType(name); }) != H5O_TYPE_GROUP)
+      fail(file, path, "expected a group");
+    const H5::Group child = with_context(file, path, [&] { return group.openGroup(name); });
     const long long index = child.attrExists("index")
                                 ? read_int_attr(child, "index", file, path + "/index")
                                 : std::numeric_limits<long long>::max();
@@ -508,10 +536,9 @@ TrajectorySet read_file(const std::string& path) {
   const H5::H5File h5(path, H5F_ACC_RDONLY);
   TrajectorySet set;
   set.meta = read_metadata(h5, path);
-  if (!has_child(h5, "trajectories", H5O_TYPE_GROUP)) {
+  if (!with_context(path, "/trajectories", [&] { return has_child(h5, "trajectories", H5O_TYPE_GROUP); }))
     fail(path, "/trajectories", "group missing");
-  }
-  const H5::Group group = h5.openGroup("trajectories");
+  const H5::Group group = with_context(path, "/trajectories", [&] { return h5.openGroup("trajectories"); });
   for (const std::string& name : ordered_trajectory_names(group, path)) {
     set.trajectories.push_back(read_trajectory(group, name, path));
   }

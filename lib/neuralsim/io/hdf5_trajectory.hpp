@@ -15,6 +15,9 @@ namespace neuralsim {
 
 inline constexpr const char* kTrajectoryFormat = "neuralsim-trajectories";
 inline constexpr int kTrajectoryFormatVersion = 1;
+// No dataset of a trajectory file is read if it declares more bytes (nor
+// more than the file can hold: see read_trajectories).
+inline constexpr long long kMaxTrajectoryDatasetBytes = 8LL << 30;
 
 // Writes `set` to `path` atomically (AtomicOutputPath, atomic_file.hpp), so
 // readers never see a half-written file. On failure the temporary file is
@@ -26,7 +29,9 @@ void write_trajectories(const std::string& path, const TrajectorySet& set);
 
 // Reads and validates a file written by write_trajectories (or by any tool
 // following docs/data-format.md). Trajectory order is the stored `index`
-// attribute; Trajectory::name is the group name. Throws DataError.
+// attribute; Trajectory::name is the group name. Declared dataset shapes are
+// checked against the file's size and kMaxTrajectoryDatasetBytes before
+// anything is read. Throws DataError naming the file and the dataset.
 TrajectorySet read_trajectories(const std::string& path);
 
 // What a consumer needs from a trajectory set. Unset fields (-1, empty) are

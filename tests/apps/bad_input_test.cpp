@@ -1,0 +1,498 @@
+// Hostile and careless input, table-driven, through the real CLIs. Every
+// case asserts the documented exit code, a one-line message that names the
+// file and the key, line or dataset (with what was expected), and that
+// --out holds nothing half-written and nothing from another run: a bad
+// input found before any work leaves --out absent.
+#include <gtest/gtest.h>
+
+#include <H5Cpp.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/files.hpp"
+#include "support/run_command.hpp"
+
+namespace neuralsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fresh_dir;
+using testing::read_text;
+using testing::run_command;
+using testing::write_file;
+
+// A small valid rollout experiment, by top-level section; cases replace or
+// add sections. The model is inline so messages name this file.
+std::map<std::string, std::string> rollout_sections() {
+  return {{"model", "model:\n  generator: double_pendulum\n  lengths: [1, 1]\n  masses: [1, 1]\n"},
+          {"sim", "sim: {integrator: rk4, dt: 0.01, duration: 0.1}\n"},
+          {"initial_states", "initial_states: {count: 2, q_low: [-0.5, -0.5], q_high: [0.5, 0.5]}\n"},
+          {"controls", "controls: {type: zero}\n"}};
+}
+
+std::string join(const std::map<std::string, std::string>& sections) {
+  std::string out;
+  for (const auto& [key, text] : sections) out += text;
+  return out;
+}
+
+struct Case {
+  std::string name;
+  std::string app;                        // rollout | simid
+  std::map<std::string, std::string> config;  // rollout: sections over the base; simid: written as is (if any)
+  std::string args;                       // extra command-line arguments ({dir} = the case directory)
+  int exit_code;
+  std::vector<std::string> message;       // substrings of the error line ({dir} = the case directory)
+  std::function<void(const std::string& dir)> prepare = nullptr;  // files the case needs
+  bool out_may_exist = false;             // --out existed before (reuse cases)
+};
+
+std::string expand(std::string s, const std::string& dir) {
+  for (size_t p = s.find("{dir}"); p != std::string::npos; p = s.find("{dir}")) s.replace(p, 5, dir);
+  return s;
+}
+
+class BadInput : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BadInput, ExitCodeMessageAndCleanOut) {
+  const Case& c = GetParam();
+  const std::string dir = fresh_dir("bad_input_" + c.name);
+  std::string config_arg;
+  const bool own_config = c.args.find("--config") != std::string::npos;
+  if (c.app == "rollout" && !own_config) {
+    std::map<std::string, std::string> sections = rollout_sections();
+    for (const auto& [key, text] : c.config) sections[key] = text;
+    write_file(dir + "/case.yaml", join(sections));
+    config_arg = " --config " + dir + "/case.yaml";
+  } else if (!c.config.empty() && !own_config) {
+    write_file(dir + "/case.yaml", join(c.config));
+    config_arg = " --config " + dir + "/case.yaml";
+  }
+  if (c.prepare) c.prepare(dir);
+  const std::string out = dir + "/out";
+  const bool out_existed = fs::exists(out);
+  const auto r = run_command(testing::app_path(c.app) + config_arg + " -q --out " + out + " " + expand(c.args, dir));
+  EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+  for (const std::string& part : c.message)
+    EXPECT_NE(r.err.find(expand(part, dir)), std::string::npos) << "'" << expand(part, dir) << "' not in: " << r.err;
+  // One line: "APP: error: ..." and nothing else on stderr (-q).
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind(c.app + ": error: ", 0), 0u) << r.err;
+  if (!out_existed) {
+    EXPECT_FALSE(fs::exists(out)) << "--out was created for a run that never started";
+  } else {
+    for (const auto& e : fs::directory_iterator(out)) {
+      const std::string name = e.path().filename().string();
+      EXPECT_FALSE(name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0) << "temp file left: " << name;
+    }
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
+
+const std::string kCfg = "{dir}/case.yaml";
+
+// ---- rollout: numbers, sizes and shapes ----
+INSTANTIATE_TEST_SUITE_P(
+    RolloutNumbers, BadInput,
+    ::testing::Values(
+        Case{"duration_inf", "rollout", {{"sim", "sim: {dt: 0.01, duration: .inf}\n"}}, "", 2,
+             {kCfg + ":", "sim.duration", "finite number"}},
+        Case{"duration_too_many_steps", "rollout", {{"sim", "sim: {dt: 0.01, duration: 1e12}\n"}}, "", 2,
+             {kCfg, "sim.duration", "10^12"}},
+        Case{"duration_out_of_memory", "rollout", {{"sim", "sim: {dt: 1e-6, duration: 1e5}\n"}}, "", 2,
+             {kCfg, "sim.duration", "GB of memory"}},
+        Case{"duration_below_one_step", "rollout", {{"sim", "sim: {dt: 0.01, duration: 0.001}\n"}}, "", 2,
+             {kCfg, "sim.duration", "at least one time step"}},
+        Case{"dt_inf", "rollout", {{"sim", "sim: {dt: .inf, duration: 1}\n"}}, "", 2, {kCfg, "sim.dt", "finite"}},
+        Case{"dt_nan", "rollout", {{"sim", "sim: {dt: .nan, duration: 1}\n"}}, "", 2, {kCfg, "sim.dt", "finite"}},
+        Case{"dt_zero", "rollout", {{"sim", "sim: {dt: 0, duration: 1}\n"}}, "", 2, {kCfg, "sim.dt", "(0, 10]"}},
+        Case{"dt_negative", "rollout", {{"sim", "sim: {dt: -0.01, duration: 1}\n"}}, "", 2, {kCfg, "sim.dt"}},
+        Case{"substeps_zero", "rollout", {{"sim", "sim: {dt: 0.01, duration: 1, substeps: 0}\n"}}, "", 2,
+             {kCfg, "sim.substeps", "out of range"}},
+        Case{"integrator_unknown", "rollout", {{"sim", "sim: {integrator: rk5, dt: 0.01, duration: 1}\n"}}, "", 2,
+             {kCfg + ":", "sim.integrator", "one of semi_implicit_euler, euler, rk4", "'rk5'"}},
+        Case{"count_huge", "rollout", {{"initial_states", "initial_states: {count: 1000000000}\n"}}, "", 2,
+             {kCfg, "initial_states.count", "out of range [1, 1000000]"}},
+        Case{"count_not_integer", "rollout", {{"initial_states", "initial_states: {count: 1e9}\n"}}, "", 2,
+             {kCfg, "initial_states.count", "expected an integer"}},
+        Case{"count_zero", "rollout", {{"initial_states", "initial_states: {count: 0}\n"}}, "", 2,
+             {kCfg, "initial_states.count"}},
+        Case{"q_low_wrong_size", "rollout", {{"initial_states", "initial_states: {count: 1, q_low: [0, 0, 0]}\n"}},
+             "", 2, {kCfg, "initial_states.q_low", "expected 2 values"}},
+        Case{"q_high_below_low", "rollout",
+             {{"initial_states", "initial_states: {count: 1, q_low: [1, 1], q_high: [0, 0]}\n"}}, "", 2,
+             {kCfg, "initial_states.q_high", "q_low"}},
+        Case{"states_list_empty", "rollout", {{"initial_states", "initial_states: {list: []}\n"}}, "", 2,
+             {kCfg, "initial_states.list", "empty"}},
+        Case{"initial_state_nan", "rollout", {{"initial_states", "initial_states: {list: [{q: [.nan, 0]}]}\n"}},
+             "", 2, {kCfg, "initial_states.list.0.q", "finite"}},
+        Case{"noise_negative", "rollout", {{"noise", "noise: {q_std: -1}\n"}}, "", 2,
+             {kCfg, "noise.q_std", "out of range"}},
+        Case{"noise_nan", "rollout", {{"noise", "noise: {qd_std: .nan}\n"}}, "", 2, {kCfg, "noise.qd_std"}},
+        Case{"noise_unknown_key", "rollout", {{"noise", "noise: {q_sdt: 0.1}\n"}}, "", 2,
+             {kCfg, "noise.q_sdt", "did you mean 'q_std'"}},
+        Case{"controls_unknown_type", "rollout", {{"controls", "controls: {type: sine}\n"}}, "", 2,
+             {kCfg, "controls.type", "one of zero, constant, sinusoid, pd, dataset"}},
+        Case{"controls_wrong_size", "rollout", {{"controls", "controls: {type: constant, value: [1, 2, 3]}\n"}}, "",
+             2, {kCfg, "controls.value", "expected 2 values"}},
+        Case{"controls_dataset_without_file", "rollout", {{"controls", "controls: {type: dataset}\n"}}, "", 2,
+             {kCfg, "controls.type", "controls.file"}}),
+    case_name);
+
+// ---- rollout: outputs and --out ----
+INSTANTIATE_TEST_SUITE_P(
+    RolloutOutputs, BadInput,
+    ::testing::Values(
+        Case{"output_escapes", "rollout", {{"output", "output: {file: ../../x.h5}\n"}}, "", 2,
+             {kCfg, "output.file", "plain file name inside --out"}},
+        Case{"output_absolute", "rollout", {{"output", "output: {file: /tmp/x.h5}\n"}}, "", 2,
+             {kCfg, "output.file", "plain file name"}},
+        Case{"output_reserved", "rollout", {{"output", "output: {file: summary.json}\n"}}, "", 2,
+             {kCfg, "output.file", "reserved"}},
+        Case{"output_empty_name", "rollout", {{"output", "output: {file: ''}\n"}}, "", 2, {kCfg, "output.file"}},
+        Case{"output_unknown_key", "rollout", {{"output", "output: {fiel: x.h5}\n"}}, "", 2,
+             {kCfg, "output.fiel", "did you mean 'file'"}},
+        Case{"out_empty", "rollout", {}, "--out ''", 2, {"--out", "must not be empty"}},
+        Case{"out_is_a_file", "rollout", {}, "--out {dir}/case.yaml", 2, {"{dir}/case.yaml", "not a directory"}},
+        Case{"out_unwritable", "rollout", {}, "--out /proc/neuralsim", 2, {"/proc/neuralsim"}},
+        Case{"out_holds_another_run", "rollout", {}, "", 2, {"{dir}/out", "earlier run", "--force"},
+             [](const std::string& dir) {
+               write_file(dir + "/out/summary.json", "{\"app\": \"simid\", \"outputs\": []}");
+               write_file(dir + "/out/params.json", "{}");
+             },
+             true},
+        Case{"out_holds_unfinished_run", "rollout", {}, "", 2, {"{dir}/out", "unfinished run", "--force"},
+             [](const std::string& dir) { write_file(dir + "/out/.neuralsim-run.json", "{}"); }, true}),
+    case_name);
+
+// ---- rollout: command line and config files ----
+INSTANTIATE_TEST_SUITE_P(
+    RolloutCommandLine, BadInput,
+    ::testing::Values(
+        Case{"set_wrong_type", "rollout", {}, "--set sim.dt=fast", 2,
+             {kCfg + " (set by --set)", "sim.dt", "expected a number", "'fast'"}},
+        Case{"set_no_equals", "rollout", {}, "--set sim.dt", 2, {"--set 'sim.dt'", "KEY=VALUE"}},
+        Case{"set_bad_yaml", "rollout", {}, "--set 'sim.dt=[1,'", 2, {"--set", "not valid YAML"}},
+        Case{"threads_out_of_range", "rollout", {}, "--threads 5000", 2, {"--threads", "[0 - 1024]"}},
+        Case{"seed_too_large", "rollout", {}, "--seed 99999999999999999999", 2, {"--seed", "2^63", "99999999999999999999"}},
+        Case{"seed_negative", "rollout", {}, "--seed -3", 2, {"--seed"}},
+        Case{"unknown_flag", "rollout", {}, "--frobnicate", 2, {"--frobnicate", "--help"}},
+        Case{"unknown_top_level_key", "rollout", {{"simm", "simm: {dt: 0.01}\n"}}, "", 2,
+             {kCfg, "unknown key 'simm'", "did you mean 'sim'"}},
+        Case{"duplicate_key", "rollout", {{"zdup", "controls: {type: zero}\n"}}, "", 2,
+             {kCfg, "duplicate key 'controls'"}},
+        Case{"config_not_a_map", "rollout", {}, "--config {dir}/list.yaml", 2,
+             {"{dir}/list.yaml:", "top level of a config must be a map"},
+             [](const std::string& dir) { write_file(dir + "/list.yaml", "- 1\n- 2\n"); }},
+        Case{"config_syntax_error", "rollout", {{"sim", "sim: {dt: 0.01, duration: [1\n"}}, "", 2, {kCfg}},
+        Case{"config_dev_zero", "rollout", {}, "--config /dev/zero", 2, {"/dev/zero", "larger than 16 MiB"}},
+        Case{"config_alias_bomb", "rollout", {}, "--config {dir}/bomb.yaml", 2, {"{dir}/bomb.yaml", "expands to more than"},
+             [](const std::string& dir) {
+               std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+               for (int i = 1; i < 9; ++i)
+                 bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [*a" + std::to_string(i - 1) +
+                         ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+                         std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) +
+                         ", *a" + std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + ", *a" +
+                         std::to_string(i - 1) + ", *a" + std::to_string(i - 1) + "]\n";
+               write_file(dir + "/bomb.yaml", bomb);
+             }}),
+    case_name);
+
+// ---- rollout: models and parameters ----
+INSTANTIATE_TEST_SUITE_P(
+    RolloutModels, BadInput,
+    ::testing::Values(
+        Case{"params_unknown_name", "rollout", {{"params", "params: {link.link1.lenght: 2}\n"}}, "", 2,
+             {kCfg + ":", "unknown parameter 'link.link1.lenght'", "valid:"}},
+        Case{"params_negative_mass", "rollout", {{"params", "params: {link.link1.mass: -1}\n"}}, "", 2,
+             {kCfg + ":", "link.link1.mass", "non-physical", "negative"}},
+        Case{"params_nan", "rollout", {{"params", "params: {link.link1.mass: .nan}\n"}}, "", 2,
+             {kCfg, "params.link.link1.mass", "finite"}},
+        Case{"params_set_blames_the_command_line", "rollout", {}, "--set params.link.link1.mass=-2", 2,
+             {kCfg + " (set by --set)", "link.link1.mass", "non-physical"}},
+        Case{"params_file_missing", "rollout", {{"params_file", "params_file: nope.json\n"}}, "", 3,
+             {"{dir}/nope.json", "no such parameter file"}},
+        Case{"params_file_not_json", "rollout", {{"params_file", "params_file: p.json\n"}}, "", 3,
+             {"{dir}/p.json", "invalid JSON"}, [](const std::string& dir) { write_file(dir + "/p.json", "{oops"); }},
+        Case{"params_file_non_numeric", "rollout", {{"params_file", "params_file: p.json\n"}}, "", 3,
+             {"{dir}/p.json", "link.link1.mass"},
+             [](const std::string& dir) { write_file(dir + "/p.json", "{\"link.link1.mass\": \"heavy\"}"); }},
+        Case{"model_file_missing", "rollout", {{"model", "model: {file: nope.yaml}\n"}}, "", 2,
+             {"{dir}/nope.yaml", "does not exist"}},
+        Case{"model_negative_inertia", "rollout",
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute, axis: [0, 1, 0]}\n"
+                        "      mass: 1\n      inertia: [-1, 1, 1]\n"}},
+             "", 2, {kCfg + ":", "link 'a'", "not positive semidefinite"}},
+        Case{"model_triangle_inequality", "rollout",
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute, axis: [0, 1, 0]}\n"
+                        "      mass: 1\n      inertia: [0.1, 0.1, 0.5]\n"}},
+             "", 2, {kCfg + ":", "link 'a'", "triangle inequality"}},
+        Case{"model_negative_mass", "rollout",
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute}\n      mass: -1\n"}}, "", 2,
+             {kCfg + ":", "model.bodies.0.mass", ">= 0"}},
+        Case{"model_unknown_joint_type", "rollout",
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: hinged}\n      mass: 1\n"}}, "", 2,
+             {kCfg + ":", "model.bodies.0.joint.type", "unknown joint type 'hinged'"}},
+        Case{"model_unknown_generator", "rollout", {{"model", "model: {generator: triple_pendulum}\n"}}, "", 2,
+             {kCfg + ":", "model.generator", "double_pendulum"}},
+        Case{"model_inline_error_has_its_line", "rollout",
+             {{"model", "model:\n  generator: chain\n  links: 3\n  lengths: [1, 1]\n"}}, "", 2,
+             {kCfg + ":", "model.lengths", "expected a list of 3 numbers"}},
+        Case{"urdf_missing", "rollout", {{"model", "model: {urdf: nope.urdf}\n"}}, "", 2,
+             {"nope.urdf", "cannot open URDF file"}},
+        Case{"urdf_bad_inertia", "rollout", {{"model", "model: {urdf: bad.urdf}\n"}}, "", 2,
+             {"bad.urdf", "link", "triangle inequality"},
+             [](const std::string& dir) {
+               write_file(dir + "/bad.urdf",
+                          "<robot name='r'><link name='world'/><link name='a'><inertial><mass value='1'/>"
+                          "<inertia ixx='0.1' iyy='0.1' izz='0.5' ixy='0' ixz='0' iyz='0'/></inertial></link>"
+                          "<joint name='j' type='continuous'><parent link='world'/><child link='a'/>"
+                          "<axis xyz='0 0 1'/></joint></robot>");
+             }},
+        Case{"urdf_unparsable_inertial", "rollout", {{"model", "model: {urdf: bad.urdf}\n"}}, "", 2,
+             {"bad.urdf"},
+             [](const std::string& dir) {
+               write_file(dir + "/bad.urdf",
+                          "<robot name='r'><link name='world'/><link name='a'><inertial><mass value='heavy'/>"
+                          "<inertia ixx='0.1' iyy='0.1' izz='0.1' ixy='0' ixz='0' iyz='0'/></inertial></link>"
+                          "<joint name='j' type='continuous'><parent link='world'/><child link='a'/>"
+                          "<axis xyz='0 0 1'/></joint></robot>");
+             }},
+        Case{"contact_unknown_model", "rollout", {{"contact", "contact: {model: springy}\n"}}, "", 2,
+             {kCfg + ":", "contact.model", "hunt_crossley"}},
+        Case{"contact_negative_friction", "rollout", {{"contact", "contact: {parameters: {friction: -1}}\n"}}, "", 2,
+             {kCfg, "contact.parameters", "contact.friction", ">= 0"}},
+        Case{"contact_unknown_parameter", "rollout", {{"contact", "contact: {parameters: {stickiness: 1}}\n"}}, "",
+             2, {kCfg, "contact.parameters.stickiness", "contact.friction"}},
+        Case{"contact_impulse_with_rk4", "rollout", {{"contact", "contact: {model: impulse}\n"}}, "", 2,
+             {kCfg, "sim.integrator", "semi_implicit_euler"}},
+        Case{"contact_parameter_without_contact", "rollout", {{"params", "params: {contact.friction: 0.5}\n"}}, "",
+             2, {kCfg, "contact.friction", "no 'contact:' section"}},
+        Case{"targets_unknown_link", "rollout",
+             {{"targets", "targets: [{link: hand, time: 0.05, position: [0, 0, 0], tolerance: 0.1}]\n"}}, "", 2,
+             {kCfg, "targets.0.link", "'hand'"}},
+        Case{"targets_zero_tolerance", "rollout",
+             {{"targets", "targets: [{link: link1, time: 0.05, position: [0, 0, 0], tolerance: 0}]\n"}}, "", 2,
+             {kCfg, "targets.0.tolerance", "> 0"}}),
+    case_name);
+
+// HDF5 files for --compare and controls.file: a small valid one, and
+// hostile variants written with the HDF5 API.
+void write_h5(const std::string& path, hsize_t rows, hsize_t cols, bool declare_only, double value = 0.1,
+              const char* joint1 = "joint1") {
+  H5::Exception::dontPrint();
+  H5::H5File f(path, H5F_ACC_TRUNC);
+  const H5::StrType str(H5::PredType::C_S1, H5T_VARIABLE);
+  auto attr = [&](H5::H5Object& o, const char* name, const std::string& v) {
+    o.createAttribute(name, str, H5::DataSpace(H5S_SCALAR)).write(str, v);
+  };
+  attr(f, "format", "neuralsim-trajectories");
+  const int64_t version = 1;
+  f.createAttribute("format_version", H5::PredType::NATIVE_INT64, H5::DataSpace(H5S_SCALAR))
+      .write(H5::PredType::NATIVE_INT64, &version);
+  const char* names[2] = {joint1, "joint2"};
+  hsize_t two = 2;
+  f.createAttribute("joint_names", str, H5::DataSpace(1, &two)).write(str, names);
+  H5::Group g = f.createGroup("trajectories").createGroup("000");
+  auto dataset = [&](const char* name, int rank, hsize_t r, hsize_t c) {
+    hsize_t dims[2] = {r, c};
+    H5::DataSet ds = g.createDataSet(name, H5::PredType::NATIVE_DOUBLE, H5::DataSpace(rank, dims));
+    if (declare_only) return;
+    std::vector<double> v(r * c);
+    for (hsize_t i = 0; i < r; ++i)
+      for (hsize_t j = 0; j < c; ++j) v[i * c + j] = rank == 1 ? 0.01 * i : value;
+    ds.write(v.data(), H5::PredType::NATIVE_DOUBLE);
+  };
+  dataset("time", 1, rows, 1);
+  dataset("q", 2, rows, cols);
+  dataset("qd", 2, rows, cols);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RolloutData, BadInput,
+    ::testing::Values(
+        Case{"compare_missing_file", "rollout", {}, "--compare {dir}/nope.h5", 2, {"--compare", "nope.h5"}},
+        Case{"compare_not_hdf5", "rollout", {}, "--compare {dir}/data.h5", 3, {"{dir}/data.h5", "not an HDF5 file"},
+             [](const std::string& dir) { write_file(dir + "/data.h5", "plain text"); }},
+        Case{"compare_truncated", "rollout", {}, "--compare {dir}/data.h5", 3, {"{dir}/data.h5"},
+             [](const std::string& dir) {
+               write_h5(dir + "/good.h5", 10, 2, false);
+               const std::string bytes = read_text(dir + "/good.h5");
+               write_file(dir + "/data.h5", bytes.substr(0, bytes.size() / 2));
+             }},
+        Case{"compare_huge_declared_shape", "rollout", {}, "--compare {dir}/data.h5", 3,
+             {"{dir}/data.h5:/trajectories/000/", "declares shape", "can hold"},
+             [](const std::string& dir) { write_h5(dir + "/data.h5", 400000000, 2, true); }},
+        Case{"compare_wrong_columns", "rollout", {}, "--compare {dir}/data.h5", 3,
+             {"{dir}/data.h5:/trajectories/000/q", "expected shape"},
+             [](const std::string& dir) { write_h5(dir + "/data.h5", 10, 3, false); }},
+        Case{"compare_nan_values", "rollout", {}, "--compare {dir}/data.h5", 3,
+             {"{dir}/data.h5:/trajectories/000/q", "finite"},
+             [](const std::string& dir) { write_h5(dir + "/data.h5", 10, 2, false, std::nan("")); }},
+        Case{"compare_joint_mismatch", "rollout", {}, "--compare {dir}/data.h5", 3,
+             {"{dir}/data.h5", "joint_names", "elbow"},
+             [](const std::string& dir) { write_h5(dir + "/data.h5", 10, 2, false, 0.1, "elbow"); }},
+        Case{"controls_file_missing", "rollout", {{"controls", "controls: {type: dataset, file: nope.h5}\n"}}, "", 3,
+             {"{dir}/nope.h5", "does not exist"}}),
+    case_name);
+
+// ---- simid ----
+const char* kLengths = " --config configs/simid_double_pendulum_lengths.yaml";
+
+INSTANTIATE_TEST_SUITE_P(
+    Simid, BadInput,
+    ::testing::Values(
+        Case{"max_iterations_negative", "simid", {}, std::string(kLengths) + " --set estimate.solver.max_iterations=-5",
+             2, {"(set by --set)", "estimate.solver.max_iterations", "out of range"}},
+        Case{"time_budget_negative", "simid", {}, std::string(kLengths) + " --set estimate.basin_hopping.time_budget=-1",
+             2, {"(set by --set)", "estimate.basin_hopping.time_budget", "> 0"}},
+        Case{"cost_threshold_nan", "simid", {}, std::string(kLengths) + " --set estimate.basin_hopping.cost_threshold=.nan",
+             2, {"estimate.basin_hopping.cost_threshold"}},
+        Case{"population_huge", "simid", {}, std::string(kLengths) + " --set estimate.basin_hopping.population=1000000",
+             2, {"estimate.basin_hopping.population", "out of range [1, 100000]"}},
+        Case{"residual_type_unknown", "simid", {}, std::string(kLengths) + " --set estimate.residual.type=shooting", 2,
+             {"estimate.residual.type", "single_shooting, multiple_shooting, inverse_dynamics"}},
+        Case{"loss_unknown", "simid", {}, std::string(kLengths) + " --set estimate.residual.loss=l1", 2,
+             {"estimate.residual.loss", "huber"}},
+        Case{"solver_unknown", "simid", {}, std::string(kLengths) + " --set estimate.solver.type=adam", 2,
+             {"estimate.solver.type", "lbfgs"}},
+        Case{"evaluation_window_zero", "simid", {}, std::string(kLengths) + " --set estimate.evaluation_window=0", 2,
+             {"estimate.evaluation_window", "out of range"}},
+        Case{"observe_nothing", "simid", {}, std::string(kLengths) + " --set estimate.observe.q=0", 2,
+             {"estimate.observe", "nothing is observed"}},
+        Case{"lbfgs_multiple_shooting", "simid", {},
+             std::string(kLengths) + " --set estimate.solver.type=lbfgs --set estimate.residual.type=multiple_shooting",
+             2, {"estimate.solver", "lbfgs cannot optimize multiple-shooting states"}},
+        Case{"max_samples_negative", "simid", {}, std::string(kLengths) + " --set data.max_samples=-1", 2,
+             {"data.max_samples", "out of range"}},
+        Case{"validation_fraction_too_big", "simid", {}, std::string(kLengths) + " --set data.validation_fraction=1.5",
+             2, {"data.validation_fraction", "[0, 1)"}},
+        Case{"train_file_missing", "simid", {}, std::string(kLengths) + " --set data.train={dir}/nope.h5", 3,
+             {"{dir}/nope.h5", "does not exist"}},
+        Case{"train_too_short", "simid", {}, std::string(kLengths) + " --set data.max_samples=2 --set estimate.residual.type=inverse_dynamics",
+             3, {"no residuals", "samples", "inverse_dynamics"}},
+        Case{"bounds_inverted", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.bounds=[5,1]", 2,
+             {"estimate.parameters.0.bounds", "inverted"}},
+        Case{"initial_outside_bounds", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.initial=50",
+             2, {"estimate.parameters.0.initial", "outside the bounds"}},
+        Case{"log_transform_negative", "simid", {},
+             std::string(kLengths) + " --set estimate.parameters.0.transform=log --set estimate.parameters.0.bounds=[-1,10]",
+             2, {"estimate.parameters.0.bounds", "log transform"}},
+        Case{"ground_truth_not_a_number", "simid", {},
+             std::string(kLengths) + " --set estimate.ground_truth.link.link1.length=long", 2,
+             {"estimate.ground_truth", "expected a number"}}),
+    case_name);
+
+// CSV import descriptions read by simid's data section.
+std::string csv_description(const std::string& extra) {
+  return "csv_import:\n  files: [log.csv]\n  time: t\n  model: double_pendulum\n  joint_names: [joint1, joint2]\n"
+         "  q: [x, y]\n  qd: [x, y]\n" + extra;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SimidCsv, BadInput,
+    ::testing::Values(
+        Case{"csv_unknown_column", "simid", {}, std::string(kLengths) + " --set data.train={dir}/import.yaml", 2,
+             {"{dir}/import.yaml:", "unknown column 'y'", "available columns"},
+             [](const std::string& dir) {
+               write_file(dir + "/log.csv", "t,x\n0,0\n0.1,0.1\n");
+               write_file(dir + "/import.yaml", csv_description(""));
+             }},
+        Case{"csv_no_matching_file", "simid", {}, std::string(kLengths) + " --set data.train={dir}/import.yaml", 3,
+             {"{dir}/import.yaml", "csv_import.files.0", "matches no file"},
+             [](const std::string& dir) { write_file(dir + "/import.yaml", csv_description("")); }},
+        Case{"csv_time_scale_zero", "simid", {}, std::string(kLengths) + " --set data.train={dir}/import.yaml", 2,
+             {"{dir}/import.yaml:", "csv_import.time_scale", "> 0"},
+             [](const std::string& dir) {
+               write_file(dir + "/log.csv", "t,x,y\n0,0,0\n0.1,0.1,0.1\n");
+               write_file(dir + "/import.yaml", csv_description("  time_scale: 0\n"));
+             }},
+        Case{"csv_unknown_key_beside", "simid", {}, std::string(kLengths) + " --set data.train={dir}/import.yaml", 2,
+             {"{dir}/import.yaml:", "unknown key 'scv_import'"},
+             [](const std::string& dir) {
+               write_file(dir + "/import.yaml", csv_description("") + "scv_import: {}\n");
+             }},
+        Case{"csv_malformed_number", "simid", {}, std::string(kLengths) + " --set data.train={dir}/import.yaml", 3,
+             {"{dir}/log.csv:3", "malformed number '0.1.1'"},
+             [](const std::string& dir) {
+               write_file(dir + "/log.csv", "t,x,y\n0,0,0\n0.1,0.1.1,0.1\n");
+               write_file(dir + "/import.yaml", csv_description(""));
+             }},
+        Case{"csv_time_backwards", "simid", {}, std::string(kLengths) + " --set data.train={dir}/import.yaml", 3,
+             {"{dir}/log.csv:3", "time must increase"},
+             [](const std::string& dir) {
+               write_file(dir + "/log.csv", "t,x,y\n0.2,0,0\n0.1,0.1,0.1\n");
+               write_file(dir + "/import.yaml", csv_description(""));
+             }},
+        Case{"csv_coordinate_count", "simid", {}, std::string(kLengths) + " --set data.train={dir}/import.yaml", 3,
+             {"{dir}/import.yaml", "nq"},
+             [](const std::string& dir) {
+               write_file(dir + "/log.csv", "t,x,y\n0,0,0\n0.1,0.1,0.1\n");
+               write_file(dir + "/import.yaml",
+                          "csv_import:\n  files: [log.csv]\n  time: t\n  model: double_pendulum\n"
+                          "  joint_names: [joint1]\n  q: [x]\n  qd: [x]\n");
+             }}),
+    case_name);
+
+// ---- simid --resume: a checkpoint is input ----
+void write_checkpoint(const std::string& dir, const std::string& best_x, const std::string& next_round = "1") {
+  write_file(dir + "/out/checkpoint.json",
+             "{\"format\": \"neuralsim-simid-checkpoint\", \"version\": 2, \"next_round\": " + next_round +
+                 ", \"has_best\": true, \"parameter_names\": [\"link.link1.length\", \"link.link2.length\"],"
+                 " \"fingerprint\": {}, \"history\": [], \"best\": {\"x\": " + best_x + ", \"cost\": 1.0}}");
+}
+
+// A real checkpoint (one quick round), then edited by hand.
+const char* kQuickFit =
+    " --config configs/simid_double_pendulum_lengths.yaml --set estimate.basin_hopping.rounds=1"
+    " --set estimate.basin_hopping.population=1 --set estimate.solver.max_iterations=2 --set data.max_samples=50";
+
+void edit_real_checkpoint(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+  const auto r = run_command(testing::app_path("simid") + kQuickFit + " -q --out " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = testing::read_json(dir + "/out/checkpoint.json");
+  edit(j);
+  write_file(dir + "/out/checkpoint.json", j.dump());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SimidResume, BadInput,
+    ::testing::Values(
+        Case{"resume_without_checkpoint", "simid", {}, std::string(kLengths) + " --resume", 3,
+             {"{dir}/out/checkpoint.json", "no checkpoint to resume from"}},
+        Case{"resume_corrupt_checkpoint", "simid", {}, std::string(kLengths) + " --resume", 3,
+             {"{dir}/out/checkpoint.json", "not JSON"},
+             [](const std::string& dir) { write_file(dir + "/out/checkpoint.json", "{\"format\": "); }, true},
+        Case{"resume_other_parameters", "simid", {},
+             " --config configs/simid_double_pendulum_friction.yaml --resume", 2,
+             {"{dir}/out/checkpoint.json", "other parameters"},
+             [](const std::string& dir) { write_checkpoint(dir, "[1, 2]"); }, true},
+        Case{"resume_other_config", "simid", {}, std::string(kLengths) + " --resume", 2,
+             {"{dir}/out/checkpoint.json", "different run", "changed:"},
+             [](const std::string& dir) { write_checkpoint(dir, "[1, 2]"); }, true},
+        Case{"resume_best_x_too_short", "simid", {}, std::string(kQuickFit) + " --resume", 3,
+             {"{dir}/out/checkpoint.json", "best.x must hold 2 numbers"},
+             [](const std::string& dir) { edit_real_checkpoint(dir, [](nlohmann::json& j) { j["best"]["x"] = {3.0}; }); },
+             true},
+        Case{"resume_best_x_huge", "simid", {}, std::string(kQuickFit) + " --resume", 3,
+             {"{dir}/out/checkpoint.json", "best.x[0]", "outside its bounds"},
+             [](const std::string& dir) { edit_real_checkpoint(dir, [](nlohmann::json& j) { j["best"]["x"][0] = 1e300; }); },
+             true},
+        Case{"resume_best_null", "simid", {}, std::string(kQuickFit) + " --resume", 3,
+             {"{dir}/out/checkpoint.json", "best.x"},
+             [](const std::string& dir) { edit_real_checkpoint(dir, [](nlohmann::json& j) { j["best"] = nullptr; }); },
+             true},
+        Case{"resume_next_round_out_of_range", "simid", {}, std::string(kQuickFit) + " --resume", 3,
+             {"{dir}/out/checkpoint.json", "next_round", "outside"},
+             [](const std::string& dir) { edit_real_checkpoint(dir, [](nlohmann::json& j) { j["next_round"] = 99; }); },
+             true}),
+    case_name);
+
+}  // namespace
+}  // namespace neuralsim
