@@ -3,6 +3,7 @@
 #include <map>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/experiment/contact_config.hpp"
 #include "neuralsim/io/parameter_file.hpp"
 #include "neuralsim/io/urdf_model.hpp"
@@ -104,6 +105,20 @@ std::vector<int> pd_position_index(const Model<double>& model) {
   return idx;
 }
 
+// Every moving joint must move something: a joint whose subtree has no mass
+// or inertia along it (and no armature) has a zero row in M, and the
+// dynamics would be NaN at the first step. Checked at the neutral pose.
+void check_mass_matrix(const Model<double>& model, const Config& where) {
+  Data<double> data(model);
+  crba(model, data, model.neutral_configuration());
+  const double scale = std::max(data.M.diagonal().cwiseAbs().maxCoeff(), 1e-300);
+  const std::vector<std::string> names = model.velocity_names();
+  for (int i = 0; i < model.nv; ++i)
+    if (!(data.M(i, i) > 1e-12 * scale))
+      where.fail("", "coordinate '" + names[i] + "' moves no mass or inertia (and has no armature): the mass "
+                     "matrix is singular (an <inertial> missing or zero?)");
+}
+
 }  // namespace
 
 Model<double> load_model_section(const Config& m, std::vector<std::string>* warnings) {
@@ -147,6 +162,7 @@ Experiment load_experiment(const Config& root, bool require_sim) {
     e.parameters.push_back({*target, raw.value, raw.source});
   }
   apply_model_parameters(e);
+  if (e.model.nv > 0) check_mass_matrix(e.model, root.at("model"));
   if (e.contact) apply_contact_parameters(e);
   if (require_sim || root.has("sim")) {
     const Config sim = root.at("sim");

@@ -11,7 +11,10 @@
 // includes it and urdfdom::urdfdom_model already links it, so no extra
 // dependency or CMake change is needed.
 #include <tinyxml.h>
+#include <console_bridge/console.h>
 #include <urdf_parser/urdf_parser.h>
+
+#include <mutex>
 
 #include "neuralsim/core/errors.hpp"
 
@@ -360,15 +363,34 @@ class UrdfBuilder {
   Model<double> model_;
 };
 
+// urdfdom reports through console_bridge (to stderr by default) and may
+// still return a model after an error: an <inertial> it cannot parse is
+// dropped and the link becomes massless. Its errors are collected instead
+// and turned into one ModelError; console_bridge's handler is process-wide,
+// hence the lock.
+class UrdfdomMessages : public console_bridge::OutputHandler {
+ public:
+  void log(const std::string& text, console_bridge::LogLevel level, const char*, int) override {
+    if (level >= console_bridge::CONSOLE_BRIDGE_LOG_ERROR) errors += (errors.empty() ? "" : "; ") + text;
+  }
+  std::string errors;
+};
+
 urdf::ModelInterfaceSharedPtr parse_with_urdfdom(const std::string& xml) {
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  UrdfdomMessages messages;
+  console_bridge::useOutputHandler(&messages);
   urdf::ModelInterfaceSharedPtr urdf;
   try {
     urdf = urdf::parseURDF(xml);
   } catch (const std::exception& e) {
+    console_bridge::restorePreviousOutputHandler();
     throw ModelError(std::string("invalid URDF: ") + e.what());
   }
-  // urdfdom has printed the reason through console_bridge.
-  if (!urdf) throw ModelError("invalid URDF (urdfdom's message is printed above)");
+  console_bridge::restorePreviousOutputHandler();
+  if (!messages.errors.empty()) throw ModelError("invalid URDF: " + messages.errors);
+  if (!urdf) throw ModelError("invalid URDF");
   return urdf;
 }
 
