@@ -1,0 +1,7 @@
+// libFuzzer entry point for the urdf harness (fuzz/harnesses.hpp).
+#include "harnesses.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  neuralsim::fuzz::urdf(data, size);
+  return 0;
+}

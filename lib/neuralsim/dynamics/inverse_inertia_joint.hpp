@@ -1,0 +1,127 @@
+// x = M(q)⁻¹ μ for a joint-space vector μ, from the articulated-body
+// factorization of the last aba() call (RBDA table 7.1, its τ part only).
+//
+// The articulated-body algorithm solves M q̈ = τ - b(q, q̇, f_ext). With
+// q̇ = 0, gravity 0 and f_ext = 0 the bias b vanishes and ABA returns exactly
+// M⁻¹ τ; the articulated inertias Iᴬ, U = IᴬS and D⁻¹ depend on q only, so
+// they are taken from `data` as aba() left them (aba.hpp) and only two
+// vector sweeps remain (no 6x6 work), the joint-space counterpart of the
+// body-force sweeps in inverse_inertia.hpp:
+//
+//   backward (leaves to root), pᴬ_i = Σ_children pᵃ_c, starting at 0:
+//     u_i = μ_i - S_iᵀ pᴬ_i,      pᵃ_i = pᴬ_i + U_i D_i⁻¹ u_i   (table 7.1, c = 0)
+//   forward (root to leaves), a_root's parent = 0 (no gravity):
+//     x_i = D_i⁻¹ (u_i - U_iᵀ a_λ(i)),   a_i = a_λ(i) + S_i x_i
+//
+// As in aba(), 1-DoF joints are done in world coordinates (S, U world) and
+// spherical and free joints in body coordinates (S = [1; 0] or 1). A
+// floating base (a free root without armature, internal::is_free_root) is
+// solved as aba() solves it: Iᴬ a = Xᵀμ_base - pᴬ by one 6x6 Cholesky solve
+// of its world articulated inertia, so complete_articulated_factorization()
+// is NOT needed here and `data` is only read. The articulated inertia of the
+// base is then Cholesky-factored on every call (~0.1 µs); a caller that
+// applies M⁻¹ many times at one q can call complete_articulated_factorization
+// once — the result is the same either way.
+//
+// Precondition: aba(model, data, q, ...) was the last call that wrote the
+// kinematics and factorization fields of `data` (X_world, oS, oYaba, U,
+// Dinv), at the configuration q of interest. Cost: O(n), about a third of
+// an aba() call.
+#pragma once
+
+#include "neuralsim/dynamics/inverse_inertia.hpp"
+
+namespace neuralsim {
+
+namespace internal {
+
+// Backward step of a spherical (NV = 3) or non-root / armatured free (NV = 6)
+// joint, in body coordinates: u = μ - (X p)_head, and pᵃ = p + U D⁻¹ u back
+// in world coordinates into `p` (for the parent).
+template <int NV, class S>
+void inverse_inertia_joint_backward_multi(const Joint<S>& j, const Data<S>& data, int i, const VecX<S>& mu,
+                                          Vec6<S>& p, Vec6<S>& u) {
+  const Transform<S>& Xw = data.X_world[i];
+  Vec6<S> pb = Xw.apply_force(p);
+  Eigen::Matrix<S, NV, 1> ui;
+  for (int k = 0; k < NV; ++k) ui[k] = mu[j.idx_v + k] - pb[k];
+  u.template head<NV>() = ui;
+  if (j.parent < 0) return;
+  pb += data.U[i].template leftCols<NV>() * (data.Dinv[i].template topLeftCorner<NV, NV>() * ui);
+  p = Xw.apply_force_inverse(pb);
+}
+
+}  // namespace internal
+
+// x = M(q)⁻¹ μ (armature included, as in aba()). `ws` is sized for the
+// model's bodies (ws.p, ws.u, ws.a are overwritten; ws.a holds the world
+// spatial accelerations of the bodies for the joint accelerations x). x must
+// have size nv and must not alias mu. No allocation.
+template <class S>
+void apply_inverse_inertia_joint(const Model<S>& model, const Data<S>& data, const VecX<S>& mu,
+                                 InverseInertiaWorkspace<S>& ws, VecX<S>& x) {
+  check_argument_size("apply_inverse_inertia_joint", "μ", mu.size(), model.nv);
+  check_argument_size("apply_inverse_inertia_joint", "x", x.size(), model.nv);
+  const int n = model.num_bodies();
+  for (int i = 0; i < n; ++i) ws.p[i].setZero();
+  // Backward sweep: innovations u_i and the bias forces pᴬ handed to parents.
+  for (int i = n - 1; i >= 0; --i) {
+    const Joint<S>& j = model.joints[i];
+    Vec6<S>& p = ws.p[i];
+    switch (j.nv) {
+      case 0: break;
+      case 1: {
+        const S u = mu[j.idx_v] - data.oS[i].dot(p);
+        ws.u[i][0] = u;
+        p += data.U[i].col(0) * (data.Dinv[i](0, 0) * u);
+        break;
+      }
+      case 3: internal::inverse_inertia_joint_backward_multi<3>(j, data, i, mu, p, ws.u[i]); break;
+      case 6:
+        if (internal::is_free_root(j)) {
+          // Iᴬ a = Xᵀ μ_base - pᴬ (world), as internal::aba_free_root.
+          Vec6<S> mu_body;
+          for (int k = 0; k < 6; ++k) mu_body[k] = mu[j.idx_v + k];
+          ws.a[i] = internal::spd_solve<6>(data.oYaba[i], Vec6<S>(data.X_world[i].apply_force_inverse(mu_body) - p));
+        } else {
+          internal::require_complete_factorization(data);  // cannot happen for a non-free-root joint
+          internal::inverse_inertia_joint_backward_multi<6>(j, data, i, mu, p, ws.u[i]);
+        }
+        break;
+    }
+    if (j.parent >= 0) ws.p[j.parent] += p;
+  }
+  // Forward sweep: x and the world accelerations a_i.
+  for (int i = 0; i < n; ++i) {
+    const Joint<S>& j = model.joints[i];
+    Vec6<S> a = j.parent < 0 ? Vec6<S>::Zero() : Vec6<S>(ws.a[j.parent]);
+    switch (j.nv) {
+      case 0: break;
+      case 1: {
+        const S xi = data.Dinv[i](0, 0) * (ws.u[i][0] - data.U[i].col(0).dot(a));
+        x[j.idx_v] = xi;
+        a += data.oS[i] * xi;
+        break;
+      }
+      case 3: a = internal::inverse_inertia_forward_multi<3>(j, data, i, a, ws.u[i], &x); break;
+      case 6:
+        if (internal::is_free_root(j)) {  // solved in the backward sweep: x = X a (a₀ = 0)
+          a = ws.a[i];
+          x.template segment<6>(j.idx_v) = data.X_world[i].apply_motion(a);
+        } else {
+          a = internal::inverse_inertia_forward_multi<6>(j, data, i, a, ws.u[i], &x);
+        }
+        break;
+    }
+    ws.a[i] = a;
+  }
+}
+
+// Explicit instantiation for double (dynamics/instantiate_double.cpp); other
+// scalars instantiate the template on use.
+#define NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(PREFIX, S)                                         \
+  PREFIX template void apply_inverse_inertia_joint<S>(const Model<S>&, const Data<S>&, const VecX<S>&, \
+                                                      InverseInertiaWorkspace<S>&, VecX<S>&);
+NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(extern, double)
+
+}  // namespace neuralsim
