@@ -2,6 +2,7 @@
 #include "neuralsim/dynamics/centroidal.hpp"
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/energy.hpp"
+#include "neuralsim/dynamics/forward_dynamics_vjp.hpp"
 #include "neuralsim/dynamics/inverse_inertia.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 
@@ -13,4 +14,7 @@ NEURALSIM_ABA_TEMPLATES(, double)
 NEURALSIM_ENERGY_TEMPLATES(, double)
 NEURALSIM_CENTROIDAL_TEMPLATES(, double)
 NEURALSIM_INVERSE_INERTIA_TEMPLATES(, double)
+NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(, double)
+NEURALSIM_RNEA_VJP_TEMPLATES(, double)
+NEURALSIM_FORWARD_DYNAMICS_VJP_TEMPLATES(, double)
 }  // namespace neuralsim

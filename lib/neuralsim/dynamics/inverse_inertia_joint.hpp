@@ -83,8 +83,7 @@ void apply_inverse_inertia_joint(const Model<S>& model, const Data<S>& data, con
           Vec6<S> mu_body;
           for (int k = 0; k < 6; ++k) mu_body[k] = mu[j.idx_v + k];
           ws.a[i] = internal::spd_solve<6>(data.oYaba[i], Vec6<S>(data.X_world[i].apply_force_inverse(mu_body) - p));
-        } else {
-          internal::require_complete_factorization(data);  // cannot happen for a non-free-root joint
+        } else {  // aba() factored it (internal::aba_backward_multi)
           internal::inverse_inertia_joint_backward_multi<6>(j, data, i, mu, p, ws.u[i]);
         }
         break;
