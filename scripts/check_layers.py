@@ -10,8 +10,8 @@ import re
 import sys
 
 # Each layer and the layers it may include (besides itself).
-NUMERIC = ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "parameters", "control",
-           "estimate"]
+NUMERIC = ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment", "parameters",
+           "control", "estimate"]
 ALLOWED = {
     "core": [],
     "spatial": ["core"],
@@ -21,9 +21,10 @@ ALLOWED = {
     "contact": ["core", "spatial", "model", "dynamics", "step"],
     "nn": ["core"],
     "grad": ["core", "spatial", "model", "dynamics", "step", "contact", "nn"],
-    "parameters": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad"],
-    "control": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "parameters"],
-    "estimate": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "parameters"],
+    "augment": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad"],
+    "parameters": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment"],
+    "control": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment", "parameters"],
+    "estimate": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment", "parameters"],
     "io": ["core", "spatial", "model", "nn"],
     "experiment": NUMERIC + ["io"],
 }

@@ -15,6 +15,7 @@ targets=("$@")
 CC=clang CXX=clang++ NEURALSIM_CMAKE_ARGS="-DNEURALSIM_FUZZ=ON -DNEURALSIM_BUILD_TESTS=OFF -DNEURALSIM_BUILD_BENCH=OFF" \
   NEURALSIM_BUILD_TYPE=RelWithDebInfo scripts/setup.sh build-fuzz "${targets[@]/#/fuzz_}"
 mkdir -p out/fuzz
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp"
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/crashes/$t"
   ( build-fuzz/fuzz_$t "fuzz/corpus/$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 \

@@ -15,4 +15,5 @@ NEURALSIM_BUILD_TYPE=RelWithDebInfo \
   scripts/setup.sh "$build_dir"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp"  # a third-party leak, see the file
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 1500

@@ -73,7 +73,8 @@ BasinHoppingState read_simid_checkpoint(const std::string& path, const Parameter
   } catch (const json::exception& e) {
     bad(path, std::string("not JSON: ") + e.what());
   }
-  if (!j.is_object() || j.value("format", "") != kFormat) bad(path, std::string("format is not '") + kFormat + "'");
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != kFormat)
+    bad(path, std::string("format is not '") + kFormat + "'");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kVersion)
     bad(path, "version must be " + std::to_string(kVersion) + " (written by another NeuralSim version?)");
   if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||

@@ -504,5 +504,44 @@ INSTANTIATE_TEST_SUITE_P(
              true}),
     case_name);
 
+// ---- import-csv ----
+std::map<std::string, std::string> import_description(const std::string& extra) {
+  return {{"csv_import", "csv_import:\n  files: [log.csv]\n  time: t\n  model: m\n  joint_names: [a]\n"
+                         "  q: [x]\n  qd: [y]\n" + extra}};
+}
+void write_log(const std::string& dir) { write_file(dir + "/log.csv", "t,x,y\n0,0,0\n0.1,0.1,0.1\n"); }
+
+INSTANTIATE_TEST_SUITE_P(
+    ImportCsv, BadInput,
+    ::testing::Values(
+        Case{"import_unknown_top_key", "import-csv", {{"csv_import", import_description("").at("csv_import") + "extra: 1\n"}},
+             "", 2, {kCfg + ":", "unknown key 'extra'", "csv_import, description"}, write_log},
+        Case{"import_unknown_column", "import-csv", import_description("  tau: [z]\n"), "", 2,
+             {kCfg + ":", "csv_import.tau.0", "unknown column 'z'"}, write_log},
+        Case{"import_missing_required", "import-csv", {{"csv_import", "csv_import:\n  files: [log.csv]\n"}}, "", 2,
+             {kCfg, "missing required key 'csv_import.time'"}, write_log},
+        Case{"import_no_file", "import-csv", import_description(""), "", 3, {kCfg, "matches no file"}},
+        Case{"import_empty_csv", "import-csv", import_description(""), "", 3, {"{dir}/log.csv", "no records"},
+             [](const std::string& dir) { write_file(dir + "/log.csv", ""); }},
+        Case{"import_wrong_field_count", "import-csv", import_description(""), "", 3,
+             {"{dir}/log.csv:3", "expected 3 fields, got 2"},
+             [](const std::string& dir) { write_file(dir + "/log.csv", "t,x,y\n0,0,0\n0.1,0.1\n"); }},
+        Case{"import_non_finite", "import-csv", import_description(""), "", 3,
+             {"{dir}/log.csv:2", "column 1 ('x')", "finite"},
+             [](const std::string& dir) { write_file(dir + "/log.csv", "t,x,y\n0,inf,0\n0.1,0.1,0.1\n"); }},
+        Case{"import_delimiter_two_chars", "import-csv", import_description("  delimiter: ';;'\n"), "", 2,
+             {kCfg + ":", "csv_import.delimiter", "single character"}, write_log},
+        Case{"import_resample_negative", "import-csv", import_description("  resample_dt: -0.1\n"), "", 2,
+             {kCfg + ":", "csv_import.resample_dt", "> 0"}, write_log},
+        Case{"import_segment_inverted", "import-csv", import_description("  segment: {start: 1, end: 0}\n"), "", 2,
+             {kCfg + ":", "csv_import.segment.end", "before its end"}, write_log},
+        Case{"import_out_reused", "import-csv", import_description(""), "", 2, {"{dir}/out", "earlier run", "--force"},
+             [](const std::string& dir) {
+               write_log(dir);
+               write_file(dir + "/out/summary.json", "{\"outputs\": []}");
+             },
+             true}),
+    case_name);
+
 }  // namespace
 }  // namespace neuralsim

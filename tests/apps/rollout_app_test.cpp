@@ -155,3 +155,37 @@ TEST(RolloutApp, InterruptWritesOnlyCompleteTrajectories) {
 
 }  // namespace
 }  // namespace neuralsim
+
+namespace neuralsim {
+namespace {
+
+// import-csv turns the shipped headerless example into an HDF5 file with
+// the description's units, and rollout --compare reads the description
+// directly, as every tool that reads trajectories does.
+TEST(ImportCsvApp, HeaderlessExampleRoundTripsThroughHdf5) {
+  const std::string out = testing::fresh_dir("import_headerless");
+  const auto r = testing::run_command(testing::app_path("import-csv") +
+                                      " --config configs/import/example_headerless.yaml -q --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const TrajectorySet set = read_trajectories(out + "/trajectories.h5");
+  ASSERT_EQ(set.trajectories.size(), 1u);
+  const Trajectory& t = set.trajectories[0];
+  EXPECT_EQ(t.size(), 401);
+  EXPECT_NEAR(t.time[1] - t.time[0], 0.005, 1e-12);
+  EXPECT_NEAR(t.q(0, 0), M_PI / 6, 1e-9);  // 30 degrees
+  EXPECT_TRUE(t.has_tau());
+  const nlohmann::json s = testing::read_json(out + "/summary.json");
+  EXPECT_EQ(s["app"], "import-csv");
+  EXPECT_EQ(s["metrics"]["num_samples"], 401);
+  EXPECT_EQ(s["outputs"].size(), 1u);
+
+  const std::string cmp = testing::fresh_dir("import_headerless_compare");
+  const auto c = testing::run_command(testing::app_path("rollout") +
+                                      " --config configs/rollout_pendulum_pd.yaml --set controls.type=zero"
+                                      " --compare configs/import/example_headerless.yaml -q --out " + cmp);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(testing::read_json(cmp + "/summary.json")["metrics"]["mean_rmse_q"].is_number());
+}
+
+}  // namespace
+}  // namespace neuralsim

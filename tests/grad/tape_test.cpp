@@ -27,77 +27,9 @@
 #include "neuralsim/grad/tape.hpp"
 #include "neuralsim/model/parameters.hpp"
 #include "neuralsim/step/stepper.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/test_models.hpp"
 
-// ---------------------------------------------------------------------------
-// Heap allocation counting (steady-state test below). Where the tests have
-// the shared counter (tests/support/allocation_counter.hpp, linked once into
-// the test program) it is used. Otherwise (the frozen layout this file was
-// developed against) this file interposes the C allocation entry points as
-// tests/step/no_allocation_test.cpp does, forwarding to glibc's own; the
-// definitions are weak, so that a strong interposer elsewhere in the same
-// program wins: this counter then sees nothing, its self-check says so, and
-// the allocation count is reported as not checked instead of passing
-// vacuously.
-#if __has_include("support/allocation_counter.hpp")
-#include "support/allocation_counter.hpp"
-#define NEURALSIM_TAPE_SHARED_COUNTER 1
-#else
-#define NEURALSIM_TAPE_SHARED_COUNTER 0
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define NEURALSIM_TAPE_COUNT_ALLOCATIONS 0
-#elif defined(__GLIBC__)
-#define NEURALSIM_TAPE_COUNT_ALLOCATIONS 1
-#else
-#define NEURALSIM_TAPE_COUNT_ALLOCATIONS 0
-#endif
-
-namespace {
-thread_local bool g_tape_counting = false;
-thread_local long g_tape_allocations = 0;
-inline void tape_count() {
-  if (g_tape_counting) ++g_tape_allocations;
-}
-}  // namespace
-
-#if NEURALSIM_TAPE_COUNT_ALLOCATIONS
-extern "C" {
-void* __libc_malloc(size_t);
-void* __libc_calloc(size_t, size_t);
-void* __libc_realloc(void*, size_t);
-void* __libc_memalign(size_t, size_t);
-
-__attribute__((weak)) void* malloc(size_t size) noexcept {
-  tape_count();
-  return __libc_malloc(size);
-}
-__attribute__((weak)) void* calloc(size_t n, size_t size) noexcept {
-  tape_count();
-  return __libc_calloc(n, size);
-}
-__attribute__((weak)) void* realloc(void* p, size_t size) noexcept {
-  tape_count();
-  return __libc_realloc(p, size);
-}
-__attribute__((weak)) void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  tape_count();
-  return __libc_memalign(alignment, size);
-}
-__attribute__((weak)) void* memalign(size_t alignment, size_t size) noexcept {
-  tape_count();
-  return __libc_memalign(alignment, size);
-}
-__attribute__((weak)) int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
-  tape_count();
-  if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr) return ENOMEM;
-  *out = p;
-  return 0;
-}
-}  // extern "C"
-#endif
-#endif  // NEURALSIM_TAPE_SHARED_COUNTER
 
 namespace neuralsim {
 namespace {
@@ -1042,31 +974,8 @@ TEST(RevExternal, AcrossArenaBlocks) {
 // model with a controller u = W [q; q̇] recorded as an external node (its
 // weights accumulate outside the tape), seeded, swept, cleared.
 
-#if NEURALSIM_TAPE_SHARED_COUNTER
 using AllocationCounter = testing::AllocationCounter;
 bool allocation_counting_active() { return AllocationCounter::available(); }
-#else
-class AllocationCounter {
- public:
-  AllocationCounter() {
-    g_tape_allocations = 0;
-    g_tape_counting = true;
-  }
-  ~AllocationCounter() { g_tape_counting = false; }
-  long count() const { return g_tape_allocations; }
-};
-
-// True if this counter sees allocations (by new and by Eigen).
-bool allocation_counting_active() {
-  if (!NEURALSIM_TAPE_COUNT_ALLOCATIONS) return false;
-  AllocationCounter counter;
-  Eigen::VectorXd v = Eigen::VectorXd::Ones(64);
-  asm volatile("" : : "g"(v.data()) : "memory");
-  auto p = std::make_unique<double>(1.0);
-  asm volatile("" : : "g"(p.get()) : "memory");
-  return counter.count() >= 2;
-}
-#endif
 
 class LinearController final : public ExternalFunction {
  public:

@@ -2,6 +2,7 @@
 
 #include <H5Cpp.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "common/python.hpp"
 #include "support/files.hpp"
+#include "support/test_models.hpp"
 
 namespace neuralsim {
 namespace {
@@ -419,6 +421,23 @@ TEST_F(Hdf5TrajectoryTest, ExpectationsModel) {
 TEST_F(Hdf5TrajectoryTest, EmptySetIsRejected) {
   expect_contains(data_error([&] { validate_trajectories(TrajectorySet{}, {}, "data.h5"); }),
                   {"data.h5:/trajectories", "no trajectories"});
+}
+
+// Found by the fuzzer: a 4 KiB file whose variable-length string attribute
+// declares a length of gigabytes. HDF5 allocates and fills the declared
+// length before reading it (12 GB here), so the read must fail instead.
+TEST_F(Hdf5TrajectoryTest, CorruptStringLengthIsAnErrorNotAnAllocation) {
+  const fs::path crash = fs::path(testing::source_path("fuzz")) / "crashes" / "hdf5_trajectories" /
+                         "oom-251b33774fe074827207b7f734e08a59dea673a0";
+  ASSERT_TRUE(fs::exists(crash));
+  const std::string copy = file();
+  fs::copy_file(crash, copy);
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  expect_contains(data_error([&] { (void)read_trajectories(copy); }), {copy + ":/"});
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 1L << 20) << "peak RSS grew by more than 1 GiB (KiB units)";
 }
 
 // ---------------------------------------------------------------- h5py

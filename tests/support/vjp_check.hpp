@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -62,18 +63,19 @@ struct VjpLayout {
 };
 
 // The VJP's output in the flat layout. `third` is out.a (RNEA) or out.tau.
-inline Eigen::VectorXd flatten(const VjpLayout& L, const RneaVjp<double>& out, const Eigen::VectorXd& third) {
-  Eigen::VectorXd g(L.size());
+template <class S>
+VecX<S> flatten(const VjpLayout& L, const RneaVjp<S>& out, const VecX<S>& third) {
+  VecX<S> g(L.size());
   g.segment(L.q(), L.nv) = out.q;
   g.segment(L.v(), L.nv) = out.v;
   g.segment(L.third(), L.nv) = third;
   for (int b = 0; b < L.nb; ++b) {
-    g.segment<6>(L.f_ext() + 6 * b) = out.f_ext[b];
-    g.segment<10>(L.inertia() + 10 * b) = out.inertia[b];
+    g.template segment<6>(L.f_ext() + 6 * b) = out.f_ext[b];
+    g.template segment<10>(L.inertia() + 10 * b) = out.inertia[b];
     g[L.armature() + b] = out.armature[b];
-    g.segment<3>(L.origin() + 3 * b) = out.origin[b];
+    g.template segment<3>(L.origin() + 3 * b) = out.origin[b];
   }
-  g.segment<3>(L.gravity()) = out.gravity;
+  g.template segment<3>(L.gravity()) = out.gravity;
   return g;
 }
 
@@ -154,35 +156,59 @@ inline Eigen::VectorXd jet_gradient(const Model<double>& model, const Eigen::Vec
   return g;
 }
 
-// ∂L/∂(all inputs) by central differences with step h (relative to 1 + |x|).
+// ∂L/∂(all inputs) by central differences. The inputs span many scales (a
+// swimmer link's rotational inertia is 1e-4, its mass 1; ∂q̈/∂θ is far from
+// linear where M is small), so the step is chosen per input: central
+// differences D(h) for h = s·10⁻², ..., s·10⁻⁸ with s = max(|x|, 0.1), and the
+// estimate where two successive steps agree best, counting round-off
+// (truncation error falls and round-off grows as h shrinks; C. Ridders' idea
+// without the extrapolation).
 inline Eigen::VectorXd fd_gradient(const Model<double>& model, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd,
                                    const Eigen::VectorXd& third, const std::vector<Vec6<double>>& f_ext,
-                                   const Eigen::VectorXd& c, VjpMode mode, double h = 1e-5) {
+                                   const Eigen::VectorXd& c, VjpMode mode) {
   const VjpLayout L(model);
+  const VjpInputs<double> base(model, qd, third, f_ext);
   Eigen::VectorXd g(L.size());
   for (int d = 0; d < L.size(); ++d) {
-    VjpInputs<double> plus(model, qd, third, f_ext), minus = plus;
-    double step = h;
-    plus.apply(L, d, [&](double& x) {
-      step = h * (1.0 + std::abs(x));
-      x += step;
-    });
-    minus.apply(L, d, [&](double& x) { x -= step; });
-    g[d] = (vjp_objective(plus, q0, c, mode) - vjp_objective(minus, q0, c, mode)) / (2 * step);
+    double x0 = 0;
+    VjpInputs<double>(base).apply(L, d, [&](double& x) { x0 = x; });
+    const double s = std::max(std::abs(x0), 0.1);
+    double prev = 0, best = 0, best_gap = std::numeric_limits<double>::infinity();
+    for (int k = 2; k <= 8; ++k) {
+      const double h = s * std::pow(10.0, -k);
+      VjpInputs<double> plus = base, minus = base;
+      plus.apply(L, d, [&](double& x) { x += h; });
+      minus.apply(L, d, [&](double& x) { x -= h; });
+      const double fp = vjp_objective(plus, q0, c, mode), fm = vjp_objective(minus, q0, c, mode);
+      const double D = (fp - fm) / (2 * h);
+      // Error estimate: the change from the previous step (truncation) plus
+      // the round-off bound of this one (without it, two quantized
+      // estimates at tiny h can agree by accident).
+      const double gap = std::abs(D - prev) + 8e-16 * (std::abs(fp) + std::abs(fm)) / (2 * h);
+      if (k > 2 && gap < best_gap) {
+        best_gap = gap;
+        best = D;
+      }
+      prev = D;
+    }
+    g[d] = best;
   }
   return g;
 }
 
-// Per block: ‖got - ref‖∞ / max(‖ref‖∞, 1e-6·‖ref_all‖∞) ≤ tol. Returns the
-// largest such relative error (printed, for the record).
+// Per block: ‖got - ref‖∞ / max(‖ref_block‖∞, floor·‖ref‖∞) ≤ tol (the floor
+// keeps a block that is zero, e.g. the origin of a single root joint, from
+// dividing round-off by zero). Returns the largest such relative error
+// (printed, for the record).
 inline double expect_gradient_close(const std::string& what, const VjpLayout& L, VjpMode mode,
-                                    const Eigen::VectorXd& got, const Eigen::VectorXd& ref, double tol) {
+                                    const Eigen::VectorXd& got, const Eigen::VectorXd& ref, double tol,
+                                    double floor = 1e-6) {
   const double all = ref.lpNorm<Eigen::Infinity>();
   double worst = 0;
   std::string worst_block = "-";
   for (const auto& b : L.blocks(mode)) {
     if (b.size == 0) continue;
-    const double scale = std::max(ref.segment(b.begin, b.size).lpNorm<Eigen::Infinity>(), 1e-6 * all);
+    const double scale = std::max(ref.segment(b.begin, b.size).lpNorm<Eigen::Infinity>(), floor * all);
     const double err = (got.segment(b.begin, b.size) - ref.segment(b.begin, b.size)).lpNorm<Eigen::Infinity>() /
                        std::max(scale, 1e-300);
     EXPECT_LE(err, tol) << what << ": block " << b.name << " (size " << b.size << ")\n got: "

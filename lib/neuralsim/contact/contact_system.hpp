@@ -41,6 +41,15 @@ class ContactSystem {
   bool is_impulse() const { return settings_.model == ContactModelType::kImpulse; }
   // Force models and joint limits act through a ForceHook.
   bool needs_force_hook() const { return !is_impulse() || limits_; }
+  // Optional per-contact modifier of the force models (neural augmentation,
+  // contact_force_modifier.hpp); null by default. Not owned: it must outlive
+  // every step with it set. InvalidArgument for the impulse model.
+  void set_force_modifier(ContactForceModifier<S>* modifier) {
+    if (modifier != nullptr && is_impulse())
+      throw InvalidArgument("ContactSystem::set_force_modifier: the impulse contact model has no force law to modify");
+    modifier_ = modifier;
+  }
+  ContactForceModifier<S>* force_modifier() const { return modifier_; }
 
   // ForceHook body: contact forces (force models) and joint limits.
   void add_forces(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd);
@@ -53,6 +62,7 @@ class ContactSystem {
   ContactGeometry<S> geometry_;
   std::optional<ImpulseSolver<S>> impulse_;
   bool limits_ = false;
+  ContactForceModifier<S>* modifier_ = nullptr;
 };
 
 // Builds a contact system for `stepper` (whose model is the system's model;
@@ -82,7 +92,7 @@ void ContactSystem<S>::add_forces(const Model<S>& model, Data<S>& data, const Ve
   if (!is_impulse()) {
     const int n = geometry_.detect(model, data, true, settings_.margin);
     apply_contact_forces<S>(settings_.model, settings_.friction_model, parameters_, geometry_.contacts().data(), n,
-                            data);
+                            data, modifier_);
   }
   if (limits_) apply_joint_limits(model, parameters_, q, qd, data);
 }

@@ -17,18 +17,26 @@ namespace neuralsim {
 
 enum class FrictionModel { kCoulomb, kViscous, kStribeck };
 
+// With the kinetic coefficient μ given explicitly (`mu_kinetic`, in place of
+// p.friction; a contact force modifier may make it state-dependent).
 template <class S>
-Vec3<S> friction_force(FrictionModel model, const ContactParameters<S>& p, const S& f_n, const Vec3<S>& v_t) {
+Vec3<S> friction_force(FrictionModel model, const ContactParameters<S>& p, const S& mu_kinetic, const S& f_n,
+                       const Vec3<S>& v_t) {
   using std::exp;
   using std::sqrt;
   const S v2 = v_t.squaredNorm();
   const S speed = sqrt(v2 + p.friction_velocity * p.friction_velocity);
-  S mu = p.friction;
+  S mu = mu_kinetic;
   if (model == FrictionModel::kStribeck)
-    mu = p.friction + (p.static_friction - p.friction) * exp(-v2 / (p.stribeck_velocity * p.stribeck_velocity));
+    mu = mu_kinetic + (p.static_friction - mu_kinetic) * exp(-v2 / (p.stribeck_velocity * p.stribeck_velocity));
   S coefficient = mu * f_n / speed;
   if (model != FrictionModel::kCoulomb) coefficient += p.viscous_friction * f_n;
   return -coefficient * v_t;
+}
+
+template <class S>
+Vec3<S> friction_force(FrictionModel model, const ContactParameters<S>& p, const S& f_n, const Vec3<S>& v_t) {
+  return friction_force(model, p, p.friction, f_n, v_t);
 }
 
 }  // namespace neuralsim

@@ -43,6 +43,6 @@ Centroidal<S> centroidal(const Model<S>& model, const Data<S>& data) {
 // Explicit instantiations (dynamics/instantiate_*.cpp).
 #define NEURALSIM_CENTROIDAL_TEMPLATES(PREFIX, S) \
   PREFIX template Centroidal<S> centroidal<S>(const Model<S>&, const Data<S>&);
-NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_CENTROIDAL_TEMPLATES, extern)
+NEURALSIM_CENTROIDAL_TEMPLATES(extern, double)  // Jets instantiate on use: identification does not need centroidal
 
 }  // namespace neuralsim

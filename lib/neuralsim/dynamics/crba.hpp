@@ -47,6 +47,6 @@ void crba(const Model<S>& model, Data<S>& data, const VecX<S>& q) {
 // Explicit instantiations (dynamics/instantiate_*.cpp).
 #define NEURALSIM_CRBA_TEMPLATES(PREFIX, S) \
   PREFIX template void crba<S>(const Model<S>&, Data<S>&, const VecX<S>&);
-NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_CRBA_TEMPLATES, extern)
+NEURALSIM_CRBA_TEMPLATES(extern, double)  // Jets instantiate on use: identification does not need crba
 
 }  // namespace neuralsim

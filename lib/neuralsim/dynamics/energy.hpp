@@ -40,6 +40,6 @@ S potential_energy(const Model<S>& model, const Data<S>& data, const VecX<S>& q)
 #define NEURALSIM_ENERGY_TEMPLATES(PREFIX, S) \
   PREFIX template S kinetic_energy<S>(const Model<S>&, const Data<S>&, const VecX<S>&); \
   PREFIX template S potential_energy<S>(const Model<S>&, const Data<S>&, const VecX<S>&);
-NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_ENERGY_TEMPLATES, extern)
+NEURALSIM_ENERGY_TEMPLATES(extern, double)  // Jets instantiate on use: identification does not need energy
 
 }  // namespace neuralsim

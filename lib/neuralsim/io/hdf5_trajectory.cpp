@@ -18,11 +18,24 @@
 #include <sstream>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/hdf5_attributes.hpp"
 
 namespace neuralsim {
 namespace {
 
 namespace fs = std::filesystem;
+using hdf5::fail;
+using hdf5::has_attr;
+using hdf5::read_int_attr;
+using hdf5::read_string_attr;
+using hdf5::shape_string;
+using hdf5::with_context;
+using hdf5::write_int_attr;
+using hdf5::write_string_array_attr;
+using hdf5::write_string_attr;
+
+// One name per coordinate; far above any real robot.
+constexpr hssize_t kMaxNames = 65536;
 
 // Datasets above this many elements are chunked and gzip-compressed; smaller
 // ones stay contiguous because the filter overhead would outweigh the gain.
@@ -32,11 +45,6 @@ constexpr int kGzipLevel = 4;
 constexpr int kPoseColumns = 7;
 
 // ---------------------------------------------------------------- messages
-
-[[noreturn]] void fail(const std::string& file, const std::string& dataset,
-                       const std::string& what) {
-  throw DataError(file + ":" + dataset + ": " + what);
-}
 
 std::string trajectory_path(const std::string& name) { return "/trajectories/" + name; }
 
@@ -51,12 +59,6 @@ std::string format_number(double v) {
   os.precision(17);
   os << v;
   return os.str();
-}
-
-std::string shape_string(const std::vector<hsize_t>& dims) {
-  std::string out = "(";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
-  return out + ")";
 }
 
 // ---------------------------------------------------------------- validation
@@ -207,35 +209,6 @@ std::vector<std::string> storage_names(const std::vector<Trajectory>& trajectori
 
 // ---------------------------------------------------------------- writing
 
-H5::StrType vlen_string_type() {
-  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
-  type.setCset(H5T_CSET_UTF8);
-  return type;
-}
-
-void write_string_attr(H5::H5Object& obj, const char* name, const std::string& value) {
-  const H5::StrType type = vlen_string_type();
-  H5::Attribute attr = obj.createAttribute(name, type, H5::DataSpace(H5S_SCALAR));
-  attr.write(type, value);
-}
-
-void write_string_array_attr(H5::H5Object& obj, const char* name,
-                             const std::vector<std::string>& values) {
-  std::vector<const char*> pointers;
-  for (const std::string& v : values) pointers.push_back(v.c_str());
-  const hsize_t dims[1] = {values.size()};
-  const H5::StrType type = vlen_string_type();
-  H5::Attribute attr = obj.createAttribute(name, type, H5::DataSpace(1, dims));
-  if (!pointers.empty()) attr.write(type, pointers.data());
-}
-
-void write_int_attr(H5::H5Object& obj, const char* name, long long value) {
-  const std::int64_t v = value;
-  H5::Attribute attr =
-      obj.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR));
-  attr.write(H5::PredType::NATIVE_INT64, &v);
-}
-
 // Writes row-major `rows x cols` doubles; rank 1 stores a vector of `rows`.
 void write_dataset(H5::Group& group, const std::string& name, const double* data, hsize_t rows,
                    hsize_t cols, int rank) {
@@ -318,81 +291,8 @@ void check_storage_names(const TrajectorySet& set, const std::vector<std::string
 
 // ---------------------------------------------------------------- reading
 
-// Runs `read` and turns HDF5 exceptions into DataErrors that name the object.
-template <class F>
-auto with_context(const std::string& file, const std::string& object, F&& read) {
-  try {
-    return read();
-  } catch (const H5::Exception& e) {
-    fail(file, object, "HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg());
-  }
-}
-
-std::string read_string_attr(const H5::H5Object& obj, const char* name, const std::string& file,
-                             const std::string& object) {
-  return with_context(file, object, [&] {
-    H5::Attribute attr = obj.openAttribute(name);
-    if (attr.getTypeClass() != H5T_STRING) fail(file, object, "expected a string attribute");
-    std::string value;
-    attr.read(attr.getStrType(), value);
-    return value;
-  });
-}
-
-std::vector<std::string> read_vlen_strings(const H5::Attribute& attr, hssize_t n) {
-  const H5::StrType type = attr.getStrType();
-  const H5::DataSpace space = attr.getSpace();
-  std::vector<char*> buffer(static_cast<size_t>(n), nullptr);
-  attr.read(type, buffer.data());
-  std::vector<std::string> values;
-  for (char* s : buffer) values.emplace_back(s ? s : "");
-  H5Dvlen_reclaim(type.getId(), space.getId(), H5P_DEFAULT, buffer.data());
-  return values;
-}
-
-std::vector<std::string> read_fixed_strings(const H5::Attribute& attr, hssize_t n) {
-  const H5::StrType type = attr.getStrType();
-  const size_t len = type.getSize();
-  std::vector<char> buffer(static_cast<size_t>(n) * len);
-  attr.read(type, buffer.data());
-  std::vector<std::string> values;
-  for (hssize_t i = 0; i < n; ++i) {
-    const char* begin = buffer.data() + i * len;
-    values.emplace_back(begin, strnlen(begin, len));
-  }
-  return values;
-}
-
-// Accepts variable- and fixed-length strings so files written by hand with
-// h5py or numpy (fixed "S" arrays) read too.
-std::vector<std::string> read_string_array_attr(const H5::H5Object& obj, const char* name,
-                                                const std::string& file,
-                                                const std::string& object) {
-  return with_context(file, object, [&] {
-    H5::Attribute attr = obj.openAttribute(name);
-    if (attr.getTypeClass() != H5T_STRING) fail(file, object, "expected a string array");
-    const hssize_t n = attr.getSpace().getSimpleExtentNpoints();
-    if (n <= 0) return std::vector<std::string>{};
-    return attr.getStrType().isVariableStr() ? read_vlen_strings(attr, n)
-                                             : read_fixed_strings(attr, n);
-  });
-}
-
-long long read_int_attr(const H5::H5Object& obj, const char* name, const std::string& file,
-                        const std::string& object) {
-  return with_context(file, object, [&] {
-    H5::Attribute attr = obj.openAttribute(name);
-    if (attr.getTypeClass() != H5T_INTEGER || attr.getSpace().getSimpleExtentNpoints() != 1) {
-      fail(file, object, "expected a scalar integer attribute");
-    }
-    std::int64_t v = 0;
-    attr.read(H5::PredType::NATIVE_INT64, &v);
-    return static_cast<long long>(v);
-  });
-}
-
 void read_format(const H5::H5File& h5, const std::string& file) {
-  if (!h5.attrExists("format")) {
+  if (!has_attr(h5, "format", file, "/format")) {
     fail(file, "/format",
          std::string("attribute missing (expected \"") + kTrajectoryFormat +
              "\"); not a neuralsim trajectory file");
@@ -402,7 +302,7 @@ void read_format(const H5::H5File& h5, const std::string& file) {
     fail(file, "/format",
          std::string("expected \"") + kTrajectoryFormat + "\", got \"" + format + "\"");
   }
-  if (!h5.attrExists("format_version")) fail(file, "/format_version", "attribute missing");
+  if (!has_attr(h5, "format_version", file, "/format_version")) fail(file, "/format_version", "attribute missing");
   const long long version = read_int_attr(h5, "format_version", file, "/format_version");
   if (version < 1 || version > kTrajectoryFormatVersion) {
     fail(file, "/format_version",
@@ -415,10 +315,10 @@ TrajectoryMetadata read_metadata(const H5::H5File& h5, const std::string& file) 
   read_format(h5, file);
   TrajectoryMetadata meta;
   auto str = [&](const char* name, std::string& out) {
-    if (h5.attrExists(name)) out = read_string_attr(h5, name, file, std::string("/") + name);
+    if (has_attr(h5, name, file, std::string("/") + name)) out = read_string_attr(h5, name, file, std::string("/") + name);
   };
   auto list = [&](const char* name, std::vector<std::string>& out) {
-    if (h5.attrExists(name)) out = read_string_array_attr(h5, name, file, std::string("/") + name);
+    if (has_attr(h5, name, file, std::string("/") + name)) out = hdf5::read_string_array_attr(h5, name, kMaxNames, file, std::string("/") + name);
   };
   str("model", meta.model);
   list("joint_names", meta.joint_names);
@@ -426,7 +326,7 @@ TrajectoryMetadata read_metadata(const H5::H5File& h5, const std::string& file) 
   str("units", meta.units);
   str("generator", meta.generator);
   str("parameters", meta.parameters_json);
-  if (h5.attrExists("seed")) meta.seed = read_int_attr(h5, "seed", file, "/seed");
+  if (has_attr(h5, "seed", file, "/seed")) meta.seed = read_int_attr(h5, "seed", file, "/seed");
   return meta;
 }
 
@@ -521,7 +421,7 @@ std::vector<std::string> ordered_trajectory_names(const H5::Group& group, const 
     if (with_context(file, path, [&] { return group.childObjType(name); }) != H5O_TYPE_GROUP)
       fail(file, path, "expected a group");
     const H5::Group child = with_context(file, path, [&] { return group.openGroup(name); });
-    const long long index = child.attrExists("index")
+    const long long index = has_attr(child, "index", file, path + "/index")
                                 ? read_int_attr(child, "index", file, path + "/index")
                                 : std::numeric_limits<long long>::max();
     entries.emplace_back(index, name);

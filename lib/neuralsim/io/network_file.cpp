@@ -15,25 +15,25 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
+#include "neuralsim/io/hdf5_attributes.hpp"
 
 namespace neuralsim {
 namespace {
 
 namespace fs = std::filesystem;
 using nn::Index;
+using hdf5::fail;
+using hdf5::has_attr;
+using hdf5::read_int_attr;
+using hdf5::read_string_array_attr;
+using hdf5::read_string_attr;
+using hdf5::shape_string;
+using hdf5::with_context;
+using hdf5::write_int_attr;
+using hdf5::write_string_array_attr;
+using hdf5::write_string_attr;
 
 // ---------------------------------------------------------------- messages
-
-// Messages are one line: HDF5 detail strings are flattened.
-std::string one_line(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s;
-}
-
-[[noreturn]] void fail(const std::string& file, const std::string& object,
-                       const std::string& what) {
-  throw DataError(one_line(file + ":" + object + ": " + what));
-}
 
 std::string network_path(const std::string& name) { return "/networks/" + name; }
 std::string layer_name(Index l) { return "layer" + std::to_string(l); }
@@ -45,62 +45,13 @@ std::string format_number(double v) {
   return os.str();
 }
 
-std::string shape_string(const std::vector<hsize_t>& dims) {
-  std::string out = "(";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
-  return out + ")";
-}
-
 std::string join(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
   return out + "]";
 }
 
-std::string hdf5_error(const H5::Exception& e) {
-  return "HDF5 error in " + e.getFuncName() + ": " + e.getDetailMsg();
-}
-
-// Runs `fn`, turning HDF5 exceptions into DataErrors that name the object.
-template <class F>
-auto with_context(const std::string& file, const std::string& object, F&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const H5::Exception& e) {
-    fail(file, object, hdf5_error(e));
-  }
-}
-
 // ---------------------------------------------------------------- writing
-
-H5::StrType vlen_string_type() {
-  H5::StrType type(H5::PredType::C_S1, H5T_VARIABLE);
-  type.setCset(H5T_CSET_UTF8);
-  return type;
-}
-
-void write_string_attr(H5::H5Object& obj, const char* name, const std::string& value) {
-  const H5::StrType type = vlen_string_type();
-  H5::Attribute attr = obj.createAttribute(name, type, H5::DataSpace(H5S_SCALAR));
-  attr.write(type, value);
-}
-
-void write_string_array_attr(H5::H5Object& obj, const char* name,
-                             const std::vector<std::string>& values) {
-  std::vector<const char*> pointers;
-  for (const std::string& v : values) pointers.push_back(v.c_str());
-  const hsize_t dims[1] = {values.size()};
-  const H5::StrType type = vlen_string_type();
-  H5::Attribute attr = obj.createAttribute(name, type, H5::DataSpace(1, dims));
-  if (!pointers.empty()) attr.write(type, pointers.data());
-}
-
-void write_int_attr(H5::H5Object& obj, const char* name, long long value) {
-  const std::int64_t v = value;
-  H5::Attribute attr =
-      obj.createAttribute(name, H5::PredType::STD_I64LE, H5::DataSpace(H5S_SCALAR));
-  attr.write(H5::PredType::NATIVE_INT64, &v);
-}
 
 // Row-major `rows × cols` doubles; rank 1 writes a vector of `rows`.
 void write_dataset(H5::Group& group, const std::string& name, const double* data, hsize_t rows,
@@ -181,89 +132,6 @@ void validate_for_write(const std::vector<NamedNetwork>& networks, const std::st
 }
 
 // ---------------------------------------------------------------- reading: attributes
-
-std::string read_string_attr(const H5::H5Object& obj, const char* name, const std::string& file,
-                             const std::string& object) {
-  if (!with_context(file, object, [&] { return obj.attrExists(name); })) {
-    fail(file, object, "attribute missing (expected a string)");
-  }
-  return with_context(file, object, [&] {
-    H5::Attribute attr = obj.openAttribute(name);
-    if (attr.getTypeClass() != H5T_STRING) fail(file, object, "expected a string attribute");
-    if (attr.getSpace().getSimpleExtentNpoints() != 1) {
-      fail(file, object, "expected a scalar string attribute");
-    }
-    std::string value;
-    attr.read(attr.getStrType(), value);
-    return value;
-  });
-}
-
-std::vector<std::string> read_vlen_strings(const H5::Attribute& attr, hssize_t n) {
-  const H5::StrType type = attr.getStrType();
-  const H5::DataSpace space = attr.getSpace();
-  std::vector<char*> buffer(static_cast<size_t>(n), nullptr);
-  attr.read(type, buffer.data());
-  std::vector<std::string> values;
-  for (char* s : buffer) values.emplace_back(s ? s : "");
-  H5Dvlen_reclaim(type.getId(), space.getId(), H5P_DEFAULT, buffer.data());
-  return values;
-}
-
-std::vector<std::string> read_fixed_strings(const H5::Attribute& attr, hssize_t n) {
-  const H5::StrType type = attr.getStrType();
-  const size_t len = type.getSize();
-  std::vector<char> buffer(static_cast<size_t>(n) * len);
-  attr.read(type, buffer.data());
-  std::vector<std::string> values;
-  for (hssize_t i = 0; i < n; ++i) {
-    const char* begin = buffer.data() + i * len;
-    values.emplace_back(begin, strnlen(begin, len));
-  }
-  return values;
-}
-
-// Variable- and fixed-length strings, so files written with h5py/numpy read.
-// `max_count` bounds the declared length before anything is read.
-std::vector<std::string> read_string_array_attr(const H5::H5Object& obj, const char* name,
-                                                hssize_t max_count, const std::string& file,
-                                                const std::string& object) {
-  return with_context(file, object, [&] {
-    H5::Attribute attr = obj.openAttribute(name);
-    if (attr.getTypeClass() != H5T_STRING) fail(file, object, "expected a string array");
-    const H5::DataSpace space = attr.getSpace();
-    if (space.getSimpleExtentNdims() > 1) {
-      fail(file, object, "expected a rank-1 string array, got rank " +
-                             std::to_string(space.getSimpleExtentNdims()));
-    }
-    const hssize_t n = space.getSimpleExtentNpoints();
-    if (n > max_count) {
-      fail(file, object, "expected at most " + std::to_string(max_count) + " names, got " +
-                             std::to_string(n));
-    }
-    if (n <= 0) return std::vector<std::string>{};
-    return attr.getStrType().isVariableStr() ? read_vlen_strings(attr, n)
-                                             : read_fixed_strings(attr, n);
-  });
-}
-
-long long read_int_attr(const H5::H5Object& obj, const char* name, const std::string& file,
-                        const std::string& object) {
-  return with_context(file, object, [&] {
-    H5::Attribute attr = obj.openAttribute(name);
-    if (attr.getTypeClass() != H5T_INTEGER || attr.getSpace().getSimpleExtentNpoints() != 1) {
-      fail(file, object, "expected a scalar integer attribute");
-    }
-    std::int64_t v = 0;
-    attr.read(H5::PredType::NATIVE_INT64, &v);
-    return static_cast<long long>(v);
-  });
-}
-
-bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file,
-              const std::string& object) {
-  return with_context(file, object, [&] { return obj.attrExists(name); });
-}
 
 void read_format(const H5::H5File& h5, const std::string& file) {
   if (!has_attr(h5, "format", file, "/format")) {
@@ -555,7 +423,7 @@ auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::decl
     H5::Group networks = with_context(path, "/networks", [&] { return h5.openGroup("networks"); });
     return fn(h5, networks);
   } catch (const H5::Exception& e) {
-    fail(path, "/", "cannot read: " + hdf5_error(e));
+    fail(path, "/", "cannot read: " + hdf5::error_text(e));
   }
 }
 
@@ -584,7 +452,7 @@ void write_networks(const std::string& path, const std::vector<NamedNetwork>& ne
     group.close();
     h5.close();
   } catch (const H5::Exception& e) {
-    fail(path, object, "cannot write: " + hdf5_error(e));
+    fail(path, object, "cannot write: " + hdf5::error_text(e));
   }
   out.commit();
 }

@@ -1,0 +1,573 @@
+// A model with neural augmentations: the networks of a list of blueprints
+// (blueprint.hpp), their workspaces and their parameters, evaluated inside
+// the step as a Stepper ForceHook (joint, link and drag sites) and as the
+// contact system's force modifier (contact sites). An ordinary object: no
+// registry, no global or thread-local state; each simulation (and thread)
+// owns its own, so several run in parallel.
+//
+// Scalars. Templated on S like the engine:
+//   double, ceres::Jet  the network runs as nn::Mlp::forward<S> with the
+//                       stored (double) weights; after set_scalar_parameters()
+//                       with derivative-carrying weights (Jet seeds) it runs
+//                       forward_with_parameters<S>, so a rollout's derivative
+//                       w.r.t. weights comes out of forward mode.
+//   Rev (grad/tape.hpp) each network evaluation enters the tape as ONE
+//                       external node (NetworkNode: forward in double, VJP =
+//                       nn::Mlp::backward); ∂L/∂weights accumulates into
+//                       gradient(), owned here, the weights never appear on
+//                       the tape. set_tape() names the tape to record on.
+//
+// Parameters. The weights of network i are a flat vector of
+// network(i).num_parameters() values (nn/mlp.hpp layout), named
+// augment.<name>.w<k>; all networks together are one block of
+// num_parameters() values, network i at parameter_offset(i), in blueprint
+// order (parameters/hybrid_parameters.hpp puts it beside the physical
+// parameters for one optimizer).
+//
+// Order inside a step (Stepper::forward_dynamics): the augmentation hook is
+// installed FIRST (install_augmentation inserts it at the front), so that it
+// reads τ = gear·u + τ_passive before any other hook (joint limits) adds to
+// it; it records q, q̇, t and the controls for the contact sites, which run
+// later inside the contact hook. Sites of the hook apply in blueprint order.
+//
+// No heap allocation per step once constructed (tests/augment).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "neuralsim/augment/blueprint.hpp"
+#include "neuralsim/augment/drag.hpp"
+#include "neuralsim/augment/network_node.hpp"
+#include "neuralsim/contact/contact_force_modifier.hpp"
+#include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/grad/tape.hpp"
+#include "neuralsim/step/stepper.hpp"
+
+namespace neuralsim {
+
+template <class S>
+class AugmentedDynamics final : public ContactForceModifier<S> {
+ public:
+  static constexpr bool kReverse = std::is_same_v<S, Rev>;
+
+  // `model` (the stepper's) must outlive this object; `model_double` is the
+  // same model in double (names, link axes). InvalidArgument (check_blueprint)
+  // for a blueprint that cannot run on the model, or duplicate names.
+  AugmentedDynamics(const Model<S>& model, const Model<double>& model_double, std::vector<AugmentBlueprint> blueprints);
+  AugmentedDynamics(const AugmentedDynamics&) = delete;
+  AugmentedDynamics& operator=(const AugmentedDynamics&) = delete;
+
+  int num_networks() const { return static_cast<int>(slots_.size()); }
+  const AugmentBlueprint& blueprint(int i) const { return slots_[i]->bp; }
+  const nn::Mlp& network(int i) const { return slots_[i]->bp.network; }
+  // Index of the network called `name`, -1 if none.
+  int find(const std::string& name) const;
+  bool has_contact_sites() const { return !normal_slots_.empty() || !friction_slots_.empty(); }
+
+  // ---------------------------------------------- parameters (all networks)
+  int num_parameters() const { return num_parameters_; }
+  int parameter_offset(int i) const { return slots_[i]->offset; }
+  // augment.<name>.w<k>, in block order.
+  std::vector<std::string> parameter_names() const;
+  void get_parameters(double* out) const;
+  // Values for the whole block; InvalidArgument if one is not finite
+  // (nothing changed then). Derivatives of earlier set_scalar_parameters()
+  // are dropped.
+  void set_parameters(const double* values);
+  void get_network_parameters(int i, double* out) const { network(i).get_parameters(out); }
+  void set_network_parameters(int i, const double* values);
+  // The block in S (double, Jet): values go to the networks, derivatives
+  // are kept for forward mode. Not for Rev (InvalidArgument): reverse mode
+  // takes weight gradients from gradient().
+  void set_scalar_parameters(const S* values);
+
+  // ---------------------------------------------- reverse mode (S = Rev)
+  // The tape network nodes are recorded on (it must outlive the object's
+  // use); without one, the tape of the first variable input is used, and an
+  // evaluation with constant inputs only is an InvalidArgument.
+  void set_tape(Tape* tape) { tape_ = tape; }
+  // ∂L/∂(block) accumulated by Tape::reverse() (num_parameters() values).
+  const std::vector<double>& gradient() const { return gradient_; }
+  void zero_gradient() { std::fill(gradient_.begin(), gradient_.end(), 0.0); }
+
+  // ---------------------------------------------- the step
+  // ForceHook body: records the state for the contact sites and applies the
+  // joint, link and drag sites.
+  void add_forces(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd, double t);
+  // ContactForceModifier: the contact sites.
+  void modify_normal(const Contact<S>& contact, S& normal_force, S& friction_coefficient) override;
+  void modify_friction(const Contact<S>& contact, const S& normal_force, Vec3<S>& friction_force) override;
+
+ private:
+  struct Slot {
+    AugmentBlueprint bp;
+    int index = 0;
+    int offset = 0;
+    std::vector<Eigen::Vector3d> input_axes;  // link axis per input (angle of attack)
+    Eigen::Vector3d site_axis = Eigen::Vector3d::UnitX();
+    nn::Workspace<S> ws;
+    std::vector<S> x, y;
+    std::vector<S> weights;  // set_scalar_parameters()
+    bool scalar_weights = false;
+    std::unique_ptr<NetworkNode> node;  // Rev
+  };
+
+  void gather(Slot& s, const Contact<S>* contact, const S* normal_force);
+  void evaluate(Slot& s);
+  void apply_step_site(Slot& s, Data<S>& data);
+  bool touches(const Slot& s, const Contact<S>& c) const {
+    return s.bp.site.body < 0 || c.body_a == s.bp.site.body || c.body_b == s.bp.site.body;
+  }
+  void require_state(const char* function) const;
+
+  const Model<S>& model_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<int> step_slots_, normal_slots_, friction_slots_;
+  int num_parameters_ = 0;
+  bool needs_controls_ = false;
+  VecX<S> actuation_;  // gear·u of the current evaluation
+  // State of the current dynamics evaluation (set by add_forces).
+  const VecX<S>* q_ = nullptr;
+  const VecX<S>* qd_ = nullptr;
+  const Data<S>* data_ = nullptr;
+  double t_ = 0;
+  Tape* tape_ = nullptr;
+  std::vector<double> gradient_;
+};
+
+// Builds the augmentations for `stepper` and installs them: the hook at the
+// front of stepper.hooks() (it owns the object: it lives as long as the
+// stepper) and, when a blueprint has a contact site, the force modifier of
+// `contact` (required then, with a force-level model: InvalidArgument
+// otherwise). The returned pointer reads and writes parameters.
+template <class S>
+std::shared_ptr<AugmentedDynamics<S>> install_augmentation(std::vector<AugmentBlueprint> blueprints,
+                                                           const Model<double>& model_double, Stepper<S>& stepper,
+                                                           ContactSystem<S>* contact = nullptr);
+
+// ============================================================ implementation
+
+namespace augment_detail {
+
+// x += delta, skipped when delta is exactly zero (no value, no derivative).
+template <class S>
+inline void add_change(S& x, const S& delta) {
+  if (!exactly_zero(delta)) x += delta;
+}
+
+template <class S>
+inline bool all_exactly_zero(const Vec3<S>& v) {
+  return exactly_zero(v[0]) && exactly_zero(v[1]) && exactly_zero(v[2]);
+}
+
+// The change of a scalar quantity a under mode and output y.
+template <class S>
+inline S change(AugmentMode mode, const S& a, const S& y) {
+  switch (mode) {
+    case AugmentMode::kResidual: return y;
+    case AugmentMode::kScale: return a * y;
+    case AugmentMode::kReplace: return y - a;
+  }
+  return y;
+}
+
+// a ← combine(mode, a, y) for a scalar.
+template <class S>
+inline void combine(AugmentMode mode, S& a, const S& y) {
+  if (mode == AugmentMode::kReplace)
+    a = y;
+  else
+    add_change(a, change(mode, a, y));
+}
+
+}  // namespace augment_detail
+
+template <class S>
+AugmentedDynamics<S>::AugmentedDynamics(const Model<S>& model, const Model<double>& model_double,
+                                        std::vector<AugmentBlueprint> blueprints)
+    : model_(model) {
+  if (model.nv != model_double.nv || model.num_bodies() != model_double.num_bodies())
+    throw InvalidArgument("AugmentedDynamics: the model and its double copy differ");
+  for (std::size_t i = 0; i < blueprints.size(); ++i) {
+    check_blueprint(blueprints[i], model_double);
+    for (std::size_t k = 0; k < i; ++k)
+      if (blueprints[k].name == blueprints[i].name)
+        throw InvalidArgument("AugmentedDynamics: two augmentations are called '" + blueprints[i].name + "'");
+  }
+  actuation_ = VecX<S>::Zero(model.nv);
+  for (std::size_t i = 0; i < blueprints.size(); ++i) {
+    auto s = std::make_unique<Slot>();
+    s->bp = std::move(blueprints[i]);
+    s->index = static_cast<int>(i);
+    s->offset = num_parameters_;
+    num_parameters_ += static_cast<int>(s->bp.network.num_parameters());
+    for (const AugmentInput& in : s->bp.inputs) {
+      s->input_axes.push_back(in.index >= 0 && in.kind >= InputKind::kLinkPosition && in.kind <= InputKind::kLinkSpeed
+                                  ? link_axis(model_double, in.index)
+                                  : Eigen::Vector3d::UnitX());
+      if (in.kind == InputKind::kJointU) {
+        needs_controls_ = true;
+        if (model_double.joints[in.index].dynamics.gear_ratio == 0.0)
+          throw InvalidArgument("augmentation '" + s->bp.name + "': input '" + in.name +
+                                "' needs a non-zero gear ratio (u = τ / gear)");
+      }
+    }
+    if (s->bp.site.body >= 0 && is_link_site(s->bp.site.quantity)) s->site_axis = link_axis(model_double, s->bp.site.body);
+    s->ws = nn::Workspace<S>(s->bp.network);
+    s->x.assign(static_cast<std::size_t>(s->bp.network.input_dim()), S(0.0));
+    s->y.assign(static_cast<std::size_t>(s->bp.network.output_dim()), S(0.0));
+    const SiteQuantity q = s->bp.site.quantity;
+    if (q == SiteQuantity::kContactNormalForce || q == SiteQuantity::kContactFrictionCoefficient)
+      normal_slots_.push_back(static_cast<int>(i));
+    else if (q == SiteQuantity::kContactFrictionForce)
+      friction_slots_.push_back(static_cast<int>(i));
+    else
+      step_slots_.push_back(static_cast<int>(i));
+    slots_.push_back(std::move(s));
+  }
+  gradient_.assign(static_cast<std::size_t>(num_parameters_), 0.0);
+  if constexpr (kReverse)
+    for (auto& s : slots_) s->node = std::make_unique<NetworkNode>(s->bp.network, gradient_.data() + s->offset);
+}
+
+template <class S>
+int AugmentedDynamics<S>::find(const std::string& name) const {
+  for (const auto& s : slots_)
+    if (s->bp.name == name) return s->index;
+  return -1;
+}
+
+template <class S>
+std::vector<std::string> AugmentedDynamics<S>::parameter_names() const {
+  std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(num_parameters_));
+  for (const auto& s : slots_)
+    for (nn::Index k = 0; k < s->bp.network.num_parameters(); ++k)
+      names.push_back("augment." + s->bp.name + ".w" + std::to_string(k));
+  return names;
+}
+
+template <class S>
+void AugmentedDynamics<S>::get_parameters(double* out) const {
+  for (const auto& s : slots_) s->bp.network.get_parameters(out + s->offset);
+}
+
+template <class S>
+void AugmentedDynamics<S>::set_parameters(const double* values) {
+  for (int i = 0; i < num_parameters_; ++i)
+    if (!std::isfinite(values[i]))
+      throw InvalidArgument("AugmentedDynamics::set_parameters: " + parameter_names()[i] + " is not finite");
+  for (int i = 0; i < num_networks(); ++i) set_network_parameters(i, values + slots_[i]->offset);
+}
+
+template <class S>
+void AugmentedDynamics<S>::set_network_parameters(int i, const double* values) {
+  Slot& s = *slots_[i];
+  s.bp.network.set_parameters(values);
+  s.scalar_weights = false;
+}
+
+template <class S>
+void AugmentedDynamics<S>::set_scalar_parameters(const S* values) {
+  if constexpr (kReverse) {
+    (void)values;
+    throw InvalidArgument(
+        "AugmentedDynamics<Rev>::set_scalar_parameters: network weights stay off the tape; use set_parameters "
+        "and gradient()");
+  } else if constexpr (std::is_same_v<S, double>) {
+    set_parameters(values);
+  } else {
+    std::vector<double> v(static_cast<std::size_t>(num_parameters_));  // setup, not per step
+    for (int i = 0; i < num_parameters_; ++i) v[i] = to_double(values[i]);
+    set_parameters(v.data());
+    for (auto& s : slots_) {
+      const nn::Index n = s->bp.network.num_parameters();
+      s->weights.assign(values + s->offset, values + s->offset + n);
+      s->scalar_weights = true;
+    }
+  }
+}
+
+template <class S>
+void AugmentedDynamics<S>::require_state(const char* function) const {
+  if (q_ == nullptr)
+    throw InvalidArgument(std::string("AugmentedDynamics::") + function +
+                          ": the augmentation hook has not run in this step (install_augmentation installs it "
+                          "before the contact hook)");
+}
+
+template <class S>
+void AugmentedDynamics<S>::gather(Slot& s, const Contact<S>* contact, const S* normal_force) {
+  const Data<S>& data = *data_;
+  const VecX<S>& q = *q_;
+  const VecX<S>& qd = *qd_;
+  S* x = s.x.data();
+  for (std::size_t k = 0; k < s.bp.inputs.size(); ++k) {
+    const AugmentInput& in = s.bp.inputs[k];
+    switch (in.kind) {
+      case InputKind::kTime:
+        *x++ = S(t_);
+        break;
+      case InputKind::kJointQ: {
+        const Joint<S>& j = model_.joints[in.index];
+        for (int i = 0; i < j.nq; ++i) *x++ = q[j.idx_q + i];
+        break;
+      }
+      case InputKind::kJointQd: {
+        const Joint<S>& j = model_.joints[in.index];
+        for (int i = 0; i < j.nv; ++i) *x++ = qd[j.idx_v + i];
+        break;
+      }
+      case InputKind::kJointU: {
+        const Joint<S>& j = model_.joints[in.index];
+        for (int i = 0; i < j.nv; ++i) *x++ = actuation_[j.idx_v + i] / j.dynamics.gear_ratio;
+        break;
+      }
+      case InputKind::kLinkPosition: {
+        const Vec3<S>& r = data.X_world[in.index].r;
+        for (int i = 0; i < 3; ++i) *x++ = r[i];
+        break;
+      }
+      case InputKind::kLinkOrientation: {
+        const Mat3<S>& E = data.X_world[in.index].E;  // R = Eᵀ, row-major R(r, c) = E(c, r)
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) *x++ = E(c, r);
+        break;
+      }
+      case InputKind::kLinkLinearVelocity:
+      case InputKind::kLinkAngularVelocity: {
+        const Vec6<S>& v = data.v[in.index];
+        const Vec3<S> vb = in.kind == InputKind::kLinkLinearVelocity ? Vec3<S>(v.template tail<3>())
+                                                                       : Vec3<S>(v.template head<3>());
+        const Vec3<S> w = in.frame == AugmentFrame::kBody ? vb : Vec3<S>(data.X_world[in.index].E.transpose() * vb);
+        for (int i = 0; i < 3; ++i) *x++ = w[i];
+        break;
+      }
+      case InputKind::kLinkAngleOfAttack: {
+        const Vec3<S> a = data.X_world[in.index].E.transpose() * s.input_axes[k].template cast<S>();
+        *x++ = planar_angle(a, link_com_velocity_world(model_, data, in.index));
+        break;
+      }
+      case InputKind::kLinkSpeed:
+        *x++ = speed_of(link_com_velocity_world(model_, data, in.index));
+        break;
+      case InputKind::kContactNormal:
+        for (int i = 0; i < 3; ++i) *x++ = contact->normal[i];
+        break;
+      case InputKind::kContactDepth:
+        *x++ = -contact->distance;
+        break;
+      case InputKind::kContactDepthRate:
+        *x++ = -contact->normal_velocity;
+        break;
+      case InputKind::kContactSlidingVelocity:
+        for (int i = 0; i < 3; ++i) *x++ = contact->tangential_velocity[i];
+        break;
+      case InputKind::kContactNormalForce:
+        *x++ = *normal_force;
+        break;
+    }
+  }
+}
+
+template <class S>
+void AugmentedDynamics<S>::evaluate(Slot& s) {
+  if constexpr (kReverse) {
+    Tape* tape = tape_;
+    for (std::size_t i = 0; tape == nullptr && i < s.x.size(); ++i) tape = s.x[i].tape();
+    if (tape == nullptr)
+      throw InvalidArgument("AugmentedDynamics<Rev>: augmentation '" + s.bp.name +
+                            "' has only constant inputs and no tape was set (set_tape)");
+    s.node->record(*tape, s.x.data(), s.y.data(), s.index);
+  } else {
+    if (s.scalar_weights)
+      s.bp.network.forward_with_parameters(s.weights.data(), s.x.data(), s.y.data(), s.ws);
+    else
+      s.bp.network.forward(s.x.data(), s.y.data(), s.ws);
+  }
+}
+
+template <class S>
+void AugmentedDynamics<S>::apply_step_site(Slot& s, Data<S>& data) {
+  using namespace augment_detail;
+  using std::tanh;
+  const AugmentSite& site = s.bp.site;
+  const AugmentMode mode = s.bp.mode;
+  switch (site.quantity) {
+    case SiteQuantity::kJointTorque: {
+      const Joint<S>& j = model_.joints[site.joint];
+      for (int k = 0; k < j.nv; ++k) {
+        const int i = j.idx_v + k;
+        add_change(data.tau[i], change(mode, data.tau_passive[i], s.y[k]));
+      }
+      return;
+    }
+    case SiteQuantity::kJointDamping:
+    case SiteQuantity::kJointFriction:
+    case SiteQuantity::kJointSpringStiffness:
+    case SiteQuantity::kJointTorqueOffset: {
+      const Joint<S>& j = model_.joints[site.joint];
+      const JointDynamics<S>& d = j.dynamics;
+      const SiteQuantity q = site.quantity;
+      const S& theta = q == SiteQuantity::kJointDamping    ? d.damping
+                       : q == SiteQuantity::kJointFriction ? d.coulomb_friction
+                       : q == SiteQuantity::kJointSpringStiffness ? d.spring_stiffness
+                                                                  : d.torque_offset;
+      const S delta = change(mode, theta, s.y[0]);
+      if (exactly_zero(delta)) return;
+      const VecX<S>& qv = *q_;
+      const VecX<S>& qdv = *qd_;
+      for (int k = 0; k < j.nv; ++k) {
+        const int i = j.idx_v + k;
+        if (q == SiteQuantity::kJointDamping)
+          data.tau[i] -= delta * qdv[i];
+        else if (q == SiteQuantity::kJointFriction)
+          data.tau[i] -= delta * tanh(qdv[i] / d.friction_velocity);
+        else if (q == SiteQuantity::kJointSpringStiffness)
+          data.tau[i] -= delta * (qv[j.idx_q] - d.spring_rest);
+        else
+          data.tau[i] -= delta;
+      }
+      return;
+    }
+    case SiteQuantity::kLinkForce:
+    case SiteQuantity::kLinkTorque: {
+      const Vec3<S> y(s.y[0], s.y[1], s.y[2]);
+      if (all_exactly_zero(y)) return;  // residual/replace of 0 add y; scale is refused
+      const Vec3<S> f_body = site.frame == AugmentFrame::kBody ? y : Vec3<S>(data.X_world[site.body].E * y);
+      if (site.quantity == SiteQuantity::kLinkForce)
+        data.f_ext[site.body].template tail<3>() += f_body;
+      else
+        data.f_ext[site.body].template head<3>() += f_body;
+      return;
+    }
+    case SiteQuantity::kDragForce:
+    case SiteQuantity::kDragCoefficient: {
+      // The same sequence as apply_drag (the analytical model), then the change.
+      const int b = site.body;
+      const Vec3<S> v = link_com_velocity_world(model_, data, b);
+      const Vec3<S> a = data.X_world[b].E.transpose() * s.site_axis.template cast<S>();
+      Vec3<S> f = drag_force_world(site.drag, a, v);
+      if (site.quantity == SiteQuantity::kDragCoefficient) {
+        const S delta = change(mode, S(site.drag.linear), s.y[0]);
+        if (!exactly_zero(delta)) f -= delta * v;
+      } else {
+        const Vec3<S> y(s.y[0], s.y[1], s.y[2]);
+        const bool body = site.frame == AugmentFrame::kBody;
+        const Mat3<S>& E = data.X_world[b].E;
+        if (mode == AugmentMode::kReplace) {
+          f = body ? Vec3<S>(E.transpose() * y) : y;
+        } else {
+          Vec3<S> delta = y;
+          if (mode == AugmentMode::kScale) {
+            const Vec3<S> f_frame = body ? Vec3<S>(E * f) : f;
+            delta = f_frame.cwiseProduct(y);
+          }
+          if (!all_exactly_zero(delta)) f += body ? Vec3<S>(E.transpose() * delta) : delta;
+        }
+      }
+      add_world_force_at_point<S>(data, b, link_com_world(model_, data, b), f);
+      return;
+    }
+    default:
+      return;  // contact sites run in the contact hook
+  }
+}
+
+template <class S>
+void AugmentedDynamics<S>::add_forces(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
+                                      double t) {
+  (void)model;
+  q_ = &q;
+  qd_ = &qd;
+  data_ = &data;
+  t_ = t;
+  if (needs_controls_) actuation_ = data.tau - data.tau_passive;
+  for (int i : step_slots_) {
+    Slot& s = *slots_[i];
+    gather(s, nullptr, nullptr);
+    evaluate(s);
+    apply_step_site(s, data);
+  }
+}
+
+template <class S>
+void AugmentedDynamics<S>::modify_normal(const Contact<S>& contact, S& normal_force, S& friction_coefficient) {
+  if (normal_slots_.empty()) return;
+  require_state("modify_normal");
+  for (int i : normal_slots_) {
+    Slot& s = *slots_[i];
+    if (!touches(s, contact)) continue;
+    gather(s, &contact, &normal_force);
+    evaluate(s);
+    if (s.bp.site.quantity == SiteQuantity::kContactNormalForce)
+      augment_detail::combine(s.bp.mode, normal_force, s.y[0]);
+    else
+      augment_detail::combine(s.bp.mode, friction_coefficient, s.y[0]);
+  }
+}
+
+template <class S>
+void AugmentedDynamics<S>::modify_friction(const Contact<S>& contact, const S& normal_force,
+                                           Vec3<S>& friction_force) {
+  if (friction_slots_.empty()) return;
+  require_state("modify_friction");
+  for (int i : friction_slots_) {
+    Slot& s = *slots_[i];
+    if (!touches(s, contact)) continue;
+    gather(s, &contact, &normal_force);
+    evaluate(s);
+    const Vec3<S> t1 = contact.frame.col(1), t2 = contact.frame.col(2);
+    const S& y0 = s.y[0];
+    const S& y1 = s.y[1];
+    switch (s.bp.mode) {
+      case AugmentMode::kReplace:
+        friction_force = y0 * t1 + y1 * t2;
+        break;
+      case AugmentMode::kResidual:
+        if (!(exactly_zero(y0) && exactly_zero(y1))) friction_force += y0 * t1 + y1 * t2;
+        break;
+      case AugmentMode::kScale:
+        if (!(exactly_zero(y0) && exactly_zero(y1))) {
+          const S a1 = t1.dot(friction_force), a2 = t2.dot(friction_force);
+          friction_force += (y0 * a1) * t1 + (y1 * a2) * t2;
+        }
+        break;
+    }
+  }
+}
+
+template <class S>
+std::shared_ptr<AugmentedDynamics<S>> install_augmentation(std::vector<AugmentBlueprint> blueprints,
+                                                           const Model<double>& model_double, Stepper<S>& stepper,
+                                                           ContactSystem<S>* contact) {
+  auto aug = std::make_shared<AugmentedDynamics<S>>(stepper.model(), model_double, std::move(blueprints));
+  if (aug->has_contact_sites()) {
+    if (contact == nullptr)
+      throw InvalidArgument("install_augmentation: contact sites need the simulation's contact system");
+    if (contact->is_impulse())
+      throw InvalidArgument(
+          "install_augmentation: contact sites need a force-level contact model (hunt_crossley or penalty), not "
+          "impulse");
+    contact->set_force_modifier(aug.get());
+  }
+  AugmentedDynamics<S>* self = aug.get();
+  auto& hooks = stepper.hooks();
+  hooks.insert(hooks.begin(), [self, aug](const Model<S>& m, Data<S>& d, const VecX<S>& q, const VecX<S>& qd,
+                                          double t) { self->add_forces(m, d, q, qd, t); });
+  return aug;
+}
+
+// Explicit instantiations (augment/instantiate_*.cpp), for the engine's
+// scalars and Rev.
+#define NEURALSIM_AUGMENT_TEMPLATES(PREFIX, S)                                                                \
+  PREFIX template class AugmentedDynamics<S>;                                                                 \
+  PREFIX template std::shared_ptr<AugmentedDynamics<S>> install_augmentation<S>(                              \
+      std::vector<AugmentBlueprint>, const Model<double>&, Stepper<S>&, ContactSystem<S>*);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_AUGMENT_TEMPLATES, extern)
+NEURALSIM_AUGMENT_TEMPLATES(extern, ::neuralsim::Rev)
+
+}  // namespace neuralsim

@@ -1,0 +1,74 @@
+// HDF5 building blocks shared by the trajectory and the network files: error
+// context (every HDF5 failure becomes a DataError naming the file and the
+// object), and attribute readers and writers that believe what a hostile
+// file declares only within limits.
+//
+// Variable-length strings need care: HDF5 1.10 allocates (and fills) a
+// string's declared length before it reads it (H5T__conv_vlen), so a corrupt
+// length field in a small file asks for gigabytes. Its public API has no
+// memory bound for attribute reads, so they run under a temporary cap on
+// the process's address space (AddressSpaceCap): the allocation fails and
+// HDF5 reports an error instead. The cap is process-wide while it lasts;
+// the tools read their data before any worker thread starts.
+#pragma once
+
+#include <H5Cpp.h>
+
+#include <string>
+#include <vector>
+
+#include "neuralsim/core/errors.hpp"
+
+namespace neuralsim::hdf5 {
+
+// DataError "<file>:<object>: <what>" (one line).
+[[noreturn]] void fail(const std::string& file, const std::string& object, const std::string& what);
+
+// "HDF5 error in <function>: <detail>".
+std::string error_text(const H5::Exception& e);
+
+// Runs `fn`, turning HDF5 exceptions into a DataError that names the object.
+template <class F>
+auto with_context(const std::string& file, const std::string& object, F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const H5::Exception& e) {
+    fail(file, object, error_text(e));
+  }
+}
+
+std::string shape_string(const std::vector<hsize_t>& dims);  // "(2, 3)"
+
+// While alive, new allocations of this process beyond `extra_bytes` more
+// address space fail (RLIMIT_AS). Not applied under AddressSanitizer, whose
+// shadow memory this would break (the fuzz targets bound allocations
+// themselves there).
+class AddressSpaceCap {
+ public:
+  explicit AddressSpaceCap(unsigned long long extra_bytes);
+  ~AddressSpaceCap();
+  AddressSpaceCap(const AddressSpaceCap&) = delete;
+  AddressSpaceCap& operator=(const AddressSpaceCap&) = delete;
+
+ private:
+  bool active_ = false;
+  unsigned long long old_soft_ = 0, old_hard_ = 0;
+};
+
+bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object);
+// A scalar string attribute (fixed or variable length), at most as long as the file.
+std::string read_string_attr(const H5::H5Object& obj, const char* name, const std::string& file,
+                             const std::string& object);
+// A rank-1 string array (variable or fixed length, as h5py and numpy write
+// them) of at most `max_count` entries, no larger than the file.
+std::vector<std::string> read_string_array_attr(const H5::H5Object& obj, const char* name, hssize_t max_count,
+                                                const std::string& file, const std::string& object);
+long long read_int_attr(const H5::H5Object& obj, const char* name, const std::string& file,
+                        const std::string& object);
+
+H5::StrType vlen_string_type();  // UTF-8, variable length
+void write_string_attr(H5::H5Object& obj, const char* name, const std::string& value);
+void write_string_array_attr(H5::H5Object& obj, const char* name, const std::vector<std::string>& values);
+void write_int_attr(H5::H5Object& obj, const char* name, long long value);
+
+}  // namespace neuralsim::hdf5
