@@ -3,9 +3,10 @@
 //    last layer) leaves every site kind bit-identical to the analytical
 //    model (residual and scale modes);
 //  * a replace site with a network fitted to the viscous law -b·q̇
-//    reproduces the analytical rollout within the bound that the fit error
-//    and the rollout's sensitivity to a torque perturbation give;
-//  * forward mode (Jet) w.r.t. weights agrees with central differences at
+//    reproduces the analytical rollout within the first-order bound that the
+//    fit error and the rollout's responses to torque pulses give;
+//  * forward mode (Jet) w.r.t. weights agrees with (fourth-order) central
+//    differences at
 //    every site kind, and the reverse-mode tape (one external node per
 //    network evaluation, VJP = the MLP's backward pass) agrees with forward
 //    mode for all weights;

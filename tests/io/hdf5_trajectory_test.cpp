@@ -440,6 +440,32 @@ TEST_F(Hdf5TrajectoryTest, CorruptStringLengthIsAnErrorNotAnAllocation) {
   EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 1L << 20) << "peak RSS grew by more than 1 GiB (KiB units)";
 }
 
+// A free-space object of size 0 in a global heap collection makes HDF5
+// 1.10's decoder loop forever (fuzzer input). The reader refuses the file
+// before HDF5 reads it. Run in a child with an alarm, so that a regression
+// fails in seconds instead of hanging the suite.
+TEST_F(Hdf5TrajectoryTest, ZeroSizeGlobalHeapObjectIsAnErrorNotAHang) {
+  const fs::path hang = fs::path(testing::source_path("fuzz")) / "crashes" / "hdf5_trajectories" /
+                        "timeout-924f3130e9338ee95a565a588135ebff6f8c746a";
+  ASSERT_TRUE(fs::exists(hang));
+  const std::string copy = file();
+  fs::copy_file(hang, copy);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(20);
+        try {
+          (void)read_trajectories(copy);
+        } catch (const neuralsim::DataError& e) {
+          const std::string what = e.what();
+          std::fprintf(stderr, "%s\n", what.c_str());
+          _exit(what.find(copy + ":/: corrupt global heap collection at byte 2048") == 0 ? 0 : 1);
+        }
+        _exit(2);
+      },
+      ::testing::ExitedWithCode(0), "corrupt global heap");
+}
+
 // ---------------------------------------------------------------- h5py
 
 bool h5py_available() {

@@ -1,6 +1,9 @@
 #include "neuralsim/io/hdf5_attributes.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,15 +59,27 @@ void read_capped(const std::string& file, const std::string& object, F&& read) {
   }
 }
 
+// Frees HDF5's variable-length buffers on every path, a failed read
+// included (a conversion that fails half-way leaves some strings allocated).
+struct VlenBuffer {
+  VlenBuffer(const H5::StrType& type, const H5::DataSpace& space, size_t n)
+      : type(type), space(space), pointers(n, nullptr) {}
+  ~VlenBuffer() { H5Dvlen_reclaim(type.getId(), space.getId(), H5P_DEFAULT, pointers.data()); }
+  VlenBuffer(const VlenBuffer&) = delete;
+  VlenBuffer& operator=(const VlenBuffer&) = delete;
+  const H5::StrType& type;
+  const H5::DataSpace& space;
+  std::vector<char*> pointers;
+};
+
 std::vector<std::string> read_vlen_strings(const H5::Attribute& attr, hssize_t n, const std::string& file,
                                            const std::string& object) {
   const H5::StrType type = attr.getStrType();
   const H5::DataSpace space = attr.getSpace();
-  std::vector<char*> buffer(static_cast<size_t>(n), nullptr);
-  read_capped(file, object, [&] { attr.read(type, buffer.data()); });
+  VlenBuffer buffer(type, space, static_cast<size_t>(n));
+  read_capped(file, object, [&] { attr.read(type, buffer.pointers.data()); });
   std::vector<std::string> values;
-  for (char* s : buffer) values.emplace_back(s ? s : "");
-  H5Dvlen_reclaim(type.getId(), space.getId(), H5P_DEFAULT, buffer.data());
+  for (char* s : buffer.pointers) values.emplace_back(s ? s : "");
   return values;
 }
 
@@ -124,6 +139,91 @@ AddressSpaceCap::~AddressSpaceCap() {
   setrlimit(RLIMIT_AS, &old);
 }
 
+namespace {
+
+// A read-only mapping of a whole file, unmapped on every path.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& file) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const unsigned char*>(p);
+        size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<unsigned char*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const unsigned char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+unsigned long long little_endian(const unsigned char* p, int bytes) {
+  unsigned long long v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// "Size of lengths" from the superblock (spec §II.A): byte 14 in versions
+// 0 and 1, byte 10 in versions 2 and 3. The superblock sits at 0, 512,
+// 1024, ... (a user block may precede it). 8 when it cannot be read.
+int length_size(const MappedFile& m) {
+  static const unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  for (size_t at = 0; at + 16 <= m.size(); at = at ? 2 * at : 512) {
+    if (std::memcmp(m.data() + at, kSignature, 8) != 0) continue;
+    const unsigned version = m.data()[at + 8];
+    const unsigned bytes = version <= 1 ? m.data()[at + 14] : m.data()[at + 10];
+    return (bytes == 2 || bytes == 4 || bytes == 8) ? static_cast<int>(bytes) : 8;
+  }
+  return 8;
+}
+
+}  // namespace
+
+void check_global_heaps(const std::string& file) {
+  const MappedFile m(file);
+  if (!m.data()) return;  // HDF5 reports unreadable files itself
+  const int L = length_size(m);
+  const size_t collection_header = 8 + L;  // "GCOL", version, 3 reserved, size
+  const size_t object_header = 8 + L;      // index (2), references (2), reserved (4), size
+  const unsigned char* begin = m.data();
+  const unsigned char* end = begin + m.size();
+  for (const unsigned char* at = begin;
+       (at = static_cast<const unsigned char*>(memmem(at, end - at, "GCOL", 4))) != nullptr; ++at) {
+    if (static_cast<size_t>(end - at) < collection_header || at[4] != 1) continue;
+    const unsigned long long size = little_endian(at + 8, L);
+    if (size < collection_header || size > static_cast<unsigned long long>(end - at)) continue;  // not one HDF5 reads
+    const unsigned char* p = at + collection_header;
+    const unsigned char* const stop = at + size;
+    // H5HG__cache_heap_deserialize's walk: object 0 is the free space and
+    // its size counts its header; other objects are header + data padded to 8.
+    while (p < stop && static_cast<size_t>(stop - p) >= object_header) {
+      const unsigned index = static_cast<unsigned>(little_endian(p, 2));
+      const unsigned long long object_size = little_endian(p + 8, L);
+      const unsigned long long need = index > 0 ? object_header + ((object_size + 7) & ~7ULL) : object_size;
+      if (need == 0) {
+        fail(file, "/", "corrupt global heap collection at byte " + std::to_string(at - begin) +
+                            ": an object of size 0 at byte " + std::to_string(p - begin) +
+                            " (expected a size that advances)");
+      }
+      if (need > static_cast<unsigned long long>(stop - p)) break;
+      p += need;
+    }
+  }
+}
+
 bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object) {
   return with_context(file, object, [&] { return obj.attrExists(name); });
 }
@@ -138,13 +238,10 @@ std::string read_string_attr(const H5::H5Object& obj, const char* name, const st
     const H5::StrType type = attr.getStrType();
     if (!type.isVariableStr() && type.getSize() > file_bytes(file))
       fail(file, object, "declares a string longer than the file");
-    std::string value;
-    if (type.isVariableStr()) {
-      read_capped(file, object, [&] { attr.read(type, value); });
-    } else {
-      attr.read(type, value);
-    }
-    return value;
+    // Not H5::Attribute::read(type, std::string&): it calls strlen on a
+    // null variable-length string, which HDF5 allows (fuzzer crash).
+    return type.isVariableStr() ? read_vlen_strings(attr, 1, file, object).front()
+                                : read_fixed_strings(attr, 1).front();
   });
 }
 

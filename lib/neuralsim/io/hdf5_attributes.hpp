@@ -55,6 +55,16 @@ class AddressSpaceCap {
   unsigned long long old_soft_ = 0, old_hard_ = 0;
 };
 
+// HDF5 1.10's global-heap decoder (H5HG__cache_heap_deserialize) advances
+// through a collection by each object's declared size and loops forever on
+// a free-space object of size 0 (fuzzer: a 16 KB file hung the reader, not
+// interruptible from inside HDF5). Variable-length data lives in those
+// collections, so every reader calls this before HDF5 reads the file: it
+// walks each global heap collection ("GCOL", HDF5 File Format Specification
+// v3, §III.E) by the same rule and refuses, as a DataError, one that would
+// not advance. One linear pass over the file (memory-mapped).
+void check_global_heaps(const std::string& file);
+
 bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object);
 // A scalar string attribute (fixed or variable length), at most as long as the file.
 std::string read_string_attr(const H5::H5Object& obj, const char* name, const std::string& file,

@@ -415,6 +415,7 @@ auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::decl
   }
   try {
     if (!H5::H5File::isHdf5(path)) fail(path, "/", "not an HDF5 file");
+    hdf5::check_global_heaps(path);
     H5::H5File h5(path, H5F_ACC_RDONLY);
     read_format(h5, path);
     if (!with_context(path, "/networks", [&] { return has_child(h5, "networks", H5O_TYPE_GROUP); })) {
