@@ -27,7 +27,7 @@
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/dynamics/rnea_vjp.hpp"
 #include "neuralsim/grad/aba_node.hpp"
-#include "neuralsim/grad/tape.hpp"
+#include "neuralsim/grad/rev_engine.hpp"
 
 namespace neuralsim::bench {
 namespace {

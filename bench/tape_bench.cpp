@@ -34,7 +34,7 @@
 
 #include "bench_common.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
-#include "neuralsim/grad/tape.hpp"
+#include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim::bench {

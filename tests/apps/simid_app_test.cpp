@@ -19,7 +19,7 @@ using testing::fresh_dir;
 using testing::run_command;
 
 std::string simid() { return testing::app_path("simid"); }
-const char* kLengths = " --config configs/simid_double_pendulum_lengths.yaml";
+const char* kLengthsConfig = " --config configs/simid_double_pendulum_lengths.yaml";
 // Short data keep each fit around a second.
 const char* kFast = " --set data.max_samples=101 --set estimate.residual.window=20 -q";
 
@@ -27,7 +27,7 @@ using testing::read_json;
 
 TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
   const std::string out = fresh_dir("simid_lengths");
-  const auto r = run_command(simid() + kLengths + kFast + " --seed 3 --out " + out);
+  const auto r = run_command(simid() + kLengthsConfig + kFast + " --seed 3 --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto s = read_json(out + "/summary.json");
   EXPECT_EQ(s["status"], "ok");
@@ -56,7 +56,7 @@ TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
 // results on 1 and 2 threads.
 TEST(SimidApp, SameSeedSameResultAtAnyThreadCount) {
   const std::string a = fresh_dir("simid_t1"), b = fresh_dir("simid_t2");
-  const std::string cmd = simid() + kLengths + kFast +
+  const std::string cmd = simid() + kLengthsConfig + kFast +
                           " --set estimate.basin_hopping.rounds=2 --set estimate.basin_hopping.population=3"
                           " --set estimate.basin_hopping.cost_threshold=-1 --set estimate.residual.window=100 --seed 9";
   ASSERT_EQ(run_command(cmd + " --threads 1 --out " + a).exit_code, 0);
@@ -68,7 +68,7 @@ TEST(SimidApp, SameSeedSameResultAtAnyThreadCount) {
 
 TEST(SimidApp, ResumeContinuesFromCheckpointToTheSameResult) {
   const std::string straight = fresh_dir("simid_straight"), resumed = fresh_dir("simid_resumed");
-  const std::string cmd = simid() + kLengths + kFast +
+  const std::string cmd = simid() + kLengthsConfig + kFast +
                           " --set estimate.basin_hopping.population=2 --set estimate.basin_hopping.cost_threshold=-1"
                           " --set estimate.residual.window=100 --seed 4";
   ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=3 --out " + straight).exit_code, 0);
@@ -85,7 +85,7 @@ TEST(SimidApp, ResumeContinuesFromCheckpointToTheSameResult) {
 
 TEST(SimidApp, InterruptWritesBestResultSoFar) {
   const std::string out = fresh_dir("simid_interrupt");
-  const auto r = run_command("timeout --preserve-status -s INT 3 " + simid() + kLengths +
+  const auto r = run_command("timeout --preserve-status -s INT 3 " + simid() + kLengthsConfig +
                              " -q --set estimate.basin_hopping.rounds=100000 --set estimate.basin_hopping.cost_threshold=-1"
                              " --set data.max_samples=101 --threads 1 --out " + out);
   ASSERT_EQ(r.exit_code, 130) << r.err;
@@ -94,17 +94,17 @@ TEST(SimidApp, InterruptWritesBestResultSoFar) {
   EXPECT_TRUE(p["parameters"]["link.link1.length"]["value"].is_number());
 }
 
-struct BadInput {
+struct SimidBadCase {
   const char* name;
   std::string args;
   int exit_code;
   std::string message;
 };
 
-class SimidBadInput : public ::testing::TestWithParam<BadInput> {};
+class SimidBadInput : public ::testing::TestWithParam<SimidBadCase> {};
 
 TEST_P(SimidBadInput, ExitsWithCodeAndMessageAndWritesNothing) {
-  const BadInput& c = GetParam();
+  const SimidBadCase& c = GetParam();
   const std::string out = fresh_dir(std::string("simid_bad_") + c.name);
   const auto r = run_command(simid() + c.args + " --out " + out + "/run");
   EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
@@ -122,27 +122,27 @@ std::string write_temp(const std::string& name, const std::string& text) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, SimidBadInput,
     ::testing::Values(
-        BadInput{"unknown_parameter",
-                 std::string(kLengths) + " --set estimate.parameters.0.name=link.link1.lenght", 2,
+        SimidBadCase{"unknown_parameter",
+                 std::string(kLengthsConfig) + " --set estimate.parameters.0.name=link.link1.lenght", 2,
                  "(valid: gravity.x"},
-        BadInput{"inverted_bounds", std::string(kLengths) + " --set estimate.parameters.0.bounds=[10,0.1]", 2,
+        SimidBadCase{"inverted_bounds", std::string(kLengthsConfig) + " --set estimate.parameters.0.bounds=[10,0.1]", 2,
                  "inverted"},
-        BadInput{"nan_bounds", std::string(kLengths) + " --set estimate.parameters.0.bounds=[.nan,10]", 2, "got '.nan'"},
-        BadInput{"joint_mismatch", std::string(kLengths) + " --set data.train=datasets/pendulum_pd.h5", 3,
+        SimidBadCase{"nan_bounds", std::string(kLengthsConfig) + " --set estimate.parameters.0.bounds=[.nan,10]", 2, "got '.nan'"},
+        SimidBadCase{"joint_mismatch", std::string(kLengthsConfig) + " --set data.train=datasets/pendulum_pd.h5", 3,
                  "joint names do not match"},
-        BadInput{"missing_channel",
-                 std::string(kLengths) + " --set 'estimate.observe.link_positions=[{link: link2}]'", 3,
+        SimidBadCase{"missing_channel",
+                 std::string(kLengthsConfig) + " --set 'estimate.observe.link_positions=[{link: link2}]'", 3,
                  "link_poses/link2"},
         // The real free-swing recordings have no torques.
-        BadInput{"inverse_dynamics_without_torque",
-                 std::string(kLengths) +
+        SimidBadCase{"inverse_dynamics_without_torque",
+                 std::string(kLengthsConfig) +
                      " --set model.file=configs/models/pendulum.yaml --set data.train=configs/import/multiarm_single_validation.yaml"
                      " --set 'estimate.parameters=[{name: link.link1.length}]' --set 'estimate.ground_truth={}'"
                      " --set estimate.residual.type=inverse_dynamics",
                  3, "/tau"},
-        BadInput{"missing_data", std::string(kLengths) + " --set data.train=datasets/no_such_file.h5", 3,
+        SimidBadCase{"missing_data", std::string(kLengthsConfig) + " --set data.train=datasets/no_such_file.h5", 3,
                  "no_such_file.h5"}),
-    [](const ::testing::TestParamInfo<BadInput>& i) { return std::string(i.param.name); });
+    [](const ::testing::TestParamInfo<SimidBadCase>& i) { return std::string(i.param.name); });
 
 // An empty dataset (a CSV with a header and no rows) is a data error.
 TEST(SimidApp, EmptyDatasetIsADataError) {

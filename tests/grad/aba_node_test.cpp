@@ -11,7 +11,7 @@
 #include <random>
 
 #include "neuralsim/grad/aba_node.hpp"
-#include "neuralsim/grad/tape.hpp"
+#include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/io/urdf_model.hpp"
 #include "support/test_models.hpp"
 

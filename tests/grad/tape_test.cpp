@@ -24,7 +24,7 @@
 #include <Eigen/Cholesky>
 #include <ceres/jet.h>
 
-#include "neuralsim/grad/tape.hpp"
+#include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/model/parameters.hpp"
 #include "neuralsim/step/stepper.hpp"
 #include "support/allocation_counter.hpp"

@@ -257,11 +257,7 @@ std::string error_message(const std::function<void()>& f, bool config) {
   return "";
 }
 
-void expect_contains(const std::string& message, const std::vector<std::string>& parts) {
-  for (const std::string& part : parts) {
-    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-  }
-}
+using testing::expect_contains;
 
 TEST_F(CsvImportTest, UnknownColumnNamesYamlFileKeyLineAndColumns) {
   write("log.csv", kSyntheticCsv);

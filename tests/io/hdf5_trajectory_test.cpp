@@ -127,11 +127,7 @@ std::string output_error(const std::function<void()>& f) {
   return "";
 }
 
-void expect_contains(const std::string& message, const std::vector<std::string>& parts) {
-  for (const std::string& part : parts) {
-    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
-  }
-}
+using testing::expect_contains;
 
 // ---- raw HDF5 edits for the bad-file cases
 
@@ -468,9 +464,7 @@ TEST_F(Hdf5TrajectoryTest, ZeroSizeGlobalHeapObjectIsAnErrorNotAHang) {
 
 // ---------------------------------------------------------------- h5py
 
-bool h5py_available() {
-  return std::system(("'" + neuralsim::python_interpreter() + "' -c 'import h5py' >/dev/null 2>&1").c_str()) == 0;
-}
+using testing::h5py_available;
 
 std::string run(const std::string& command) {
   std::string out;

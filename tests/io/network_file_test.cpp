@@ -535,10 +535,7 @@ std::string python_interpreter() {
   return env && *env ? env : "/usr/bin/python3";
 }
 
-bool h5py_available() {
-  const std::string cmd = "'" + python_interpreter() + "' -c 'import h5py' >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
+using testing::h5py_available;
 
 TEST_F(NetworkFileTest, PlainH5pyReadsTheLayoutAndReproducesTheForwardPass) {
   if (!h5py_available()) {

@@ -12,6 +12,7 @@
 #include "neuralsim/dynamics/centroidal.hpp"
 #include "neuralsim/dynamics/energy.hpp"
 #include "neuralsim/step/stepper.hpp"
+#include "support/files.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -19,11 +20,7 @@ namespace {
 
 const double kPi = std::acos(-1.0);
 
-std::string sci(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3e", x);
-  return buf;
-}
+using testing::sci;
 
 Model<double> single_body(JointType type, const Inertia<double>& inertia) {
   Model<double> model;

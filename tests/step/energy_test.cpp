@@ -10,16 +10,13 @@
 
 #include "neuralsim/dynamics/energy.hpp"
 #include "neuralsim/step/stepper.hpp"
+#include "support/files.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
 namespace {
 
-std::string sci(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3e", x);
-  return buf;
-}
+using testing::sci;
 
 double total_energy(const Model<double>& model, Data<double>& data, const Eigen::VectorXd& q,
                     const Eigen::VectorXd& qd) {

@@ -5,13 +5,39 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "common/python.hpp"
 
 namespace neuralsim::testing {
+
+// Every one of `parts` occurs in `message` (error-message checks).
+inline void expect_contains(const std::string& message, const std::vector<std::string>& parts) {
+  for (const std::string& part : parts) {
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
+}
+
+// Whether the plot/interop interpreter can import h5py (tests that read our
+// files with plain h5py are skipped without it).
+inline bool h5py_available() {
+  const std::string cmd = "'" + python_interpreter() + "' -c 'import h5py' >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+// "%.3e", for messages.
+inline std::string sci(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", x);
+  return buf;
+}
 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);

@@ -43,7 +43,7 @@
 #include "neuralsim/augment/network_node.hpp"
 #include "neuralsim/contact/contact_force_modifier.hpp"
 #include "neuralsim/contact/contact_system.hpp"
-#include "neuralsim/grad/tape.hpp"
+#include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {

@@ -52,7 +52,7 @@
 
 #include "neuralsim/dynamics/aba.hpp"
 #include "neuralsim/dynamics/forward_dynamics_vjp.hpp"
-#include "neuralsim/grad/tape.hpp"
+#include "neuralsim/grad/rev_engine.hpp"
 
 namespace neuralsim {
 
