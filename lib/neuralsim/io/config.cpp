@@ -146,7 +146,7 @@ std::string join_list(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string format_number(double v) {
+std::string format_short(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
@@ -577,8 +577,8 @@ void Config::check_range(const std::string& key, double lo, double hi) const {
   if (v >= lo && v <= hi) return;  // written so that NaN fails
   const std::string full = full_key(key);
   throw ConfigError(location(full, find(key).Mark()) + ": key '" + full + "': " +
-                    format_number(v) + " is out of range [" + format_number(lo) + ", " +
-                    format_number(hi) + "]");
+                    format_short(v) + " is out of range [" + format_short(lo) + ", " +
+                    format_short(hi) + "]");
 }
 
 void Config::check_one_of(const std::string& key, const std::vector<std::string>& choices) const {

@@ -1,4 +1,5 @@
 #include "neuralsim/io/hdf5_trajectory.hpp"
+#include "neuralsim/core/format.hpp"
 
 #include "neuralsim/io/atomic_file.hpp"
 
@@ -52,13 +53,6 @@ std::string join(const std::vector<std::string>& items) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
   return out + "]";
-}
-
-std::string format_number(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
 }
 
 // ---------------------------------------------------------------- validation

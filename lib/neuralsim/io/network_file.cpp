@@ -1,4 +1,5 @@
 #include "neuralsim/io/network_file.hpp"
+#include "neuralsim/core/format.hpp"
 
 #include <H5Cpp.h>
 
@@ -37,13 +38,6 @@ using hdf5::write_string_attr;
 
 std::string network_path(const std::string& name) { return "/networks/" + name; }
 std::string layer_name(Index l) { return "layer" + std::to_string(l); }
-
-std::string format_number(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out = "[";

@@ -1,4 +1,5 @@
 #include "neuralsim/nn/mlp.hpp"
+#include "neuralsim/core/format.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -18,13 +19,6 @@ std::atomic<std::uint64_t> g_next_stamp{1};
 // Largest accepted layer width; keeps the products of sizes far from
 // overflow. (Files are limited much more tightly, see io/network_file.hpp.)
 constexpr Index kMaxDim = Index(1) << 24;
-
-std::string format_number(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
 
 bool valid_activation(Activation a) {
   switch (a) {
