@@ -40,6 +40,20 @@ template <class S>
 using VelocityHook = std::function<void(const Model<S>&, Data<S>&, const VecX<S>& q, VecX<S>& qd_next,
                                         double h, double t)>;
 
+// Customization point for forward dynamics (reverse mode, grad/): when set,
+// forward_dynamics() calls solve(context, model, data, q, q̇, τ) instead of
+// aba(); it must write q̈ to data.qdd (other Data fields, e.g. the world
+// poses and the articulated-body factorization, are then not updated, so
+// velocity hooks are refused). grad/rollout_gradient.hpp sets it to record
+// aba() as ONE AbaNode per call on a Stepper<Rev>. A plain function pointer
+// and context: no allocation, and without one the step is unchanged.
+template <class S>
+struct DynamicsSolver {
+  void (*solve)(void* context, const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
+                const VecX<S>& tau) = nullptr;
+  void* context = nullptr;
+};
+
 template <class S>
 class Stepper {
  public:
@@ -61,6 +75,8 @@ class Stepper {
   // meaning inside RK4 stages); step() throws InvalidArgument for RK4 with
   // velocity hooks.
   std::vector<VelocityHook<S>>& velocity_hooks() { return velocity_hooks_; }
+  // Replaces aba() (DynamicsSolver above); a default-constructed one restores it.
+  void set_dynamics_solver(const DynamicsSolver<S>& solver) { solver_ = solver; }
 
   // Accelerations for state (q, q̇) at time t under `control` (length nv,
   // scaled by each joint's gear ratio). Result in data().qdd.
@@ -85,6 +101,7 @@ class Stepper {
   Data<S> data_;
   std::vector<ForceHook<S>> hooks_;
   std::vector<VelocityHook<S>> velocity_hooks_;
+  DynamicsSolver<S> solver_;
   VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_, rate_;
 };
 
@@ -104,7 +121,10 @@ void Stepper<S>::forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const Vec
     forward_kinematics(model_, data_, q, qd);
     for (auto& hook : hooks_) hook(model_, data_, q, qd, t);
   }
-  aba(model_, data_, q, qd, data_.tau);
+  if (solver_.solve)
+    solver_.solve(solver_.context, model_, data_, q, qd, data_.tau);
+  else
+    aba(model_, data_, q, qd, data_.tau);
 }
 
 template <class S>
@@ -113,6 +133,8 @@ void Stepper<S>::step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t,
     internal::throw_bad_state_size(q.size(), qd.size(), control.size(), model_.nq, model_.nv);
   if (!velocity_hooks_.empty() && options_.integrator != Integrator::kSemiImplicitEuler)
     throw InvalidArgument("Stepper::step: velocity-level constraints (impulse contact) need semi-implicit Euler");
+  if (!velocity_hooks_.empty() && solver_.solve)
+    throw InvalidArgument("Stepper::step: velocity-level constraints need aba(), not a dynamics solver");
   const double h_max = options_.dt / options_.substeps;
   const int n = std::max(1, static_cast<int>(std::ceil(dt / h_max - 1e-9)));
   const double h = dt / n;

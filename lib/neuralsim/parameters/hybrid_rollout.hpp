@@ -1,0 +1,149 @@
+// Gradients of a trajectory loss through a whole rollout w.r.t. named
+// physical parameters and network weights together (the HybridParameters
+// vector), the initial state and the controls: builds the double and Rev
+// systems of grad/rollout_gradient.hpp (model, force-level contact,
+// augmentations) from one description and runs its checkpointed reverse
+// mode. The physical variables are recorded on the tape first (the prefix
+// every segment rewinds to), with their transformations and scales, so
+// ∂L/∂x is in optimizer variables, as HybridParameters::apply maps them.
+//
+// An ordinary object, no global state: one per thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "neuralsim/augment/augmented_dynamics.hpp"
+#include "neuralsim/contact/contact_settings.hpp"
+#include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/grad/rev_engine.hpp"
+#include "neuralsim/grad/rollout_gradient.hpp"
+#include "neuralsim/parameters/hybrid_parameters.hpp"
+
+namespace neuralsim {
+
+struct RolloutProblem {
+  Model<double> model;
+  StepOptions step;
+  std::optional<ContactSettings> contact;  // force-level models only
+  std::vector<AugmentBlueprint> augment;
+  ParameterSet physical;
+};
+
+struct HybridRolloutGradient {
+  double loss = 0;
+  Eigen::VectorXd x;         // ∂L/∂x: physical variables, then network weights
+  Eigen::VectorXd q0, qd0;   // ∂L/∂q0, ∂L/∂q̇0 (q̇0 entries replaced by initial.qd.* get no derivative there)
+  Eigen::MatrixXd controls;  // ∂L/∂u, nv × T
+};
+
+class HybridRollout {
+ public:
+  explicit HybridRollout(RolloutProblem problem)
+      : p_(std::move(problem)),
+        params_(p_.physical, p_.augment),
+        model_d_(p_.model),
+        stepper_d_(model_d_, p_.step),
+        tape_(),
+        model_r_(p_.model.cast<Rev>()),
+        stepper_r_(model_r_, p_.step) {
+    if (p_.contact) {
+      contact_d_ = install_contact<double>(*p_.contact, p_.model, stepper_d_);
+      contact_r_ = install_contact<Rev>(*p_.contact, p_.model, stepper_r_);
+      contact_base_ = contact_d_->parameters();
+    }
+    if (!p_.augment.empty()) {
+      aug_d_ = install_augmentation<double>(p_.augment, p_.model, stepper_d_, contact_d_.get());
+      aug_r_ = install_augmentation<Rev>(p_.augment, p_.model, stepper_r_, contact_r_.get());
+      aug_r_->set_tape(&tape_);
+    }
+    driver_ = std::make_unique<RolloutGradient>(stepper_d_, stepper_r_, tape_);
+  }
+  HybridRollout(const HybridRollout&) = delete;
+  HybridRollout& operator=(const HybridRollout&) = delete;
+
+  const HybridParameters& parameters() const { return params_; }
+  const Model<double>& model() const { return p_.model; }
+  RolloutGradient& driver() { return *driver_; }
+  Tape& tape() { return tape_; }
+
+  // The loss at x (HybridParameters order), from (q0, q̇0) under controls (nv × T).
+  double value(const std::vector<double>& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
+               const Eigen::MatrixXd& controls, const TrajectoryLoss& loss) {
+    Eigen::VectorXd qd = qd0;
+    prepare(x, qd);
+    return driver_->value(q0, qd, controls, loss);
+  }
+
+  double gradient(const std::vector<double>& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
+                  const Eigen::MatrixXd& controls, const TrajectoryLoss& loss, HybridRolloutGradient& out,
+                  int checkpoint_interval = 0) {
+    Eigen::VectorXd qd = qd0;
+    prepare(x, qd);
+    if (aug_r_) aug_r_->zero_gradient();
+    RolloutGradientResult& r = result_;
+    const int np = params_.physical().size();
+    driver_->gradient(q0, qd, controls, loss, r, xr_.data(), np, checkpoint_interval);
+    out.loss = r.loss;
+    out.q0 = r.q0;
+    out.qd0 = r.qd0;
+    out.controls.swap(r.controls);
+    out.x.setZero(params_.size());
+    out.x.head(np) = r.parameters;
+    if (aug_r_)
+      for (int i = 0; i < params_.num_weights(); ++i) out.x[np + i] = aug_r_->gradient()[static_cast<std::size_t>(i)];
+    // initial.qd.<c> = physical(x_i): the chain rule through the transformation.
+    const ParameterSet& ps = params_.physical();
+    for (int i = 0; i < np; ++i)
+      if (ps[i].kind() == ParameterKind::kInitialVelocity) {
+        const int v = ps[i].target.velocity_index;
+        Tape t;
+        const Rev xi = t.variable(x[static_cast<std::size_t>(i)]);
+        t.reverse(ps.physical<Rev>(i, xi));
+        out.x[i] += t.adjoint(xi) * out.qd0[v];
+        out.qd0[v] = 0.0;
+      }
+    return out.loss;
+  }
+
+ private:
+  // Writes x into both systems; the physical part becomes the tape prefix.
+  void prepare(const std::vector<double>& x, Eigen::VectorXd& qd0) {
+    if (static_cast<int>(x.size()) != params_.size())
+      throw InvalidArgument("HybridRollout: " + std::to_string(x.size()) + " variables for " +
+                            std::to_string(params_.size()) + " parameters");
+    model_d_ = p_.model;
+    if (contact_d_) contact_d_->parameters() = contact_base_;
+    params_.apply<double>(x.data(), &model_d_, contact_d_ ? &contact_d_->parameters() : nullptr, &qd0, aug_d_.get());
+    tape_.clear();
+    model_r_ = p_.model.cast<Rev>();
+    xr_.resize(x.size());
+    const int np = params_.physical().size();
+    for (int i = 0; i < params_.size(); ++i)
+      xr_[static_cast<std::size_t>(i)] = i < np ? tape_.variable(x[static_cast<std::size_t>(i)]) : Rev(x[i]);
+    if (contact_r_) {
+      contact_r_->parameters() = contact_base_.cast<Rev>();
+    }
+    params_.apply<Rev>(xr_.data(), &model_r_, contact_r_ ? &contact_r_->parameters() : nullptr, nullptr, aug_r_.get());
+  }
+
+  RolloutProblem p_;
+  HybridParameters params_;
+  Model<double> model_d_;
+  Stepper<double> stepper_d_;
+  std::shared_ptr<ContactSystem<double>> contact_d_;
+  std::shared_ptr<AugmentedDynamics<double>> aug_d_;
+  ContactParameters<double> contact_base_;
+  Tape tape_;
+  Model<Rev> model_r_;
+  Stepper<Rev> stepper_r_;
+  std::shared_ptr<ContactSystem<Rev>> contact_r_;
+  std::shared_ptr<AugmentedDynamics<Rev>> aug_r_;
+  std::unique_ptr<RolloutGradient> driver_;
+  std::vector<Rev> xr_;
+  RolloutGradientResult result_;  // swapped with the caller's buffers: no O(T) allocation per call
+};
+
+}  // namespace neuralsim

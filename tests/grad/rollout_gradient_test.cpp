@@ -1,0 +1,437 @@
+// Reverse-mode gradients through whole rollouts with checkpointing
+// (grad/rollout_gradient.hpp, parameters/hybrid_rollout.hpp), checked
+// against mathematics, not against the code's own output:
+//  * central finite differences of the double rollout (Richardson-
+//    extrapolated: (4 D(h/2) - D(h)) / 3, truncation O(h⁴), h = 1e-4 scaled)
+//    for network weights at every site kind, named physical parameters,
+//    the initial state (raw quaternion coordinates included) and the
+//    controls, with and without Hunt–Crossley / penalty contact, with
+//    semi-implicit Euler and with RK4: relative 1e-6;
+//  * forward mode (ceres::Jet<double, 4>) on a problem with 4 parameters
+//    (3 physical and 1 weight, contact): 1e-10;
+//  * the checkpoint interval (1, 7, √T, T) changes nothing but rounding;
+//  * threads with their own systems give results identical to one thread.
+// Relative errors are |g - g_fd| / max(|g_fd|, 1e-3 ‖g_fd‖∞): a component
+// that is zero up to rounding (a weight with no effect) is compared at the
+// scale of the gradient.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "augment/augment_support.hpp"
+#include "neuralsim/parameters/hybrid_rollout.hpp"
+#include "support/allocation_counter.hpp"
+
+namespace neuralsim::rollout_gradient_test {
+
+using testing::Scene;
+using testing::SiteCase;
+
+// Named parameters at the scene's values (initial.qd.* at zero).
+ParameterSet named(const Model<double>& model, const std::optional<ContactSettings>& contact,
+                   const std::vector<std::string>& names) {
+  std::vector<EstimatedParameter> ps;
+  for (const std::string& n : names) {
+    const auto target = resolve_named_parameter(n, model, contact.has_value());
+    if (!target) throw InvalidArgument("test: unknown parameter " + n);
+    EstimatedParameter p;
+    p.target = *target;
+    const Eigen::VectorXd qd0 = Eigen::VectorXd::Zero(model.nv);
+    const ContactParameters<double> c = contact ? contact->parameters : ContactParameters<double>();
+    p.initial = named_parameter_value(*target, model, &c, &qd0);
+    if (p.kind() == ParameterKind::kLogCholesky) p.transformation = Transformation::kLogCholesky;
+    ps.push_back(p);
+  }
+  return ParameterSet(ps);
+}
+
+RolloutProblem problem_of(const Scene& scene, std::vector<AugmentBlueprint> bps, const std::vector<std::string>& names,
+                          Integrator integrator = Integrator::kSemiImplicitEuler) {
+  RolloutProblem p;
+  p.model = scene.model;
+  p.step = scene.step;
+  p.step.integrator = integrator;
+  p.contact = scene.contact;
+  p.augment = std::move(bps);
+  p.physical = named(scene.model, scene.contact, names);
+  return p;
+}
+
+Eigen::MatrixXd controls_of(const Scene& s, int T) {
+  Eigen::MatrixXd u(s.model.nv, T);
+  for (int k = 0; k < T; ++k)
+    for (int i = 0; i < s.model.nv; ++i) u(i, k) = s.control(i, k * s.step.dt);
+  return u;
+}
+
+// A loss with every kind of term: joint-space tracking with a horizon
+// weight, a link position, a terminal cost. Targets: the initial state.
+TrajectoryLoss loss_of(const Scene& s, int T, int body) {
+  TrajectoryLoss L;
+  const Eigen::VectorXd wq = Eigen::VectorXd::LinSpaced(s.model.nq, 1.0, 2.0);
+  const Eigen::VectorXd wv = Eigen::VectorXd::LinSpaced(s.model.nv, 0.1, 0.3);
+  L.stage = sum_of({state_tracking_loss(s.q0 * 0.9, s.qd0 * 1.1, wq, wv),
+                    link_position_loss(body, Eigen::Vector3d(0.1, -0.2, 0.3), 0.7)});
+  L.horizon_weight.resize(static_cast<std::size_t>(T));
+  for (int k = 0; k < T; ++k) L.horizon_weight[static_cast<std::size_t>(k)] = 0.5 + double(k) / T;
+  L.terminal = [](const LossState& st) {
+    Rev r = 0.0;
+    for (int i = 0; i < st.qd.size(); ++i) r += 0.3 * st.qd[i] * st.qd[i];
+    return r + 2.0 * st.link_position(0)[0];
+  };
+  return L;
+}
+
+// Richardson-extrapolated central difference of f at 0 in direction e.
+double central_difference(const std::function<double(double)>& f, double h) {
+  const double d1 = (f(h) - f(-h)) / (2 * h);
+  const double d2 = (f(h / 2) - f(-h / 2)) / h;
+  return (4 * d2 - d1) / 3;
+}
+
+struct Comparison {
+  double worst = 0;
+  double scale = 0;
+};
+
+Comparison compare(const Eigen::VectorXd& g, const Eigen::VectorXd& fd) {
+  Comparison c;
+  c.scale = fd.lpNorm<Eigen::Infinity>();
+  for (int i = 0; i < g.size(); ++i)
+    c.worst = std::max(c.worst, std::abs(g[i] - fd[i]) / std::max(std::abs(fd[i]), 1e-3 * c.scale));
+  return c;
+}
+
+struct Check {
+  std::string label;
+  Scene scene;
+  RolloutProblem problem;
+  int steps;
+  int body;  // for the link-position term
+  // Difference steps (Richardson: error O(h⁴) + rounding ~1e-16·|L|/h) for
+  // parameters and controls (relative to max(1, |x|)), and for the state.
+  // Contact scenes start 0.2 mm deep: state steps stay well below that.
+  double h_param = 3e-3, h_state = 1e-4;
+  double h_control = 0;  // 0: h_param
+};
+
+// FD of every x (physical + weights), every q0 and q̇0 entry and the
+// controls of a few steps; asserts 1e-6 and prints the worst errors.
+void expect_matches_finite_differences(const Check& c, int checkpoint_interval = 0) {
+  HybridRollout sim(c.problem);
+  const std::vector<double> x0 = sim.parameters().initial_variables();
+  const Eigen::MatrixXd U = controls_of(c.scene, c.steps);
+  const TrajectoryLoss loss = loss_of(c.scene, c.steps, c.body);
+  HybridRolloutGradient g;
+  const double L = sim.gradient(x0, c.scene.q0, c.scene.qd0, U, loss, g, checkpoint_interval);
+  const double L_value = sim.value(x0, c.scene.q0, c.scene.qd0, U, loss);
+  EXPECT_NEAR(L, L_value, 1e-12 * std::abs(L_value)) << c.label;
+
+  // Physical parameters are stepped relative to their value (a damping of
+  // 1e-3 is not stepped by 3e-3), weights relative to max(1, |w|).
+  const int np = sim.parameters().physical().size();
+  auto scale_of = [&](std::size_t i) {
+    return static_cast<int>(i) < np && x0[i] != 0.0 ? std::abs(x0[i]) : std::max(1.0, std::abs(x0[i]));
+  };
+  Eigen::VectorXd fx(static_cast<Eigen::Index>(x0.size()));
+  for (std::size_t i = 0; i < x0.size(); ++i)
+    fx[static_cast<Eigen::Index>(i)] = central_difference(
+        [&](double d) {
+          std::vector<double> x = x0;
+          x[i] += d;
+          return sim.value(x, c.scene.q0, c.scene.qd0, U, loss);
+        },
+        c.h_param * scale_of(i));
+  Eigen::VectorXd fs(c.scene.q0.size() + c.scene.qd0.size());
+  for (int i = 0; i < fs.size(); ++i)
+    fs[i] = central_difference(
+        [&](double d) {
+          Eigen::VectorXd q = c.scene.q0, qd = c.scene.qd0;
+          if (i < q.size())
+            q[i] += d;
+          else
+            qd[i - q.size()] += d;
+          return sim.value(x0, q, qd, U, loss);
+        },
+        c.h_state);
+  Eigen::VectorXd gs(fs.size());
+  gs << g.q0, g.qd0;
+  const int nv = c.scene.model.nv;
+  const std::vector<int> steps = {0, c.steps / 3, c.steps - 1};
+  Eigen::VectorXd fu(nv * 3), gu(nv * 3);
+  for (int s = 0; s < 3; ++s)
+    for (int i = 0; i < nv; ++i) {
+      gu[s * nv + i] = g.controls(i, steps[s]);
+      fu[s * nv + i] = central_difference(
+          [&](double d) {
+            Eigen::MatrixXd V = U;
+            V(i, steps[s]) += d;
+            return sim.value(x0, c.scene.q0, c.scene.qd0, V, loss);
+          },
+          c.h_control > 0 ? c.h_control : c.h_param);
+    }
+  const Comparison cx = compare(g.x, fx), cs = compare(gs, fs), cu = compare(gu, fu);
+  EXPECT_LT(cx.worst, 1e-6) << c.label << " parameters\n rev: " << g.x.transpose() << "\n fd:  " << fx.transpose();
+  EXPECT_LT(cs.worst, 1e-6) << c.label << " initial state\n rev: " << gs.transpose() << "\n fd:  " << fs.transpose();
+  EXPECT_LT(cu.worst, 1e-6) << c.label << " controls\n rev: " << gu.transpose() << "\n fd:  " << fu.transpose();
+  if (fx.size() > 0) {
+    EXPECT_GT(cx.scale, 0.0) << c.label;
+  }
+  EXPECT_GT(cs.scale, 0.0) << c.label;
+  std::printf("[ bptt vs fd ] %-34s %3zu params (|g| %.1e) %.1e | state (|g| %.1e) %.1e | controls (|g| %.1e) %.1e "
+              "| k = %d, %d segments\n",
+              c.label.c_str(), x0.size(), cx.scale, cx.worst, cs.scale, cs.worst, cu.scale, cu.worst,
+              sim.driver().stats().checkpoint_interval, sim.driver().stats().checkpoints);
+}
+
+// Every augmentation site kind (small networks, one hidden layer of 2): all
+// weights, the initial state and controls; the contact sites with
+// Hunt–Crossley contact; both integrators.
+TEST(RolloutGradient, MatchesFiniteDifferencesForWeightsAtEverySiteKind) {
+  for (Integrator integ : {Integrator::kSemiImplicitEuler, Integrator::kRK4})
+    for (const SiteCase& c : testing::every_site_kind({2}, AugmentMode::kResidual)) {
+      const int body = c.scene.model.num_bodies() - 1;
+      expect_matches_finite_differences({c.label + (integ == Integrator::kRK4 ? " [rk4]" : " [euler]"), c.scene,
+                                         problem_of(c.scene, c.blueprints, {}, integ), 40, body, 3e-3,
+                                         c.scene.contact ? 1e-6 : 1e-4});
+    }
+}
+
+// Named physical parameters (model and contact), both integrators, with and
+// without contact, with networks in the loop.
+TEST(RolloutGradient, MatchesFiniteDifferencesForPhysicalParameters) {
+  const Scene pend = testing::pendulum_scene(), swim = testing::swimmer_scene(), box = testing::box_scene();
+  const std::vector<std::string> pend_names = {"joint.joint1.damping",       "joint.joint2.friction",
+                                               "joint.joint1.spring.stiffness", "link.link1.mass",
+                                               "link.link2.com.x",           "link.link2.inertia.yy",
+                                               "joint.joint2.origin.z",      "gravity.z"};
+  std::vector<SiteCase> sites = testing::every_site_kind({3}, AugmentMode::kResidual);
+  auto site = [&](const std::string& label) {
+    for (const SiteCase& c : sites)
+      if (c.label == label) return c.blueprints;
+    throw InvalidArgument("no site " + label);
+  };
+  const std::vector<std::string> box_names = {"contact.stiffness", "contact.damping", "contact.friction",
+                                              "contact.friction_velocity", "link.box.mass", "link.box.inertia.zz"};
+  // Penalty k·δ² at the box's 0.2 mm depth: k ≈ mg / (4 δ²); little damping,
+  // so the force never reaches its clamp at zero (a kink) in this rollout.
+  Scene penalty = box;
+  penalty.contact->model = ContactModelType::kPenalty;
+  penalty.contact->parameters.stiffness = 7e7;
+  penalty.contact->parameters.damping = 1e4;
+  // A whole log-Cholesky block (ten coordinates of segment 2's inertia) and a
+  // link length (it moves the child's joint origin).
+  std::vector<std::string> swim_lc;
+  for (const std::string& c : log_cholesky_coordinate_names()) swim_lc.push_back("link.segment2.log_cholesky." + c);
+  swim_lc.push_back("link.segment1.length");
+  // Contact: state steps well below the initial depth.
+  const double hc = 1e-3, hs = 1e-6;
+  for (Integrator integ : {Integrator::kSemiImplicitEuler, Integrator::kRK4}) {
+    const std::string in = integ == Integrator::kRK4 ? " [rk4]" : " [euler]";
+    expect_matches_finite_differences(
+        {"pendulum" + in, pend, problem_of(pend, {}, pend_names, integ), 60, 1});
+    expect_matches_finite_differences(
+        {"pendulum+torque net" + in, pend, problem_of(pend, site("joint.torque"), pend_names, integ), 60, 1});
+    expect_matches_finite_differences(
+        {"swimmer+drag nets" + in, swim,
+         problem_of(swim, site("link.drag_force (world)"), {"link.segment0.mass", "joint.joint1.damping"}, integ), 60,
+         4});
+    expect_matches_finite_differences(
+        {"swimmer log-Cholesky + length" + in, swim, problem_of(swim, {}, swim_lc, integ), 60, 4});
+    expect_matches_finite_differences(
+        {"box hunt_crossley" + in, box, problem_of(box, {}, box_names, integ), 60, 0, hc, hs});
+    expect_matches_finite_differences(
+        {"box hunt_crossley+normal net" + in, box, problem_of(box, site("contact.normal_force"), box_names, integ), 60,
+         0, hc, hs});
+    expect_matches_finite_differences(
+        {"box penalty" + in, penalty, problem_of(penalty, {}, box_names, integ), 60, 0, hc, hs});
+  }
+}
+
+// A floating base on four Hunt–Crossley toe contacts: Laikago standing at
+// its static depth, 40 steps, joint torques as controls.
+TEST(RolloutGradient, MatchesFiniteDifferencesOnLaikagoWithHuntCrossley) {
+  const std::string cfg_path = testing::source_path("configs/rollout_laikago_standing.yaml");
+  if (!std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")))
+    GTEST_SKIP() << "shared Laikago model not found";
+  const Experiment e = load_experiment(Config::load(cfg_path, {"contact.model=hunt_crossley"}));
+  Scene s;
+  s.name = "laikago";
+  s.model = e.model;
+  s.contact = e.contact;
+  // Softer than the config's 1e7 (whose rollouts are too stiff for finite
+  // differences to resolve at 1e-6): k δ^1.5 = mg / 4 at δ ≈ 7 mm.
+  s.contact->parameters.stiffness = 1e5;
+  s.contact->parameters.damping = 1e3;
+  s.step = e.step;
+  s.q0 = Eigen::VectorXd::Zero(19);
+  s.q0 << 0, 0, 0.356162 - 7e-3, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
+  s.qd0 = Eigen::VectorXd::Zero(18);
+  s.qd0.head(6) << 0.02, -0.01, 0.0, 0.01, 0.005, -0.01;
+  s.amplitude = Eigen::VectorXd::Zero(18);
+  s.amplitude.tail(12).setConstant(0.5);
+  s.frequency = Eigen::VectorXd::Constant(18, 3.0);
+  s.phase = Eigen::VectorXd::LinSpaced(18, 0.0, 3.0);
+  const std::vector<std::string> names = {"link.chassis.mass", "contact.stiffness", "contact.damping",
+                                          "contact.friction", "joint." + s.model.joints[2].name + ".damping"};
+  // Steps: parameters 1e-4 (relative), state 1e-6, torques 1e-2 N·m (the
+  // rollout's own rounding, amplified by the contact, dominates below that).
+  for (Integrator integ : {Integrator::kSemiImplicitEuler, Integrator::kRK4}) {
+    const std::string label = std::string("laikago hunt_crossley") + (integ == Integrator::kRK4 ? " [rk4]" : " [euler]");
+    expect_matches_finite_differences({label, s, problem_of(s, {}, names, integ), 40, 4, 1e-4, 1e-6, 1e-2});
+  }
+}
+
+// Initial velocities as named parameters (initial.qd.*) and the checkpoint
+// interval: 1 step per segment, 7, √T (default) and the whole rollout.
+TEST(RolloutGradient, CheckpointIntervalChangesOnlyRounding) {
+  const Scene box = testing::box_scene();
+  RolloutProblem p = problem_of(box, {}, {"contact.stiffness", "link.box.mass", "initial.qd.box_free.vx"});
+  {
+    std::vector<EstimatedParameter> ps = p.physical.all();
+    ps[2].initial = box.qd0[3];
+    p.physical = ParameterSet(ps);
+  }
+  const Check c{"box, initial.qd", box, p, 50, 0, 1e-3, 1e-6};
+  for (int k : {1, 7, 0, 50}) expect_matches_finite_differences(c, k);
+  HybridRollout sim(p);
+  const std::vector<double> x0 = sim.parameters().initial_variables();
+  const Eigen::MatrixXd U = controls_of(box, 50);
+  const TrajectoryLoss loss = loss_of(box, 50, 0);
+  HybridRolloutGradient ref, g;
+  sim.gradient(x0, box.q0, box.qd0, U, loss, ref, 50);
+  for (int k : {1, 7, 0}) {
+    sim.gradient(x0, box.q0, box.qd0, U, loss, g, k);
+    const double s = ref.x.lpNorm<Eigen::Infinity>();
+    EXPECT_LT((g.x - ref.x).lpNorm<Eigen::Infinity>(), 1e-12 * s) << "k = " << k;
+    EXPECT_LT((g.qd0 - ref.qd0).lpNorm<Eigen::Infinity>(), 1e-12 * ref.qd0.lpNorm<Eigen::Infinity>()) << k;
+    EXPECT_LT((g.controls - ref.controls).lpNorm<Eigen::Infinity>(),
+              1e-12 * ref.controls.lpNorm<Eigen::Infinity>()) << k;
+  }
+}
+
+// ---- forward mode oracle: the same rollout and loss in ceres::Jet ----
+template <class J>
+J jet_loss(const RolloutProblem& p, const HybridParameters& hp, const std::vector<J>& x, const Scene& s, int T,
+           int body) {
+  Model<J> m = p.model.template cast<J>();
+  Stepper<J> st(m, p.step);
+  std::shared_ptr<ContactSystem<J>> contact;
+  if (p.contact) contact = install_contact<J>(*p.contact, p.model, st);
+  std::shared_ptr<AugmentedDynamics<J>> aug;
+  if (!p.augment.empty()) aug = install_augmentation<J>(p.augment, p.model, st, contact.get());
+  VecX<J> q = s.q0.template cast<J>(), qd = s.qd0.template cast<J>(), u = VecX<J>::Zero(m.nv);
+  hp.apply<J>(x.data(), &m, contact ? &contact->parameters() : nullptr, &qd, aug.get());
+  Data<J> d(m);
+  const Eigen::VectorXd wq = Eigen::VectorXd::LinSpaced(m.nq, 1.0, 2.0);
+  const Eigen::VectorXd wv = Eigen::VectorXd::LinSpaced(m.nv, 0.1, 0.3);
+  const Eigen::Vector3d target(0.1, -0.2, 0.3);
+  J L(0.0);
+  for (int k = 0; k < T; ++k) {
+    for (int i = 0; i < m.nv; ++i) u[i] = J(s.control(i, k * s.step.dt));
+    st.step(q, qd, u, k * s.step.dt);
+    forward_kinematics(m, d, q, qd);
+    J stage(0.0);
+    for (int i = 0; i < m.nq; ++i) stage += 0.5 * wq[i] * (q[i] - 0.9 * s.q0[i]) * (q[i] - 0.9 * s.q0[i]);
+    for (int i = 0; i < m.nv; ++i) stage += 0.5 * wv[i] * (qd[i] - 1.1 * s.qd0[i]) * (qd[i] - 1.1 * s.qd0[i]);
+    for (int c = 0; c < 3; ++c) stage += 0.5 * 0.7 * (d.X_world[body].r[c] - target[c]) * (d.X_world[body].r[c] - target[c]);
+    L += (0.5 + double(k) / T) * stage;
+  }
+  for (int i = 0; i < m.nv; ++i) L += 0.3 * qd[i] * qd[i];
+  return L + 2.0 * d.X_world[0].r[0];
+}
+
+TEST(RolloutGradient, EqualsForwardModeJetsOnFourParameters) {
+  const Scene box = testing::box_scene();
+  std::vector<SiteCase> sites = testing::every_site_kind({3}, AugmentMode::kResidual);
+  std::vector<AugmentBlueprint> bps;
+  for (const SiteCase& c : sites)
+    if (c.label == "contact.normal_force") bps = c.blueprints;
+  const int T = 120;
+  for (Integrator integ : {Integrator::kSemiImplicitEuler, Integrator::kRK4}) {
+    const RolloutProblem p = problem_of(box, bps, {"contact.stiffness", "contact.friction", "link.box.mass"}, integ);
+    HybridRollout sim(p);
+    const std::vector<double> x0 = sim.parameters().initial_variables();
+    ASSERT_EQ(sim.parameters().num_weights() > 3, true);
+    const std::vector<int> chosen = {0, 1, 2, 3 + 4};  // 3 physical, one first-layer weight
+    HybridRolloutGradient g;
+    sim.gradient(x0, box.q0, box.qd0, controls_of(box, T), loss_of(box, T, 0), g);
+    using J = ceres::Jet<double, 4>;
+    std::vector<J> xj(x0.size());
+    for (std::size_t i = 0; i < x0.size(); ++i) xj[i] = J(x0[i]);
+    for (int k = 0; k < 4; ++k) xj[static_cast<std::size_t>(chosen[k])].v[k] = 1.0;
+    const J L = jet_loss<J>(p, sim.parameters(), xj, box, T, 0);
+    EXPECT_NEAR(L.a, g.loss, 1e-12 * std::abs(L.a));
+    double worst = 0;
+    for (int k = 0; k < 4; ++k) {
+      const double rev = g.x[chosen[k]], jet = L.v[k];
+      EXPECT_NEAR(rev, jet, 1e-10 * std::abs(jet)) << "parameter " << chosen[k];
+      worst = std::max(worst, std::abs(rev - jet) / std::abs(jet));
+    }
+    std::printf("[ bptt vs jet ] box hunt_crossley + normal net, %s, %d steps: 4 parameters, max rel diff %.2e\n",
+                integrator_name(integ), T, worst);
+  }
+}
+
+// Several threads, each with its own system, give bit-identical results to
+// one thread.
+TEST(RolloutGradient, ThreadsWithTheirOwnSystemsMatchOneThread) {
+  const Scene swim = testing::swimmer_scene();
+  std::vector<SiteCase> sites = testing::every_site_kind({4}, AugmentMode::kResidual);
+  std::vector<AugmentBlueprint> bps;
+  for (const SiteCase& c : sites)
+    if (c.label == "link.drag_force (world)") bps = c.blueprints;
+  const RolloutProblem p = problem_of(swim, bps, {"link.segment0.mass", "joint.joint1.damping"});
+  const int T = 200;
+  auto run = [&](HybridRolloutGradient& g) {
+    HybridRollout sim(p);
+    sim.gradient(sim.parameters().initial_variables(), swim.q0, swim.qd0, controls_of(swim, T), loss_of(swim, T, 4), g);
+  };
+  HybridRolloutGradient one;
+  run(one);
+  std::vector<HybridRolloutGradient> many(4);
+  std::vector<std::thread> threads;
+  for (auto& g : many) threads.emplace_back([&run, &g] { run(g); });
+  for (auto& t : threads) t.join();
+  for (const auto& g : many) {
+    EXPECT_EQ(g.loss, one.loss);
+    EXPECT_TRUE(g.x == one.x);
+    EXPECT_TRUE(g.q0 == one.q0 && g.qd0 == one.qd0);
+    EXPECT_TRUE(g.controls == one.controls);
+  }
+}
+
+// Once warmed up, the number of heap allocations of a gradient does not
+// depend on the number of steps (none per step).
+TEST(RolloutGradient, AllocatesNothingPerStep) {
+  if (!testing::AllocationCounter::available()) GTEST_SKIP() << "allocation counting unavailable";
+  const Scene swim = testing::swimmer_scene();
+  std::vector<SiteCase> sites = testing::every_site_kind({4}, AugmentMode::kResidual);
+  std::vector<AugmentBlueprint> bps;
+  for (const SiteCase& c : sites)
+    if (c.label == "link.drag_force (world)") bps = c.blueprints;
+  HybridRollout sim(problem_of(swim, bps, {"link.segment0.mass"}));
+  const std::vector<double> x0 = sim.parameters().initial_variables();
+  const Eigen::MatrixXd U = controls_of(swim, 400);
+  TrajectoryLoss loss;
+  Eigen::VectorXd gq = Eigen::VectorXd::Zero(swim.model.nq), gv = Eigen::VectorXd::Zero(swim.model.nv);
+  gq[0] = 1.0;
+  gv[1] = 1.0;
+  loss.terminal = state_gradient_loss(gq, gv);  // L = q_T[0] + q̇_T[1]
+  HybridRolloutGradient g;
+  long counts[2];
+  for (int r = 0; r < 2; ++r) {
+    const Eigen::MatrixXd V = U.leftCols(r == 0 ? 200 : 400);
+    sim.gradient(x0, swim.q0, swim.qd0, V, loss, g, 20);  // warm-up at this size: tape, checkpoints, results
+    testing::AllocationCounter counter;
+    sim.gradient(x0, swim.q0, swim.qd0, V, loss, g, 20);
+    counts[r] = counter.count();
+  }
+  EXPECT_EQ(counts[0], counts[1]) << "allocations for 200 and 400 steps";
+  std::printf("[ bptt allocations ] %ld per gradient call of 200 steps, %ld of 400 steps\n", counts[0], counts[1]);
+}
+
+}  // namespace neuralsim::rollout_gradient_test
