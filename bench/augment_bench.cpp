@@ -24,23 +24,9 @@ using testing::Sim;
 
 enum class Variant { kPlain, kAnalytical, kAugmented };
 
-std::vector<AugmentBlueprint> drag_blueprints(const Scene& scene) {
-  std::vector<AugmentBlueprint> bps;
-  const DragLaw water{0.05, 0.5, 0.2};
-  for (int i = 0; i < 5; ++i) {
-    const std::string link = "segment" + std::to_string(i);
-    bps.push_back(testing::make_blueprint(
-        scene.model, "drag" + std::to_string(i),
-        testing::link_site(scene.model, link, SiteQuantity::kDragForce, AugmentFrame::kWorld, water),
-        AugmentMode::kResidual, {"link." + link + ".linear_velocity", "link." + link + ".angle_of_attack"}, {16, 16},
-        0.01, 100 + i));
-  }
-  return bps;
-}
-
 Scene scene_for(Variant v, std::vector<AugmentBlueprint>& bps) {
   Scene scene = testing::swimmer_scene();
-  bps = drag_blueprints(scene);
+  bps = testing::swimmer_drag_blueprints(scene.model, {16, 16});
   if (v == Variant::kAnalytical)
     for (const AugmentBlueprint& bp : bps) scene.drags.emplace_back(bp.site.body, bp.site.drag);
   return scene;

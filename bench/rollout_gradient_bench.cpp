@@ -82,20 +82,6 @@ ParameterSet named_parameters(const Model<double>& model, const std::optional<Co
   return ParameterSet(ps);
 }
 
-std::vector<AugmentBlueprint> drag_blueprints(const Scene& scene, const std::vector<nn::Index>& hidden) {
-  std::vector<AugmentBlueprint> bps;
-  const DragLaw water{0.05, 0.5, 0.2};
-  for (int i = 0; i < 5; ++i) {
-    const std::string link = "segment" + std::to_string(i);
-    bps.push_back(testing::make_blueprint(
-        scene.model, "drag" + std::to_string(i),
-        testing::link_site(scene.model, link, SiteQuantity::kDragForce, AugmentFrame::kWorld, water),
-        AugmentMode::kResidual, {"link." + link + ".linear_velocity", "link." + link + ".angle_of_attack"}, hidden,
-        0.01, 100 + i));
-  }
-  return bps;
-}
-
 struct Swimmer {
   Scene scene = testing::swimmer_scene();
   RolloutProblem problem;
@@ -108,7 +94,7 @@ Swimmer make_swimmer(int width_index, int steps) {
   Swimmer s;
   s.problem.model = s.scene.model;
   s.problem.step = s.scene.step;
-  s.problem.augment = drag_blueprints(s.scene, kWidths[static_cast<std::size_t>(width_index)]);
+  s.problem.augment = testing::swimmer_drag_blueprints(s.scene.model, kWidths[static_cast<std::size_t>(width_index)]);
   s.problem.physical = named_parameters(s.scene.model, std::nullopt, {"joint.joint1.damping"});
   for (const AugmentBlueprint& bp : s.problem.augment) s.weights += static_cast<int>(bp.network.num_parameters());
   s.controls.resize(s.scene.model.nv, steps);

@@ -168,6 +168,24 @@ inline AugmentSite contact_site(SiteQuantity q, int body = -1) {
 }
 
 // One test case: a scene and the blueprints of one site kind.
+// One residual drag network per segment of the swimmer (world-frame drag
+// force from the segment's linear velocity and angle of attack), as the
+// augmentation and rollout-gradient benchmarks use.
+inline std::vector<AugmentBlueprint> swimmer_drag_blueprints(const Model<double>& model,
+                                                             const std::vector<nn::Index>& hidden) {
+  std::vector<AugmentBlueprint> bps;
+  const DragLaw water{0.05, 0.5, 0.2};
+  for (int i = 0; i < 5; ++i) {
+    const std::string link = "segment" + std::to_string(i);
+    bps.push_back(make_blueprint(model, "drag" + std::to_string(i),
+                                 link_site(model, link, SiteQuantity::kDragForce, AugmentFrame::kWorld, water),
+                                 AugmentMode::kResidual,
+                                 {"link." + link + ".linear_velocity", "link." + link + ".angle_of_attack"}, hidden,
+                                 0.01, 100 + i));
+  }
+  return bps;
+}
+
 struct SiteCase {
   std::string label;
   Scene scene;
