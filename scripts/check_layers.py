@@ -11,7 +11,7 @@ import sys
 
 # Each layer and the layers it may include (besides itself).
 NUMERIC = ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment", "parameters",
-           "control", "estimate"]
+           "control", "estimate", "train"]
 ALLOWED = {
     "core": [],
     "spatial": ["core"],
@@ -25,6 +25,7 @@ ALLOWED = {
     "parameters": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment"],
     "control": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment", "parameters"],
     "estimate": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment", "parameters"],
+    "train": ["core", "spatial", "model", "dynamics", "step", "contact", "nn", "grad", "augment", "parameters"],
     "io": ["core", "spatial", "model", "nn"],
     "experiment": NUMERIC + ["io"],
 }
