@@ -38,6 +38,8 @@ char g_interrupt_message[256] = {};
 std::atomic<long long> g_first_signal_ns{0};
 static_assert(std::atomic<long long>::is_always_lock_free);
 std::atomic<bool> g_cooperative{false};
+std::atomic<bool> g_interrupted{false};  // the same as g_signal_count > 0, for library loops that poll a flag
+static_assert(std::atomic<bool>::is_always_lock_free);
 char g_setup_interrupt_message[256] = {};
 
 long long monotonic_ns() {
@@ -62,6 +64,7 @@ extern "C" void on_interrupt_signal(int) {
     return;
   }
   g_first_signal_ns.store(now);
+  g_interrupted.store(true);
   const ssize_t ignored =
       ::write(STDERR_FILENO, g_interrupt_message, std::strlen(g_interrupt_message));
   (void)ignored;
@@ -79,6 +82,7 @@ class SignalGuard {
     std::snprintf(g_setup_interrupt_message, sizeof(g_setup_interrupt_message),
                   "%s: interrupted before any work started; nothing was written\n", app.c_str());
     g_signal_count = 0;
+    g_interrupted = false;
     g_cooperative = false;
     struct sigaction sa {};
     sa.sa_handler = on_interrupt_signal;
@@ -187,7 +191,12 @@ void begin_cooperative_interrupts() { g_cooperative = true; }
 
 bool interrupt_requested() { return g_signal_count.load() > 0; }
 
-void request_interrupt() { g_signal_count.fetch_add(1); }
+void request_interrupt() {
+  g_signal_count.fetch_add(1);
+  g_interrupted.store(true);
+}
+
+const std::atomic<bool>* interrupt_flag() { return &g_interrupted; }
 
 void add_common_options(CLI::App& app, AppOptions& opts) {
   replace_app_placeholder(opts.out, base_name(app.get_name()));

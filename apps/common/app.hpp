@@ -11,6 +11,7 @@
 // Every error is reported as exactly one line "APP: error: <message>".
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -54,6 +55,9 @@ bool interrupt_requested();
 // Same effect as a first Ctrl-C in the cooperative phase; for tests and for
 // code that wants to stop a run cooperatively.
 void request_interrupt();
+// The flag behind interrupt_requested(), for library loops that take a stop
+// flag (Trainer::run_epoch).
+const std::atomic<bool>* interrupt_flag();
 
 // Adds --config (required, must exist), --out, --set, --seed, --threads,
 // -v/--verbose, -q/--quiet and --version, storing the values in `opts`.

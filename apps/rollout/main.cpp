@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
                  "initial state with its recorded controls and report RMSE per trajectory and horizon in "
                  "summary.json")
       ->check(CLI::ExistingFile);
+  app.add_option("--weights", request.weights_path,
+                 "Weights of the config's augment: networks (a weights file written by train-augment); each "
+                 "network is looked up by its blueprint's name")
+      ->check(CLI::ExistingFile);
   return neuralsim::run_app(argc, argv, app, opts,
                             [&](const neuralsim::AppOptions& o) { return neuralsim::run_rollout(o, request); });
 }

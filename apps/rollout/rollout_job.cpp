@@ -11,9 +11,11 @@
 
 #include "common/provenance.hpp"
 #include "common/work_size.hpp"
+#include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/experiment/data.hpp"
+#include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
@@ -118,13 +120,34 @@ bool check_targets(const Model<double>& model, const std::vector<LinkTarget>& ta
   return all_hit;
 }
 
+// The experiment, with the networks of `--weights` when given.
+Experiment load_rollout_experiment(const Config& cfg, const RolloutRequest& request) {
+  Experiment exp = load_experiment(cfg);
+  if (!request.weights_path.empty()) {
+    if (exp.augment.empty())
+      throw ConfigError(cfg.file() + ": --weights " + request.weights_path +
+                        ": the config has no augment: section whose networks the weights would replace");
+    load_augment_weights(exp.augment, request.weights_path);
+  }
+  return exp;
+}
+
+void record_augmentation(const Experiment& exp, const RolloutRequest& request, RunSummary& summary) {
+  if (exp.augment.empty()) return;
+  nlohmann::json nets = nlohmann::json::array();
+  for (const AugmentBlueprint& bp : exp.augment)
+    nets.push_back({{"name", bp.name}, {"parameters", bp.network.num_parameters()}});
+  summary.metrics()["augmentations"] = nets;
+  if (!request.weights_path.empty()) summary.metrics()["weights_file"] = request.weights_path;
+}
+
 OutputDirectory::Reuse reuse_of(const AppOptions& opts) {
   return opts.force ? OutputDirectory::Reuse::kForce : OutputDirectory::Reuse::kRefuse;
 }
 
-int simulate_job(const AppOptions& opts, const Config& cfg) {
+int simulate_job(const AppOptions& opts, const Config& cfg, const RolloutRequest& request) {
   const auto t_setup = Clock::now();
-  const Experiment exp = load_experiment(cfg);
+  const Experiment exp = load_rollout_experiment(cfg, request);
   const Model<double>& model = exp.model;
   const Config sim = cfg.at("sim");
   const double duration = sim.get<double>("duration");
@@ -172,6 +195,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg) {
   const std::string out_file = out.path(out_name);
   RunSummary summary("rollout", opts, cfg, out);
   log_experiment(exp, summary);
+  record_augmentation(exp, request, summary);
   summary.timings()["setup_s"] = seconds_since(t_setup);
 
   begin_cooperative_interrupts();
@@ -188,7 +212,10 @@ int simulate_job(const AppOptions& opts, const Config& cfg) {
     try {
       if (interrupt_requested()) return;
       Stepper<double> stepper(model, exp.step);
-      if (exp.contact) install_contact(*exp.contact, model, stepper);
+      std::shared_ptr<ContactSystem<double>> contact;
+      if (exp.contact) contact = install_contact(*exp.contact, model, stepper);
+      std::shared_ptr<AugmentedDynamics<double>> networks;
+      if (!exp.augment.empty()) networks = install_augmentation<double>(exp.augment, model, stepper, contact.get());
       long long local = 0;
       auto stop = [&] {
         if (++local % 1000 == 0) progress.update(done_steps.fetch_add(1000) + 1000);
@@ -265,8 +292,9 @@ int simulate_job(const AppOptions& opts, const Config& cfg) {
   return kExitOk;
 }
 
-int compare_job(const AppOptions& opts, const Config& cfg, const std::string& path) {
-  const Experiment exp = load_experiment(cfg);
+int compare_job(const AppOptions& opts, const Config& cfg, const RolloutRequest& request) {
+  const std::string& path = request.compare_path;
+  const Experiment exp = load_rollout_experiment(cfg, request);
   const Model<double>& model = exp.model;
   std::vector<std::string> notes;
   const TrajectorySet data = load_trajectory_file(path, &notes);
@@ -283,6 +311,7 @@ int compare_job(const AppOptions& opts, const Config& cfg, const std::string& pa
   const std::string out_file = out.path(out_name);
   RunSummary summary("rollout", opts, cfg, out);
   log_experiment(exp, summary);
+  record_augmentation(exp, request, summary);
   for (const std::string& w : plausibility_warnings(data, model, path)) {
     spdlog::warn("{}", w);
     summary.add_warning(w);
@@ -292,7 +321,7 @@ int compare_job(const AppOptions& opts, const Config& cfg, const std::string& pa
   const auto t0 = Clock::now();
   std::vector<Trajectory> predicted(data.trajectories.size());
   tbb::parallel_for(size_t(0), data.trajectories.size(), [&](size_t k) {
-    predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k]);
+    predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k], exp.augment);
   });
   TrajectorySet predicted_set;
   predicted_set.meta = trajectory_metadata(model, "rollout " + version_string(), parameters_json(cfg), opts.seed);
@@ -327,9 +356,9 @@ int compare_job(const AppOptions& opts, const Config& cfg, const std::string& pa
 int run_rollout(const AppOptions& opts, const RolloutRequest& request) {
   const Config cfg = Config::load(opts.config, opts.sets);
   cfg.check_known_keys({"name", "description", "model", "params", "params_file", "sim", "initial_states",
-                        "controls", "noise", "output", "compare", "contact", "targets"});
-  if (!request.compare_path.empty()) return compare_job(opts, cfg, request.compare_path);
-  return simulate_job(opts, cfg);
+                        "controls", "noise", "output", "compare", "contact", "targets", "augment"});
+  if (!request.compare_path.empty()) return compare_job(opts, cfg, request);
+  return simulate_job(opts, cfg, request);
 }
 
 }  // namespace neuralsim

@@ -11,6 +11,7 @@ namespace neuralsim {
 
 struct RolloutRequest {
   std::string compare_path;  // empty: simulate; else replay this HDF5 file or CSV-import description
+  std::string weights_path;  // non-empty: every `augment:` network's weights from this file
 };
 
 // Runs the job described by opts.config; writes into opts.out; returns the

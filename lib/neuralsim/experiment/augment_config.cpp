@@ -207,6 +207,10 @@ void load_augment_weights(AugmentBlueprint& bp, const std::string& path) {
   bp.network = std::move(file.network);
 }
 
+void load_augment_weights(std::vector<AugmentBlueprint>& blueprints, const std::string& path) {
+  for (AugmentBlueprint& bp : blueprints) load_augment_weights(bp, path);
+}
+
 void write_augment_weights(const std::string& path, const std::vector<AugmentBlueprint>& blueprints) {
   std::vector<NamedNetwork> nets;
   for (const AugmentBlueprint& bp : blueprints) nets.push_back({bp.name, bp.network, augment_network_input_names(bp), {}});

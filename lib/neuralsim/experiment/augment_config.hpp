@@ -66,6 +66,10 @@ std::vector<std::string> augment_network_input_names(const AugmentBlueprint& blu
 // (DataError naming the file and dataset otherwise).
 void load_augment_weights(AugmentBlueprint& blueprint, const std::string& path);
 
+// load_augment_weights for every blueprint from one file (`--weights`):
+// each must find its network there.
+void load_augment_weights(std::vector<AugmentBlueprint>& blueprints, const std::string& path);
+
 // Writes every blueprint's network (named after the blueprint, with its
 // input names) to a weights file, atomically.
 void write_augment_weights(const std::string& path, const std::vector<AugmentBlueprint>& blueprints);

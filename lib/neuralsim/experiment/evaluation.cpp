@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/replay.hpp"
@@ -47,9 +48,13 @@ double link_position_rmse(const std::vector<std::string>& links, const Trajector
 }
 
 Trajectory replay_recording(const Model<double>& model, const StepOptions& options,
-                            const std::optional<ContactSettings>& contact, const Trajectory& recorded) {
+                            const std::optional<ContactSettings>& contact, const Trajectory& recorded,
+                            const std::vector<AugmentBlueprint>& augment) {
   Stepper<double> stepper(model, options);
-  if (contact) install_contact(*contact, model, stepper);
+  std::shared_ptr<ContactSystem<double>> contact_system;
+  if (contact) contact_system = install_contact(*contact, model, stepper);
+  std::shared_ptr<AugmentedDynamics<double>> networks;
+  if (!augment.empty()) networks = install_augmentation<double>(augment, model, stepper, contact_system.get());
   return predict_recording(stepper, recorded, recorded.size());
 }
 

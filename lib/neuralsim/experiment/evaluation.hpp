@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/augment/blueprint.hpp"
 #include "neuralsim/contact/contact_settings.hpp"
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -32,8 +33,10 @@ double link_position_rmse(const std::vector<std::string>& links, const Trajector
                           const Trajectory& predicted);
 
 // Replays `recorded` open loop from its first state (the recording's time
-// stamps and controls) with `model`, its options and optional contact.
+// stamps and controls) with `model`, its options, optional contact and
+// neural augmentations (a hybrid model).
 Trajectory replay_recording(const Model<double>& model, const StepOptions& options,
-                            const std::optional<ContactSettings>& contact, const Trajectory& recorded);
+                            const std::optional<ContactSettings>& contact, const Trajectory& recorded,
+                            const std::vector<AugmentBlueprint>& augment = {});
 
 }  // namespace neuralsim

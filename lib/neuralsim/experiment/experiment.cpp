@@ -4,6 +4,7 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/crba.hpp"
+#include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/contact_config.hpp"
 #include "neuralsim/io/parameter_file.hpp"
 #include "neuralsim/io/urdf_model.hpp"
@@ -170,6 +171,7 @@ Experiment load_experiment(const Config& root, bool require_sim) {
     if (e.contact && e.contact->model == ContactModelType::kImpulse && e.step.integrator != Integrator::kSemiImplicitEuler)
       sim.fail("integrator", "contact model 'impulse' acts on velocities and needs semi_implicit_euler");
   }
+  e.augment = read_augment_section(root, e.model, e.contact ? &*e.contact : nullptr);
   return e;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/augment/blueprint.hpp"
 #include "neuralsim/contact/contact_settings.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/parameters/named_parameter.hpp"
@@ -31,14 +32,15 @@ struct Experiment {
   Model<double> model;                     // `model:`, with params applied and validated
   std::optional<ContactSettings> contact;  // `contact:`, with contact.* params applied
   StepOptions step;                        // `sim:`
+  std::vector<AugmentBlueprint> augment;   // `augment:` (experiment/augment_config.hpp), in list order
   std::vector<ExperimentParameter> parameters;
   std::vector<std::string> notes;     // what a tool may log at info level
   std::vector<std::string> warnings;  // and at warning level (also for summary.json)
 };
 
 // Reads `model:`, `contact:`, `sim:` (required unless `require_sim` is
-// false), `params:` and `params_file:` from the config root. The parameter
-// file is read once.
+// false), `params:`, `params_file:` and `augment:` from the config root.
+// The parameter file is read once.
 Experiment load_experiment(const Config& root, bool require_sim = true);
 
 // `model:` section: {file: x.yaml} | {urdf: x.urdf, floating_base,

@@ -1,1 +1,462 @@
-// placeholder: filled by the train layer's implementation
+#include "neuralsim/train/trainer.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/concurrent_queue.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
+
+namespace neuralsim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Steele, Lea & Flood, "Fast splittable pseudorandom number generators"
+// (OOPSLA 2014): a bijective 64-bit mix, so nearby (seed, epoch) pairs give
+// unrelated generator states.
+std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, bound) without bias: reject the 2^64 mod bound lowest draws
+// (as OpenBSD's arc4random_uniform). std::uniform_int_distribution is
+// implementation-defined, this is not.
+std::uint64_t uniform_below(std::mt19937_64& engine, std::uint64_t bound) {
+  const std::uint64_t threshold = (0 - bound) % bound;
+  for (;;) {
+    const std::uint64_t r = engine();
+    if (r >= threshold) return r % bound;
+  }
+}
+
+// Thrown from the L-BFGS loss when the stop flag is set mid-iteration.
+struct StopRequested {};
+
+constexpr std::size_t kFullBatchChunk = 32;  // windows evaluated per parallel pass outside minibatches
+
+}  // namespace
+
+std::vector<int> epoch_permutation(std::uint64_t seed, int epoch, int n) {
+  std::vector<int> p(static_cast<std::size_t>(std::max(n, 0)));
+  std::iota(p.begin(), p.end(), 0);
+  std::mt19937_64 engine(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(epoch) + 0x632be59bd9b4e019ull)));
+  for (int i = n - 1; i > 0; --i)  // Fisher–Yates (Knuth, TAOCP vol. 2, Algorithm 3.4.2 P)
+    std::swap(p[i], p[uniform_below(engine, static_cast<std::uint64_t>(i) + 1)]);
+  return p;
+}
+
+// Clones of the model for the workers. A clone is taken for one block of
+// windows and given back afterwards: unlike a per-thread slot, a clone is
+// never shared by two blocks that a worker interleaves (TBB may run another
+// block on a thread waiting inside a nested parallel loop).
+struct Trainer::Pool {
+  explicit Pool(const WindowModel& m) : prototype(m) {}
+  WindowModel* acquire() {
+    WindowModel* m = nullptr;
+    if (free.try_pop(m)) return m;
+    std::lock_guard<std::mutex> lock(mutex);
+    owned.push_back(prototype.clone());
+    return owned.back().get();
+  }
+  void release(WindowModel* m) { free.push(m); }
+
+  const WindowModel& prototype;
+  tbb::concurrent_queue<WindowModel*> free;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<WindowModel>> owned;
+};
+
+Trainer::Trainer(const WindowModel& prototype, TrajectorySet train, TrajectorySet validation,
+                 WindowLossWeights weights, TrainerOptions options)
+    : model_(prototype.clone()),
+      train_(std::move(train)),
+      validation_(std::move(validation)),
+      weights_(std::move(weights)),
+      options_(std::move(options)) {
+  const TrainerOptions& o = options_;
+  const auto at_least = [](const char* field, long long v, long long lo) {
+    if (v < lo)
+      throw InvalidArgument(std::string("Trainer: ") + field + " is " + std::to_string(v) + ", must be >= " +
+                            std::to_string(lo));
+  };
+  at_least("epochs", o.epochs, 0);
+  at_least("batch_size", o.batch_size, 1);
+  at_least("window_steps", o.window_steps, 1);
+  at_least("curriculum_start", o.curriculum_start, 0);
+  at_least("curriculum_every", o.curriculum_every, 1);
+  at_least("curriculum_factor", o.curriculum_factor, 1);
+  at_least("window_stride", o.window_stride, 1);
+  at_least("max_samples", o.max_samples, 0);
+  at_least("validation_steps", o.validation_steps, 0);
+  at_least("validation_stride", o.validation_stride, 0);
+  at_least("patience", o.patience, 0);
+  at_least("lbfgs.memory", o.lbfgs.memory, 1);
+  if (o.curriculum_start > o.window_steps)
+    throw InvalidArgument("Trainer: curriculum_start (" + std::to_string(o.curriculum_start) +
+                          ") is larger than window_steps (" + std::to_string(o.window_steps) + ")");
+  if (!(o.clip_norm >= 0) || !std::isfinite(o.clip_norm))
+    throw InvalidArgument("Trainer: clip_norm is " + format_number(o.clip_norm) + ", must be finite and >= 0");
+  o.schedule.check();
+  const int P = model_->num_parameters();
+  Adam(P, o.adam).set_decay_mask(o.decay_mask);  // checks the Adam options and the mask size
+
+  if (train_.trajectories.empty()) throw DataError("Trainer: the training set has no trajectory");
+  const Trajectory& t0 = train_.trajectories.front();
+  if (weights_.wq.size() != t0.q.cols() || weights_.wqd.size() != t0.qd.cols())
+    throw InvalidArgument("Trainer: the loss weights have " + std::to_string(weights_.wq.size()) + " + " +
+                          std::to_string(weights_.wqd.size()) + " entries, the data has nq = " +
+                          std::to_string(t0.q.cols()) + ", nv = " + std::to_string(t0.qd.cols()));
+  if (!weights_.wq.allFinite() || !weights_.wqd.allFinite() || (weights_.wq.array() < 0).any() ||
+      (weights_.wqd.array() < 0).any())
+    throw InvalidArgument("Trainer: the loss weights must be finite and >= 0");
+  for (std::size_t i = 0; i < validation_.trajectories.size(); ++i) {
+    const Trajectory& t = validation_.trajectories[i];
+    if (t.q.cols() != t0.q.cols() || t.qd.cols() != t0.qd.cols() || t.has_tau() != t0.has_tau())
+      throw DataError("Trainer: validation trajectory " + std::to_string(i) + " ('" + t.name +
+                      "') does not match the training data (nq, nv or the presence of tau)");
+  }
+
+  // The final window length must fit the data; the first stage's windows
+  // are cut now so that bad data fails here, not at epoch 0.
+  std::int64_t final_windows = 0;
+  const WindowOptions final_options{o.window_steps, o.window_stride, o.max_samples};
+  for (const Trajectory& t : train_.trajectories) final_windows += count_windows(t.q.rows(), final_options);
+  if (final_windows == 0)
+    throw DataError("Trainer: no training window of " + std::to_string(o.window_steps) +
+                    " steps: every training trajectory has fewer than " + std::to_string(o.window_steps + 1) +
+                    " samples" + (o.max_samples > 0 ? " (after max_samples)" : ""));
+  training_windows(current_window_steps(0));
+
+  const int kval = o.validation_steps > 0 ? o.validation_steps : o.window_steps;
+  validation_windows_ = make_windows(validation_, {kval, o.validation_stride > 0 ? o.validation_stride : kval, 0});
+  if (!validation_.trajectories.empty() && validation_windows_.empty())
+    throw DataError("Trainer: no validation window of " + std::to_string(kval) +
+                    " steps: every validation trajectory has fewer than " + std::to_string(kval + 1) + " samples");
+  validation_order_.resize(validation_windows_.size());
+  std::iota(validation_order_.begin(), validation_order_.end(), 0);
+  pool_ = std::make_unique<Pool>(*model_);
+}
+
+Trainer::~Trainer() = default;
+
+int Trainer::num_parameters() const { return model_->num_parameters(); }
+
+int Trainer::current_window_steps(int epoch) const {
+  const TrainerOptions& o = options_;
+  if (o.curriculum_start <= 0) return o.window_steps;
+  long long k = o.curriculum_start;
+  for (int stage = std::max(epoch, 0) / o.curriculum_every; stage > 0 && k < o.window_steps; --stage)
+    k *= o.curriculum_factor;
+  return static_cast<int>(std::min<long long>(k, o.window_steps));
+}
+
+const std::vector<TrainingWindow>& Trainer::training_windows(int steps) {
+  if (steps != cached_steps_) {
+    train_windows_.clear();
+    train_windows_ = make_windows(train_, {steps, options_.window_stride, options_.max_samples});
+    cached_steps_ = steps;
+  }
+  return train_windows_;
+}
+
+TrainerState Trainer::initial_state() const {
+  TrainerState s;
+  s.x = model_->initial_parameters();
+  check_argument_size("Trainer::initial_state", "the model's initial parameters", s.x.size(),
+                      model_->num_parameters());
+  s.best_x = s.x;
+  s.adam_m = Eigen::VectorXd::Zero(s.x.size());
+  s.adam_v = Eigen::VectorXd::Zero(s.x.size());
+  return s;
+}
+
+void Trainer::check_state(const TrainerState& s) const {
+  const long P = model_->num_parameters();
+  check_argument_size("Trainer", "state.x", s.x.size(), P);
+  if (s.best_x.size() != 0) check_argument_size("Trainer", "state.best_x", s.best_x.size(), P);
+  if (s.adam_m.size() != 0) check_argument_size("Trainer", "state.adam_m", s.adam_m.size(), P);
+  if (s.adam_v.size() != s.adam_m.size())
+    throw InvalidArgument("Trainer: state.adam_v has size " + std::to_string(s.adam_v.size()) + ", state.adam_m " +
+                          std::to_string(s.adam_m.size()));
+  if (s.epoch < 0) throw InvalidArgument("Trainer: state.epoch is " + std::to_string(s.epoch));
+}
+
+bool Trainer::done(const TrainerState& s) const { return s.stopped_early || s.epoch >= options_.epochs; }
+
+Trainer::Failure Trainer::evaluate(const Eigen::VectorXd& x, const std::vector<TrainingWindow>& windows,
+                                   const std::vector<int>& order, std::size_t first, std::size_t last,
+                                   TrainingMode mode, double* loss, Eigen::VectorXd* grad) {
+  const std::size_t chunk = std::max<std::size_t>(static_cast<std::size_t>(options_.batch_size), kFullBatchChunk);
+  if (slot_loss_.size() < chunk) {
+    slot_loss_.resize(chunk);
+    slot_error_.resize(chunk);
+    slot_grad_.resize(chunk);
+  }
+  if (grad) grad->setZero(model_->num_parameters());
+  double sum = 0;
+  Failure failure;
+  for (std::size_t begin = first; begin < last; begin += chunk) {
+    const std::size_t m = std::min(chunk, last - begin);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+      WindowModel* model = pool_->acquire();
+      for (std::size_t i = r.begin(); i != r.end(); ++i) {
+        slot_error_[i] = nullptr;
+        try {
+          slot_loss_[i] = model->loss(x, windows[order[begin + i]], mode, weights_, grad ? &slot_grad_[i] : nullptr);
+        } catch (...) {
+          slot_error_[i] = std::current_exception();
+          slot_loss_[i] = std::numeric_limits<double>::quiet_NaN();
+        }
+      }
+      pool_->release(model);
+    });
+    // Summed in window order: the same bits whatever the scheduling.
+    for (std::size_t i = 0; i < m; ++i) {
+      bool finite = !slot_error_[i] && std::isfinite(slot_loss_[i]);
+      if (grad && finite) finite = slot_grad_[i].size() == grad->size() && slot_grad_[i].allFinite();
+      if (!finite && failure.position < 0) {
+        failure.position = static_cast<long>(begin + i);
+        failure.error = slot_error_[i];
+        failure.loss = slot_loss_[i];
+      }
+      sum += slot_loss_[i];
+      if (grad && finite) *grad += slot_grad_[i];
+    }
+  }
+  const double n = static_cast<double>(last - first);
+  *loss = sum / n;
+  if (grad) *grad /= n;
+  return failure;
+}
+
+void Trainer::throw_failure(const Failure& f, const std::vector<TrainingWindow>& windows,
+                            const std::vector<int>& order, const std::string& where) const {
+  const TrainingWindow& w = windows[order[static_cast<std::size_t>(f.position)]];
+  const Trajectory& t = train_.trajectories[static_cast<std::size_t>(w.trajectory)];
+  const std::string context = "training " + where + ", window of trajectory " + std::to_string(w.trajectory) +
+                              (t.name.empty() ? "" : " ('" + t.name + "')") + " starting at sample " +
+                              std::to_string(w.start) + " (" + std::to_string(w.steps()) + " steps): ";
+  if (f.error) {
+    try {
+      std::rethrow_exception(f.error);
+    } catch (const NumericalError& e) {
+      throw NumericalError(context + e.what());
+    }
+  }
+  throw NumericalError(context + (std::isfinite(f.loss) ? std::string("the gradient is not finite")
+                                                        : "the loss is " + format_number(f.loss)));
+}
+
+double Trainer::validation_loss(const Eigen::VectorXd& x) {
+  check_argument_size("Trainer::validation_loss", "x", x.size(), model_->num_parameters());
+  if (validation_windows_.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double loss = 0;
+  const Failure f = evaluate(x, validation_windows_, validation_order_, 0, validation_windows_.size(),
+                             TrainingMode::kUnrolled, &loss, nullptr);
+  if (f.error) {
+    // A free rollout that diverges is a bad model, not a bug: an infinite loss.
+    try {
+      std::rethrow_exception(f.error);
+    } catch (const NumericalError&) {
+      return std::numeric_limits<double>::infinity();
+    }
+  }
+  return loss;
+}
+
+void Trainer::finish_epoch(TrainerState& s, EpochRecord record, const Eigen::VectorXd& x) const {
+  s.x = x;
+  s.history.push_back(record);
+  if (validation_windows_.empty()) {
+    s.best_x = x;
+    s.best_epoch = record.epoch;
+    s.epochs_since_best = 0;
+  } else if (record.validation_loss < s.best_validation) {  // false for NaN
+    s.best_x = x;
+    s.best_validation = record.validation_loss;
+    s.best_epoch = record.epoch;
+    s.epochs_since_best = 0;
+  } else {
+    ++s.epochs_since_best;
+    if (options_.patience > 0 && s.epochs_since_best >= options_.patience) s.stopped_early = true;
+  }
+  s.epoch = record.epoch + 1;
+}
+
+bool Trainer::run_adam_epoch(TrainerState& s, const std::atomic<bool>* stop) {
+  const int e = s.epoch;
+  const int P = model_->num_parameters();
+  EpochRecord record;
+  record.epoch = e;
+  record.window_steps = current_window_steps(e);
+  record.learning_rate = options_.schedule.at(e, options_.epochs);
+  const std::vector<TrainingWindow>& windows = training_windows(record.window_steps);
+  const std::vector<int> order = epoch_permutation(options_.seed, e, static_cast<int>(windows.size()));
+
+  // Work on copies: the state changes only when the epoch completes.
+  Eigen::VectorXd x = s.x;
+  Adam adam(P, options_.adam);
+  adam.set_decay_mask(options_.decay_mask);
+  if (s.adam_m.size() != 0)
+    adam.restore(s.adam_m, s.adam_v, s.adam_t);
+  else
+    adam.restore(Eigen::VectorXd::Zero(P), Eigen::VectorXd::Zero(P), s.adam_t);
+  grad_.resize(P);
+
+  const std::size_t n = windows.size(), B = static_cast<std::size_t>(options_.batch_size);
+  double loss_sum = 0, norm_sum = 0;
+  int batches = 0;
+  for (std::size_t first = 0; first < n; first += B) {
+    if (stop && stop->load()) return false;
+    const std::size_t last = std::min(n, first + B);
+    const auto t0 = Clock::now();
+    double loss = 0;
+    const Failure f = evaluate(x, windows, order, first, last, options_.mode, &loss, &grad_);
+    if (f.position >= 0) throw_failure(f, windows, order, "epoch " + std::to_string(e));
+    const auto t1 = Clock::now();
+    record.seconds_gradient += std::chrono::duration<double>(t1 - t0).count();
+    const double norm = clip_gradient_norm(grad_, options_.clip_norm);
+    if (!std::isfinite(norm))
+      throw NumericalError("training epoch " + std::to_string(e) + ": the gradient of the minibatch starting at window " +
+                           std::to_string(first) + " overflows (norm " + format_number(norm) + ")");
+    adam.step(x, grad_, record.learning_rate);
+    record.seconds_optimizer += seconds_since(t1);
+    loss_sum += loss * static_cast<double>(last - first);
+    norm_sum += norm;
+    ++batches;
+  }
+  record.train_loss = loss_sum / static_cast<double>(n);
+  record.gradient_norm = norm_sum / std::max(batches, 1);
+  const auto tv = Clock::now();
+  record.validation_loss = validation_loss(x);
+  record.seconds_validation = seconds_since(tv);
+
+  s.adam_m = adam.m();
+  s.adam_v = adam.v();
+  s.adam_t = adam.t();
+  finish_epoch(s, record, x);
+  return !done(s);
+}
+
+void Trainer::run_lbfgs(TrainerState& s, const std::function<bool(const TrainerState&)>& on_epoch,
+                        const std::atomic<bool>* stop) {
+  const auto stopped = [&] { return stop && stop->load(); };
+  while (!done(s)) {
+    if (stopped()) return;
+    const int K = current_window_steps(s.epoch);
+    int stage_end = s.epoch + 1;
+    while (stage_end < options_.epochs && current_window_steps(stage_end) == K) ++stage_end;
+    const std::vector<TrainingWindow>& windows = training_windows(K);
+    std::vector<int> order(windows.size());
+    std::iota(order.begin(), order.end(), 0);
+
+    // Full-batch loss. A non-finite value at a trial point of the line
+    // search is returned as NaN (Ceres then tries a shorter step); at the
+    // stage's starting point it is an error naming the window.
+    bool first_evaluation = true;
+    double seconds_gradient = 0;
+    const std::string where = "epoch " + std::to_string(s.epoch) + " (L-BFGS)";
+    const LossFunction f = [&](const Eigen::VectorXd& x, Eigen::VectorXd* grad) {
+      if (stopped()) throw StopRequested{};
+      const auto t0 = Clock::now();
+      double loss = 0;
+      const Failure failure = evaluate(x, windows, order, 0, windows.size(), options_.mode, &loss, grad);
+      seconds_gradient += seconds_since(t0);
+      if (failure.position >= 0) {
+        bool numerical = !failure.error;
+        if (failure.error) {
+          try {
+            std::rethrow_exception(failure.error);
+          } catch (const NumericalError&) {
+            numerical = true;
+          } catch (...) {
+          }
+        }
+        if (first_evaluation || !numerical) throw_failure(failure, windows, order, where);
+        return std::numeric_limits<double>::quiet_NaN();
+      }
+      first_evaluation = false;
+      return loss;
+    };
+
+    bool caller_stopped = false;
+    auto iteration_start = Clock::now();
+    const auto observer = [&](const LbfgsIterate& it) {
+      if (it.iteration == 0) {
+        seconds_gradient = 0;
+        iteration_start = Clock::now();
+        return !stopped();
+      }
+      EpochRecord record;
+      record.epoch = s.epoch;
+      record.window_steps = K;
+      record.train_loss = it.loss;
+      record.learning_rate = it.step_size;
+      record.gradient_norm = it.gradient_norm;
+      record.seconds_gradient = seconds_gradient;
+      record.seconds_optimizer = std::max(0.0, seconds_since(iteration_start) - seconds_gradient);
+      const auto tv = Clock::now();
+      record.validation_loss = validation_loss(it.x);
+      record.seconds_validation = seconds_since(tv);
+      finish_epoch(s, record, it.x);
+      seconds_gradient = 0;
+      if (on_epoch && !on_epoch(s)) caller_stopped = true;
+      if (caller_stopped || stopped()) return false;
+      iteration_start = Clock::now();
+      return !done(s);
+    };
+    LbfgsOptions lo = options_.lbfgs;
+    lo.max_iterations = stage_end - s.epoch;
+    try {
+      lbfgs_termination_ = minimize_lbfgs_observed(f, s.x, lo, observer).termination;
+    } catch (const StopRequested&) {
+      lbfgs_termination_ = "stopped by the caller";
+      return;  // the state is that of the last completed iteration
+    }
+    if (caller_stopped || stopped() || done(s)) return;
+    // Converged (or the line search failed) before the stage's budget.
+    if (s.epoch < stage_end) s.epoch = stage_end;
+  }
+}
+
+bool Trainer::run_epoch(TrainerState& s, const std::atomic<bool>* stop) {
+  check_state(s);
+  if (done(s)) return false;
+  if (options_.optimizer == TrainerOptions::Optimizer::kLbfgs) {
+    run_lbfgs(s, {}, stop);
+    return false;
+  }
+  return run_adam_epoch(s, stop);
+}
+
+void Trainer::run(TrainerState& s, const std::function<bool(const TrainerState&)>& on_epoch,
+                  const std::atomic<bool>* stop) {
+  check_state(s);
+  if (options_.optimizer == TrainerOptions::Optimizer::kLbfgs) {
+    run_lbfgs(s, on_epoch, stop);
+    return;
+  }
+  while (!done(s)) {
+    const int before = s.epoch;
+    const bool more = run_adam_epoch(s, stop);
+    if (s.epoch > before && on_epoch && !on_epoch(s)) return;
+    if (!more) return;
+  }
+}
+
+}  // namespace neuralsim
