@@ -301,6 +301,13 @@ int run_train_augment(const AppOptions& opts, const TrainRequest& request) {
   // The trainer sees the first train_samples of each training recording;
   // normalization and loss weights come from the same samples.
   TrainerOptions options = tc.trainer;
+  if (tc.train_trajectories > 0) {
+    if (tc.train_trajectories > static_cast<int>(data.train.trajectories.size()))
+      cfg.at("train").fail("train_trajectories", "asks for " + std::to_string(tc.train_trajectories) +
+                                                     " trajectories; the training split of " + data.train_source +
+                                                     " has " + std::to_string(data.train.trajectories.size()));
+    data.train.trajectories.resize(static_cast<size_t>(tc.train_trajectories));
+  }
   const TrajectorySet train_set = first_samples(data.train, options.max_samples);
   options.max_samples = 0;
   const WindowLossWeights weights = loss_weights_from_data(train_set);

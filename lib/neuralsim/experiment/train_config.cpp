@@ -76,7 +76,7 @@ LearningRateSchedule read_schedule(const Config& train, double base) {
 TrainConfig read_train_config(const Config& t, const Model<double>& model, const ContactParameters<double>* contact,
                               long long seed) {
   t.check_known_keys({"model", "physical", "baseline", "controls", "mode", "window_steps", "window_stride",
-                      "train_samples", "curriculum", "optimizer", "epochs", "batch_size", "learning_rate",
+                      "train_samples", "train_trajectories", "curriculum", "optimizer", "epochs", "batch_size", "learning_rate",
                       "schedule", "weight_decay", "clip_norm", "patience", "validation_steps"});
   TrainConfig c;
   const std::string kind = t.get_choice("model", {"hybrid", "mlp", "lstm"}, "hybrid");
@@ -101,6 +101,7 @@ TrainConfig read_train_config(const Config& t, const Model<double>& model, const
   if (o.max_samples != 0 && o.max_samples <= o.window_steps)
     t.fail("train_samples", "must exceed window_steps (" + std::to_string(o.window_steps) +
                                 "): a window of K steps needs K + 1 samples");
+  c.train_trajectories = static_cast<int>(t.get_int_in_range("train_trajectories", 0, 0, 100000000));
   if (t.has("curriculum")) {
     const Config cu = t.at("curriculum");
     cu.check_known_keys({"start", "every", "factor"});

@@ -17,6 +17,7 @@
 //     window_steps: 20             # K (the final K under a curriculum)
 //     window_stride: 5
 //     train_samples: 200           # first N samples of each training trajectory (0 = all)
+//     train_trajectories: 0        # the first N training trajectories only (0 = all)
 //     curriculum: {start: 2, every: 10, factor: 2}
 //     optimizer: adam              # adam | lbfgs
 //     epochs: 100
@@ -57,6 +58,7 @@ struct TrainConfig {
   ParameterSet physical;         // hybrid: trained physical parameters (empty = frozen)
   BaselineSpec baseline;
   bool use_controls = true;      // controls: recorded
+  int train_trajectories = 0;    // the first N training trajectories (0 = all)
   TrainerOptions trainer;
 };
 

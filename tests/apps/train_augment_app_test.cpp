@@ -1,0 +1,240 @@
+// End-to-end tests of the `train-augment` CLI: it learns a known residual
+// (a pendulum's unmodeled viscous damping) through the dynamics, the trained
+// weights replay in `rollout`, results are identical at any thread count,
+// --resume after SIGINT or SIGKILL gives the uninterrupted weights, the
+// baselines train, and bad input gets its documented exit code with the
+// best weights kept.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "neuralsim/io/hdf5_trajectory.hpp"
+#include "neuralsim/io/network_file.hpp"
+#include "support/files.hpp"
+#include "support/run_command.hpp"
+
+namespace neuralsim {
+namespace {
+
+using testing::fresh_dir;
+using testing::read_json;
+using testing::run_command;
+
+constexpr double kDamping = 0.3;  // configs/train/pendulum_damping_truth.yaml
+
+// The recordings, generated once per test binary run by our own engine.
+const std::string& truth_file() {
+  static const std::string file = [] {
+    const std::string out = fresh_dir("train_truth");
+    const auto r = run_command(testing::app_path("rollout") +
+                               " --config configs/train/pendulum_damping_truth.yaml -q --seed 1 --out " + out);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return out + "/trajectories.h5";
+  }();
+  return file;
+}
+
+std::string train_cmd(const std::string& extra = "") {
+  return testing::app_path("train-augment") + " --config configs/train/pendulum_damping.yaml -q --set data.train=" +
+         truth_file() + " --set output.plot=false " + extra;
+}
+
+// Network parameters of a weights file, in order.
+std::vector<double> weights_of(const std::string& file, const std::string& name = "damping") {
+  const NamedNetwork net = read_network(file, name);
+  return std::vector<double>(net.network.parameters(), net.network.parameters() + net.network.num_parameters());
+}
+
+std::vector<double> train_losses(const std::string& out) {
+  std::ifstream in(out + "/loss.csv");
+  std::string line;
+  std::getline(in, line);
+  std::vector<double> v;
+  while (std::getline(in, line)) v.push_back(std::stod(line.substr(line.find(',', line.find(',') + 1) + 1)));
+  return v;
+}
+
+TEST(TrainAugmentApp, LearnsUnmodeledDampingAndTheWeightsReplayInRollout) {
+  const std::string out = fresh_dir("train_damping");
+  const auto r = run_command(train_cmd("--seed 2 --out " + out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  EXPECT_EQ(s["status"], "ok");
+  const auto& m = s["metrics"];
+  EXPECT_EQ(m["model"], "hybrid");
+  EXPECT_EQ(m["num_parameters"].get<int>(), 49);  // 1 → 16 → 1
+  EXPECT_LT(m["best_validation_loss"].get<double>(), 1e-2 * m["initial_validation_loss"].get<double>());
+  for (const char* f : {"weights.h5", "loss.csv", "checkpoint.json", "predictions.h5"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+
+  // The known residual: the network's torque is −b·q̇ across the data's q̇
+  // range (|q̇| ≤ 2 rad/s at the start, a little more under the torque), to 5 %.
+  const NamedNetwork net = read_network(out + "/weights.h5", "damping");
+  nn::Workspace<double> ws(net.network);
+  double worst = 0;
+  for (double qd = -2.0; qd <= 2.0001; qd += 0.2) {
+    if (std::abs(qd) < 0.5) continue;  // relative error of a torque near zero says little
+    double tau = 0;
+    net.network.forward(&qd, &tau, ws);
+    worst = std::max(worst, std::abs(tau + kDamping * qd) / (kDamping * std::abs(qd)));
+  }
+  EXPECT_LT(worst, 0.05) << "learned torque differs from -b·q̇ by " << worst * 100 << " %";
+
+  // rollout replays the trained hybrid model: its error is a small part of
+  // the analytical model's.
+  const std::string cmp = fresh_dir("train_damping_compare"), ana = fresh_dir("train_damping_analytical");
+  // rollout knows no train:/data:/evaluate: sections: the replay uses a config without them.
+  const std::string cfg = cmp + "/replay.yaml";
+  testing::write_file(cfg,
+                      "model: {generator: pendulum, length: 1.0, mass: 1.0}\n"
+                      "sim: {integrator: rk4, dt: 0.01}\n"
+                      "augment:\n"
+                      "  - {name: damping, site: joint.joint1.torque, inputs: [joint.joint1.qd], hidden: [16]}\n");
+  const auto hybrid = run_command(testing::app_path("rollout") + " --config " + cfg + " -q --compare " + truth_file() +
+                                  " --weights " + out + "/weights.h5 --force --out " + cmp + "/hybrid");
+  ASSERT_EQ(hybrid.exit_code, 0) << hybrid.err;
+  testing::write_file(ana + "/analytical.yaml",
+                      "model: {generator: pendulum, length: 1.0, mass: 1.0}\nsim: {integrator: rk4, dt: 0.01}\n");
+  const auto analytical = run_command(testing::app_path("rollout") + " --config " + ana + "/analytical.yaml -q --compare " +
+                                      truth_file() + " --out " + ana + "/run");
+  ASSERT_EQ(analytical.exit_code, 0) << analytical.err;
+  const double e_hybrid = read_json(cmp + "/hybrid/summary.json")["metrics"]["mean_rmse_q"].get<double>();
+  const double e_analytical = read_json(ana + "/run/summary.json")["metrics"]["mean_rmse_q"].get<double>();
+  EXPECT_LT(e_hybrid, 0.1 * e_analytical) << "hybrid " << e_hybrid << ", analytical " << e_analytical;
+  // A weights file whose network has another shape is bad data (exit 3).
+  testing::write_file(cmp + "/wide.yaml",
+                      "model: {generator: pendulum, length: 1.0, mass: 1.0}\nsim: {integrator: rk4, dt: 0.01}\n"
+                      "augment:\n"
+                      "  - {name: damping, site: joint.joint1.torque, inputs: [joint.joint1.qd], hidden: [8]}\n");
+  const auto wrong = run_command(testing::app_path("rollout") + " --config " + cmp + "/wide.yaml -q --compare " +
+                                 truth_file() + " --weights " + out + "/weights.h5 --out " + cmp + "/wrong");
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.err;
+  testing::expect_contains(wrong.err, {"weights.h5", "/networks/damping", "expected", "got"});
+}
+
+TEST(TrainAugmentApp, SameWeightsAtAnyThreadCount) {
+  const std::string a = fresh_dir("train_t1"), b = fresh_dir("train_t2");
+  const std::string cmd = train_cmd("--seed 4 --set train.epochs=8");
+  ASSERT_EQ(run_command(cmd + " --threads 1 --out " + a).exit_code, 0);
+  ASSERT_EQ(run_command(cmd + " --threads 2 --out " + b).exit_code, 0);
+  EXPECT_EQ(weights_of(a + "/weights.h5"), weights_of(b + "/weights.h5"));
+  EXPECT_EQ(train_losses(a), train_losses(b));
+}
+
+TEST(TrainAugmentApp, ResumeAfterInterruptOrKillGivesTheUninterruptedWeights) {
+  const std::string cmd = train_cmd("--seed 6 --threads 1 --set train.epochs=40");
+  const std::string reference = fresh_dir("train_resume_reference");
+  ASSERT_EQ(run_command(cmd + " --out " + reference).exit_code, 0);
+  const std::vector<double> expected = weights_of(reference + "/weights.h5");
+  const std::vector<double> expected_losses = train_losses(reference);
+  const double seconds = read_json(reference + "/summary.json")["timings"]["train_s"].get<double>();
+  int resumed = 0;
+  for (const double fraction : {0.3, 0.7}) {
+    for (const char* signal : {"INT", "KILL"}) {
+      const std::string out = fresh_dir(std::string("train_resume_") + signal + std::to_string(fraction));
+      const std::string delay = std::to_string(0.15 + fraction * seconds);
+      const auto stopped =
+          run_command("timeout --preserve-status -s " + std::string(signal) + " " + delay + " " + cmd + " --out " + out);
+      SCOPED_TRACE(std::string(signal) + " after " + delay + " s (exit " + std::to_string(stopped.exit_code) + ")");
+      if (stopped.exit_code == 0) continue;
+      if (std::string(signal) == "INT") {
+        ASSERT_EQ(stopped.exit_code, 130) << stopped.err;
+        // Ctrl-C keeps the best weights so far.
+        EXPECT_TRUE(std::filesystem::exists(out + "/weights.h5"));
+        EXPECT_EQ(read_json(out + "/summary.json")["status"], "interrupted");
+      }
+      const bool has_checkpoint = std::filesystem::exists(out + "/checkpoint.json");
+      const auto again = run_command(cmd + (has_checkpoint ? " --resume" : " --force") + " --out " + out);
+      ASSERT_EQ(again.exit_code, 0) << again.err;
+      EXPECT_EQ(weights_of(out + "/weights.h5"), expected);
+      EXPECT_EQ(train_losses(out), expected_losses);
+      resumed += has_checkpoint;
+    }
+  }
+  EXPECT_GT(resumed, 0) << "no run was stopped after its first checkpoint";
+}
+
+TEST(TrainAugmentApp, BaselinesTrainOnTheSameData) {
+  for (const char* model : {"mlp", "lstm"}) {
+    const std::string out = fresh_dir(std::string("train_baseline_") + model);
+    const auto r = run_command(train_cmd(std::string("--set train.model=") + model +
+                                         " --set train.baseline.parameters=60 --set train.epochs=30 --out " + out));
+    ASSERT_EQ(r.exit_code, 0) << model << ": " << r.err;
+    const auto m = read_json(out + "/summary.json")["metrics"];
+    EXPECT_EQ(m["model"], model);
+    EXPECT_NEAR(m["num_parameters"].get<double>(), 60, 30) << model;
+    EXPECT_LT(m["best_validation_loss"].get<double>(), m["initial_validation_loss"].get<double>()) << model;
+    EXPECT_TRUE(std::filesystem::exists(out + (std::string(model) == "mlp" ? "/weights.h5" : "/lstm.json")));
+  }
+}
+
+TEST(TrainAugmentApp, BadInputGetsItsExitCodeAndKeepsTheBestWeights) {
+  struct Case {
+    std::string label, sets;
+    int exit_code;
+    std::vector<std::string> message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown site", "--set augment.0.site=joint.elbow.torque", 2, {"augment.0.site", "elbow"}},
+      {"unknown input", "--set augment.0.inputs=[joint.joint1.qdd]", 2, {"augment.0.inputs", "qdd"}},
+      {"unknown mode", "--set train.mode=teacher", 2, {"train.mode", "one_step"}},
+      {"infinite learning rate", "--set train.learning_rate=.inf", 2, {"train.learning_rate"}},
+      {"window longer than the samples", "--set train.train_samples=10 --set train.window_steps=20", 2,
+       {"train.train_samples"}},
+      {"baseline options on a hybrid", "--set train.baseline.hidden=[4]", 2, {"train.baseline"}},
+      {"weights of the wrong shape", "--set augment.0.hidden=[8] --set augment.0.weights=WEIGHTS", 3,
+       {"/networks/damping", "expected", "got"}},
+  };
+  // A trained weights file for the wrong-shape case.
+  const std::string trained = fresh_dir("train_bad_weights");
+  ASSERT_EQ(run_command(train_cmd("--set train.epochs=2 --out " + trained)).exit_code, 0);
+  for (Case c : cases) {
+    const std::string out = fresh_dir("train_bad");
+    std::string sets = c.sets;
+    if (const auto p = sets.find("WEIGHTS"); p != std::string::npos) sets.replace(p, 7, trained + "/weights.h5");
+    const auto r = run_command(train_cmd(sets + " --out " + out + "/run"));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.label << ": " << r.err;
+    testing::expect_contains(r.err, c.message);
+    EXPECT_FALSE(std::filesystem::exists(out + "/run")) << c.label << ": a bad input must leave --out untouched";
+  }
+
+  // Data without controls where the model replays them: exit 3 naming the
+  // dataset, unless the config says the system is passive.
+  const std::string dir = fresh_dir("train_no_tau");
+  TrajectorySet set = read_trajectories(truth_file());
+  for (Trajectory& t : set.trajectories) t.tau.resize(0, 0);
+  write_trajectories(dir + "/no_tau.h5", set);
+  const auto no_tau = run_command(train_cmd("--set data.train=" + dir + "/no_tau.h5 --out " + dir + "/a"));
+  EXPECT_EQ(no_tau.exit_code, 3) << no_tau.err;
+  testing::expect_contains(no_tau.err, {"no_tau.h5", "/tau", "train.controls: none"});
+  EXPECT_EQ(run_command(train_cmd("--set data.train=" + dir + "/no_tau.h5 --set train.controls=none "
+                                  "--set train.epochs=2 --out " + dir + "/b"))
+                .exit_code,
+            0);
+
+  // A loss that overflows: exit 4, and the best weights so far are written.
+  const std::string nan = fresh_dir("train_nan");
+  const auto diverged = run_command(train_cmd("--set augment.0.output_scale=1e300 --out " + nan));
+  EXPECT_EQ(diverged.exit_code, 4) << diverged.err;
+  EXPECT_TRUE(std::filesystem::exists(nan + "/weights.h5"));
+  EXPECT_EQ(read_json(nan + "/summary.json")["status"], "diverged");
+
+  // A checkpoint is input too: corrupt → 3; written by another config → 2.
+  const std::string ck = fresh_dir("train_checkpoint");
+  ASSERT_EQ(run_command(train_cmd("--set train.epochs=3 --out " + ck)).exit_code, 0);
+  const auto other = run_command(train_cmd("--set train.epochs=3 --set train.learning_rate=0.02 --resume --out " + ck));
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  testing::expect_contains(other.err, {"checkpoint.json", "train"});
+  std::string text = testing::read_text(ck + "/checkpoint.json");
+  text.replace(text.find("\"x\""), 3, "\"y\"");
+  testing::write_file(ck + "/checkpoint.json", text);
+  const auto corrupt = run_command(train_cmd("--set train.epochs=3 --resume --out " + ck));
+  EXPECT_EQ(corrupt.exit_code, 3) << corrupt.err;
+  testing::expect_contains(corrupt.err, {"checkpoint.json", "x"});
+}
+
+}  // namespace
+}  // namespace neuralsim
