@@ -1,0 +1,2 @@
+// placeholder: the policy-search study
+int main() { return 0; }

@@ -1,0 +1,3 @@
+// placeholder: one training epoch of experiment 1
+#include <benchmark/benchmark.h>
+BENCHMARK_MAIN();

@@ -1,0 +1,1 @@
+// placeholder: the evolution strategy (policy search baseline)
