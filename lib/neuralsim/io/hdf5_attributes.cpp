@@ -218,7 +218,16 @@ void check_global_heaps(const std::string& file) {
                             ": an object of size 0 at byte " + std::to_string(p - begin) +
                             " (expected a size that advances)");
       }
-      if (need > static_cast<unsigned long long>(stop - p)) break;
+      if (need > static_cast<unsigned long long>(stop - p)) {
+        // HDF5 records such an object as it is and later copies it from
+        // beyond the collection (fuzzer: memcpy out of the heap's buffer).
+        if (index > 0)
+          fail(file, "/", "corrupt global heap collection at byte " + std::to_string(at - begin) + ": object " +
+                              std::to_string(index) + " at byte " + std::to_string(p - begin) + " declares " +
+                              std::to_string(object_size) + " bytes, more than the " +
+                              std::to_string(stop - p) + " left in its collection");
+        break;
+      }
       p += need;
     }
   }

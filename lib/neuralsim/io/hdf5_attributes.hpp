@@ -62,7 +62,9 @@ class AddressSpaceCap {
 // collections, so every reader calls this before HDF5 reads the file: it
 // walks each global heap collection ("GCOL", HDF5 File Format Specification
 // v3, §III.E) by the same rule and refuses, as a DataError, one that would
-// not advance. One linear pass over the file (memory-mapped).
+// not advance, or one with an object that extends beyond its collection
+// (HDF5 would copy it from outside the heap's buffer). One linear pass over
+// the file (memory-mapped).
 void check_global_heaps(const std::string& file);
 
 bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object);
