@@ -24,14 +24,16 @@ seed_sets() {  # network initialization of the five drag networks for seed $1
   for i in 0 1 2 3 4; do printf -- "--set augment.%d.seed=%d " "$i" $((100 * $1 + i)); done
 }
 
-# Experiment 1: hybrid against the baselines, for 1, 3 and 10 training trajectories.
+# Experiment 1: hybrid against the baselines, for 1, 3 and 10 training
+# trajectories. Every model gets the same number of optimizer steps whatever
+# the data size (epochs scaled by 10/n: fewer windows, more epochs).
 for n in 1 3 10; do
   run "$build/train-augment" --config $cfg/swimmer_drag_hybrid.yaml --set "$data" --set train.train_trajectories=$n \
-    --out "$out/e1/hybrid_n$n" --seed 1
+    --set train.epochs=$((1000 / n)) --out "$out/e1/hybrid_n$n" --seed 1
   for model in mlp lstm; do
     for lr in 0.003 0.01; do
       run "$build/train-augment" --config $cfg/swimmer_drag_hybrid.yaml --set "$data" --set train.train_trajectories=$n \
-        --set train.model=$model --set train.baseline.parameters=815 --set train.epochs=300 \
+        --set train.model=$model --set train.baseline.parameters=815 --set train.epochs=$((3000 / n)) \
         --set train.learning_rate=$lr --out "$out/e1/${model}_n${n}_lr$lr" --seed 1
     done
   done

@@ -301,10 +301,32 @@ int compare_job(const AppOptions& opts, const Config& cfg, const RolloutRequest&
   for (const std::string& n : notes) spdlog::info("{}", n);
   validate_against_model(data, model, path);
   std::vector<long long> horizons;
-  if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons"});
+  if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque"});
   for (double h : cfg.get_or<std::vector<double>>("compare.horizons", {10, 100, 1000})) {
     if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("compare.horizons", "horizons are sample counts >= 1");
     horizons.push_back(static_cast<long long>(h));
+  }
+  // Windows in seconds (restart from the measured state every T s, predict H s).
+  std::optional<EvaluationWindows> windows;
+  if (cfg.has("compare.windows")) {
+    const Config w = cfg.at("compare.windows");
+    windows = read_evaluation_windows(w);
+    check_windows_fit(w, *windows, {&data});
+  }
+  // Inverse-dynamics torque error of the config's model: `torque: true` or
+  // `torque: {filter_window: n}` (the moving average before differencing).
+  bool torque = false;
+  int torque_filter = 1;
+  if (cfg.has("compare.torque")) {
+    if (cfg.is_map("compare.torque")) {
+      const Config t = cfg.at("compare.torque");
+      t.check_known_keys({"filter_window"});
+      torque = true;
+      torque_filter = static_cast<int>(t.get_int_in_range("filter_window", 1, 1, 10001));
+      if (torque_filter % 2 == 0) t.fail("filter_window", "must be odd (a centred moving average)");
+    } else {
+      torque = cfg.get<bool>("compare.torque");
+    }
   }
   const std::string out_name = OutputDirectory::configured_name(cfg, "output.compare_file", "compare.h5");
   const OutputDirectory out(opts.out, "rollout", reuse_of(opts));
@@ -331,7 +353,8 @@ int compare_job(const AppOptions& opts, const Config& cfg, const RolloutRequest&
     const PredictionError e = prediction_error(model, data.trajectories[k], predicted[k], horizons);
     nlohmann::json j{{"name", e.name}, {"rmse_q", e.rmse_q}, {"rmse_qd", e.rmse_qd}};
     nlohmann::json hz = nlohmann::json::object();
-    for (const auto& [h, r] : e.rmse_q_by_horizon) hz[std::to_string(h)] = r;
+    // Every configured horizon keeps its key; one longer than the trajectory is null.
+    for (const auto& [h, r] : e.rmse_q_by_horizon) hz[std::to_string(h)] = std::isfinite(r) ? nlohmann::json(r) : nlohmann::json(nullptr);
     j["rmse_q_by_horizon"] = hz;
     per.push_back(j);
     sum_q += e.rmse_q;
@@ -346,6 +369,31 @@ int compare_job(const AppOptions& opts, const Config& cfg, const RolloutRequest&
   summary.metrics()["mean_rmse_q"] = sum_q / n;
   summary.metrics()["mean_rmse_qd"] = sum_qd / n;
   summary.timings()["replay_s"] = seconds_since(t0);
+  if (windows) {
+    const auto t_windows = Clock::now();
+    const WindowedEvaluation we = evaluate_windows(model, exp.step, exp.contact, data, *windows, exp.augment);
+    summary.metrics()["windows"] = windows_json(we);
+    summary.timings()["windows_s"] = seconds_since(t_windows);
+    spdlog::info("{} windows of {:.4g} s every {:.4g} s ({} skipped): mean RMSE q = {:.6g}, median {:.6g}",
+                 we.overall.count, windows->horizon_s, windows->every_s, we.overall.skipped, we.overall.mean_rmse_q,
+                 we.overall.median_rmse_q);
+  }
+  if (torque) {
+    std::string note;
+    const std::optional<TorqueError> te = torque_error(model, data, torque_filter, &note);
+    if (te) {
+      summary.metrics()["torque"] = torque_json(*te);
+      spdlog::info("inverse-dynamics torque RMSE = {:.6g} over {} samples", te->rmse, te->samples);
+    }
+    // RNEA sees neither contact forces nor networks: say so next to the number.
+    if (te && exp.contact) note += (note.empty() ? "" : "; ") + std::string("contact forces are not in the inverse dynamics");
+    if (te && !exp.augment.empty())
+      note += (note.empty() ? "" : "; ") + std::string("the torque error is of the physical model, without the augmentations");
+    if (!note.empty()) {
+      summary.metrics()["torque_note"] = note;
+      spdlog::info("{}", note);
+    }
+  }
   spdlog::info("replayed {} trajectories: mean RMSE q = {:.6g}, qd = {:.6g}", predicted.size(), sum_q / n, sum_qd / n);
   summary.write();
   return kExitOk;

@@ -108,7 +108,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const Model<double>& model = exp.model;
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
-                        "evaluation_window"});
+                        "evaluation_window", "evaluation"});
   const ParameterSet params =
       read_parameter_set(est, "parameters", model, exp.contact ? &exp.contact->parameters : nullptr);
   const ObservationSpec observe = read_observation(section_or_empty(est, "observe"), model);
@@ -119,6 +119,12 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const int window = static_cast<int>(est.get_int_in_range(
       "evaluation_window", problem_options.formulation == Formulation::kInverseDynamics ? 50 : problem_options.window,
       1, 100000000));
+  // `evaluation: {every: T, horizon: H}` (seconds): windowed validation on
+  // every file's own clock, besides the sample-based metric above.
+  if (est.has("evaluation") && est.has("evaluation_window"))
+    est.fail("evaluation", "give either evaluation (seconds) or evaluation_window (samples), not both");
+  std::optional<EvaluationWindows> eval_windows;
+  if (est.has("evaluation")) eval_windows = read_evaluation_windows(est.at("evaluation"));
   const SolverOptions solver = read_solver_options(section_or_empty(est, "solver"));
   if (solver.solver == LocalSolver::kLbfgs && problem_options.formulation == Formulation::kMultipleShooting)
     est.fail("solver", "lbfgs cannot optimize multiple-shooting states; use levenberg_marquardt");
@@ -146,6 +152,10 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
                         std::to_string(model.nv) + "))");
   if (est.has("ground_truth"))
     for (const auto& [name, value] : est.at("ground_truth").items()) value.get<double>("");
+  if (eval_windows) {
+    if (targets) est.fail("evaluation", "reach targets are predicted from the start state: windows do not apply");
+    check_windows_fit(est.at("evaluation"), *eval_windows, {&data.train, &data.validation});
+  }
 
   // Everything the result depends on, for the checkpoint. Rounds and the
   // time budget only say when to stop: the rounds already done are the same
@@ -286,6 +296,40 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     for (auto t : val.predictions.trajectories) {
       t.name = "validation_" + t.name;
       fitted_set.trajectories.push_back(std::move(t));
+    }
+  }
+  // Windowed errors in seconds and the inverse-dynamics torque error (the
+  // residual of residual type inverse_dynamics, with its filter window) of
+  // the fitted and of the initial parameters.
+  if (eval_windows) {
+    summary.metrics()["train_windows"] = windows_json(evaluate_windows(ctx, best.x, data.train, *eval_windows));
+    if (!data.validation.trajectories.empty())
+      summary.metrics()["validation_windows"] =
+          windows_json(evaluate_windows(ctx, best.x, data.validation, *eval_windows));
+  }
+  if (!targets) {
+    std::vector<std::string> torque_notes;
+    auto torque_report = [&](const TrajectorySet& set, const std::string& split) {
+      std::string note;
+      const std::optional<TorqueError> fitted = torque_error(ctx, best.x, set, problem_options.filter_window, &note);
+      if (!note.empty()) torque_notes.push_back(split + ": " + note);
+      if (!fitted) return;
+      json j = torque_json(*fitted);
+      const std::optional<TorqueError> initial =
+          torque_error(ctx, params.initial_variables(), set, problem_options.filter_window);
+      if (initial) j["initial"] = torque_json(*initial);
+      j["filter_window"] = problem_options.filter_window;
+      summary.metrics()[split + "_torque"] = j;
+    };
+    torque_report(data.train, "train");
+    if (!data.validation.trajectories.empty()) torque_report(data.validation, "validation");
+    if (exp.contact && (summary.metrics().contains("train_torque") || summary.metrics().contains("validation_torque")))
+      torque_notes.push_back("contact forces are not in the inverse dynamics");
+    if (!torque_notes.empty()) {
+      std::string all;
+      for (const std::string& n : torque_notes) all += (all.empty() ? "" : "; ") + n;
+      summary.metrics()["torque_note"] = all;
+      spdlog::info("{}", all);
     }
   }
   // A fit whose residuals dwarf the data's own spread explains nothing: the

@@ -317,6 +317,12 @@ int run_train_augment(const AppOptions& opts, const TrainRequest& request) {
     // Weight decay acts on network weights, never on physical parameters.
     options.decay_mask = Eigen::VectorXd::Ones(m.model->num_parameters());
     options.decay_mask.head(m.hybrid->num_physical()).setZero();
+    options.lower = m.hybrid->lower_bounds();
+    options.upper = m.hybrid->upper_bounds();
+    if (options.optimizer == TrainerOptions::Optimizer::kLbfgs &&
+        (options.lower.array().isFinite().any() || options.upper.array().isFinite().any()))
+      cfg.at("train").fail("optimizer", "lbfgs cannot keep the bounded train.physical parameters within their "
+                                        "bounds; use adam (projected onto the bounds) or transform: log without bounds");
   }
   if (!exp.augment.empty() && !m.hybrid)
     spdlog::info("augment: is not used by the {} baseline", trained_model_name(tc.model));

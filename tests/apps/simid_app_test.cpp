@@ -158,5 +158,67 @@ TEST(SimidApp, EmptyDatasetIsADataError) {
   EXPECT_FALSE(std::filesystem::exists(out + "/params.json"));
 }
 
+// Windowed validation in seconds and the inverse-dynamics torque error of the
+// fitted and of the initial parameters. With data.max_samples=101 every
+// trajectory lasts 1 s at 100 Hz: windows every 0.2 s with a 0.3 s horizon
+// start at 0, 0.2, 0.4, 0.6 (4 per trajectory) and skip 0.8 and 1.0.
+TEST(SimidApp, ReportsWindowedValidationAndTorqueError) {
+  const std::string out = fresh_dir("simid_windows");
+  const auto r = run_command(simid() + kLengthsConfig + kFast +
+                             " --set estimate.evaluation.every=0.2 --set estimate.evaluation.horizon=0.3"
+                             " --set estimate.parameters.0.initial=2.0 --set estimate.parameters.1.initial=5.0"
+                             " --seed 3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json(out + "/summary.json")["metrics"];
+  const size_t n_train = m["train_per_trajectory"].size(), n_val = m["validation_per_trajectory"].size();
+  ASSERT_GT(n_val, 0u);
+  for (const char* split : {"train_windows", "validation_windows"}) {
+    const auto& w = m[split];
+    const size_t n = std::string(split) == "train_windows" ? n_train : n_val;
+    ASSERT_TRUE(w.is_object()) << split;
+    EXPECT_EQ(w["count"].get<size_t>(), 4 * n) << split;
+    EXPECT_EQ(w["skipped"].get<size_t>(), 2 * n) << split;
+    ASSERT_EQ(w["per_window"].size(), 4 * n) << split;
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_NEAR(w["per_window"][k]["t0"].get<double>(), 0.2 * k, 1e-9);
+      EXPECT_NEAR(w["per_window"][k]["t1"].get<double>(), 0.2 * k + 0.3, 1e-9);
+    }
+    // The lengths are recovered to 1e-6: the windows replay the data.
+    EXPECT_LT(w["mean_rmse_q"].get<double>(), 1e-4) << split;
+    // Non-negative values: at least half are ≥ the median, so mean ≥ median / 2.
+    EXPECT_LE(w["median_rmse_q"].get<double>(), 2 * w["mean_rmse_q"].get<double>() + 1e-15) << split;
+  }
+  for (const char* split : {"train_torque", "validation_torque"}) {
+    const auto& t = m[split];
+    ASSERT_TRUE(t.is_object()) << split;
+    EXPECT_TRUE(t["rmse_per_joint"]["joint1"].is_number()) << t.dump();
+    EXPECT_TRUE(t["rmse_per_joint"]["joint2"].is_number()) << t.dump();
+    // Lengths 2 and 5 instead of 3 and 4 explain the recorded (zero) torques worse.
+    EXPECT_GT(t["initial"]["rmse"].get<double>(), 2 * t["rmse"].get<double>()) << t.dump();
+  }
+}
+
+TEST(SimidApp, EvaluationWindowsAreCheckedBeforeAnyOutput) {
+  struct Case {
+    const char* sets;
+    const char* message;
+  };
+  for (const Case& c : {Case{" --set estimate.evaluation.every=0.2 --set estimate.evaluation.horizon=0.3"
+                             " --set estimate.evaluation_window=10",
+                             "estimate.evaluation"},
+                        Case{" --set estimate.evaluation.every=0.2 --set estimate.evaluation.horizon=1.5",
+                             "estimate.evaluation.horizon"},
+                        Case{" --set estimate.evaluation.every=-0.2 --set estimate.evaluation.horizon=0.3",
+                             "estimate.evaluation.every"},
+                        Case{" --set estimate.evaluation.every=0.2 --set estimate.evaluation.horizon=.inf",
+                             "estimate.evaluation.horizon"}}) {
+    const std::string out = fresh_dir("simid_bad_windows");
+    const auto r = run_command(simid() + kLengthsConfig + kFast + c.sets + " --out " + out + "/run");
+    EXPECT_EQ(r.exit_code, 2) << c.sets << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out + "/run/params.json"));
+  }
+}
+
 }  // namespace
 }  // namespace neuralsim

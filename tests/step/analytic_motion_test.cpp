@@ -18,7 +18,6 @@
 namespace neuralsim {
 namespace {
 
-const double kPi = std::acos(-1.0);
 
 using testing::sci;
 
@@ -53,7 +52,7 @@ TEST(AnalyticMotion, SmallAnglePendulumPeriod) {
   const double g = 9.81;
   for (const double l : {1.0, 2.0}) {
     model.set_link_length(0, l);
-    const double T0 = 2 * kPi * std::sqrt(l / g);
+    const double T0 = 2 * EIGEN_PI * std::sqrt(l / g);
     const double T = measure_period(model, 0.01, 5.2 * T0);  // 5 full periods
     const double rel = std::abs(T - T0) / T0;
     RecordProperty(l == 1.0 ? "period_rel_error_l1" : "period_rel_error_l2", sci(rel));

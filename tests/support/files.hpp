@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,6 +28,16 @@ inline void expect_contains(const std::string& message, const std::vector<std::s
 
 // Whether the plot/interop interpreter can import h5py (tests that read our
 // files with plain h5py are skipped without it).
+// The message of the exception f throws ("" when it throws none).
+inline std::string thrown_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 inline bool h5py_available() {
   const std::string cmd = "'" + python_interpreter() + "' -c 'import h5py' >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;

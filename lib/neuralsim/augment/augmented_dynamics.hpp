@@ -425,7 +425,7 @@ void AugmentedDynamics<S>::apply_step_site(Slot& s, Data<S>& data) {
         if (q == SiteQuantity::kJointDamping)
           data.tau[i] -= delta * qdv[i];
         else if (q == SiteQuantity::kJointFriction)
-          data.tau[i] -= delta * tanh(qdv[i] / d.friction_velocity);
+          data.tau[i] -= delta * coulomb_friction_shape(d, qdv[i]);  // the joint's law (passive_forces.hpp)
         else if (q == SiteQuantity::kJointSpringStiffness)
           data.tau[i] -= delta * (qv[j.idx_q] - d.spring_rest);
         else

@@ -10,7 +10,7 @@
 //   joint.<joint>.torque            passive torque of the joint (its nv coordinates);
 //                                   analytical value: data.tau_passive
 //   joint.<joint>.damping           a joint's passive parameter made state-dependent:
-//   joint.<joint>.friction          d in -d·q̇, Fc in -Fc·tanh(q̇/v_s), k in -k·(q-q_rest)
+//   joint.<joint>.friction          d in -d·q̇, Fc in -Fc·φ_law(q̇) (tanh(q̇/v_s) by default), k in -k·(q-q_rest)
 //   joint.<joint>.spring.stiffness  (1-coordinate joints), c in -c (torque_offset);
 //   joint.<joint>.torque_offset     one output, the parameter's value θ(inputs); the
 //                                   torque changes by -(θ - θ_model)·φ(q, q̇)

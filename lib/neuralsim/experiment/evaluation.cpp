@@ -1,9 +1,14 @@
 #include "neuralsim/experiment/evaluation.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
+#include <sstream>
 
 #include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/replay.hpp"
 
@@ -27,10 +32,13 @@ PredictionError prediction_error(const Model<double>& model, const Trajectory& r
   e.rmse_q = std::sqrt(sum_q / (T * model.nv));
   e.rmse_qd = std::sqrt(sum_qd / (T * model.nv));
   for (long long h : horizons) {
-    const long long n = std::min<long long>(h, T);
+    if (h > T) {  // missing, under its own key: a renamed horizon would be compared with the wrong one
+      e.rmse_q_by_horizon.emplace_back(h, std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
     double s = 0;
-    for (long long k = 0; k < n; ++k) s += sq_q[k];
-    e.rmse_q_by_horizon.emplace_back(n, std::sqrt(s / (n * model.nv)));
+    for (long long k = 0; k < h; ++k) s += sq_q[k];
+    e.rmse_q_by_horizon.emplace_back(h, std::sqrt(s / (h * model.nv)));
   }
   return e;
 }
@@ -47,15 +55,326 @@ double link_position_rmse(const std::vector<std::string>& links, const Trajector
   return n > 0 ? std::sqrt(s / n) : 0.0;
 }
 
+namespace {
+
+// A stepper for `model` with the experiment's contact and augmentations
+// installed (its hooks keep them alive). Not movable: hooks point into it.
+struct ReplayStepper {
+  ReplayStepper(const Model<double>& model, const StepOptions& options, const std::optional<ContactSettings>& contact,
+                const std::vector<AugmentBlueprint>& augment)
+      : stepper(model, options) {
+    if (contact) contact_system = install_contact(*contact, model, stepper);
+    if (!augment.empty()) networks = install_augmentation<double>(augment, model, stepper, contact_system.get());
+  }
+  ReplayStepper(const ReplayStepper&) = delete;
+  ReplayStepper& operator=(const ReplayStepper&) = delete;
+  Stepper<double> stepper;
+  std::shared_ptr<ContactSystem<double>> contact_system;
+  std::shared_ptr<AugmentedDynamics<double>> networks;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void check_spec(const EvaluationWindows& spec) {
+  if (!(std::isfinite(spec.every_s) && spec.every_s > 0))
+    throw InvalidArgument("evaluation windows: 'every' must be finite and > 0 seconds");
+  if (!(std::isfinite(spec.horizon_s) && spec.horizon_s > 0))
+    throw InvalidArgument("evaluation windows: 'horizon' must be finite and > 0 seconds");
+}
+
+WindowedEvaluation evaluate_windows_with(Stepper<double>& stepper, const TrajectorySet& data,
+                                         const EvaluationWindows& spec) {
+  WindowedEvaluation out;
+  out.spec = spec;
+  long long skipped = 0;
+  for (const Trajectory& tr : data.trajectories) {
+    const WindowSelection sel = select_windows(tr.time, spec);
+    std::vector<WindowError> errors = window_errors(stepper, tr, sel);
+    out.per_trajectory.emplace_back(tr.name, window_statistics(errors, sel.skipped));
+    skipped += sel.skipped;
+    for (WindowError& e : errors) out.per_window.push_back(std::move(e));
+  }
+  out.overall = window_statistics(out.per_window, skipped);
+  return out;
+}
+
+}  // namespace
+
 Trajectory replay_recording(const Model<double>& model, const StepOptions& options,
                             const std::optional<ContactSettings>& contact, const Trajectory& recorded,
                             const std::vector<AugmentBlueprint>& augment) {
-  Stepper<double> stepper(model, options);
-  std::shared_ptr<ContactSystem<double>> contact_system;
-  if (contact) contact_system = install_contact(*contact, model, stepper);
-  std::shared_ptr<AugmentedDynamics<double>> networks;
-  if (!augment.empty()) networks = install_augmentation<double>(augment, model, stepper, contact_system.get());
-  return predict_recording(stepper, recorded, recorded.size());
+  ReplayStepper r(model, options, contact, augment);
+  return predict_recording(r.stepper, recorded, recorded.size());
+}
+
+WindowSelection select_windows(const Eigen::VectorXd& time, const EvaluationWindows& spec) {
+  check_spec(spec);
+  WindowSelection sel;
+  const Eigen::Index T = time.size();
+  if (T == 0) return sel;
+  const double duration = time[T - 1] - time[0];
+  if (duration / spec.every_s > 1e8)
+    throw InvalidArgument("evaluation windows: 'every' = " + std::to_string(spec.every_s) + " s gives more than 10^8 "
+                          "windows on a recording of " + std::to_string(duration) + " s");
+  const double tol = 1e-9 * (spec.every_s + spec.horizon_s);
+  const double* t = time.data();
+  for (long long k = 0;; ++k) {
+    const double t0 = time[0] + static_cast<double>(k) * spec.every_s;  // k·T, not a running sum: no drift
+    if (t0 > time[T - 1] + tol) break;
+    const Eigen::Index start = std::lower_bound(t, t + T, t0 - tol) - t;
+    if (start >= T) break;
+    if (!sel.windows.empty() && sel.windows.back().start == start) {  // a gap longer than T: counted once
+      ++sel.skipped;
+      continue;
+    }
+    const double t_end = time[start] + spec.horizon_s;
+    if (t_end > time[T - 1] + tol) {
+      ++sel.skipped;
+      continue;
+    }
+    const Eigen::Index end = (std::upper_bound(t, t + T, t_end + tol) - t) - 1;
+    if (end <= start) {
+      ++sel.skipped;
+      continue;
+    }
+    sel.windows.push_back({start, end});
+  }
+  return sel;
+}
+
+std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajectory& recorded,
+                                       const WindowSelection& selection) {
+  const Model<double>& model = stepper.model();
+  std::vector<WindowError> out;
+  out.reserve(selection.windows.size());
+  Eigen::VectorXd q, qd, dq(model.nv), qk(model.nq);
+  for (const SampleWindow& w : selection.windows) {
+    WindowError e;
+    e.trajectory = recorded.name;
+    e.samples = w;
+    e.t0 = recorded.time[w.start];
+    e.t1 = recorded.time[w.end];
+    q = recorded.q.row(w.start).transpose();
+    qd = recorded.qd.row(w.start).transpose();
+    normalize_configuration(model, q);
+    double sum_q = 0, sum_qd = 0;
+    bool finite = false;
+    try {
+      finite = replay_window(stepper, recorded, static_cast<int>(w.start), static_cast<int>(w.end - w.start), q, qd,
+                             [&](int k, const Eigen::VectorXd& qp, const Eigen::VectorXd& qdp) {
+                               qk = recorded.q.row(k).transpose();
+                               difference_configuration(model, qk, qp, dq);
+                               sum_q += dq.squaredNorm();
+                               sum_qd += (qdp - recorded.qd.row(k).transpose()).squaredNorm();
+                             });
+    } catch (const NumericalError&) {
+      finite = false;
+    }
+    const double n = static_cast<double>(w.end - w.start) * std::max(1, model.nv);
+    if (finite) {
+      e.rmse_q = std::sqrt(sum_q / n);
+      e.rmse_qd = std::sqrt(sum_qd / n);
+    } else {
+      e.diverged = true;
+      e.rmse_q = e.rmse_qd = std::numeric_limits<double>::infinity();
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+WindowStatistics window_statistics(const std::vector<WindowError>& windows, long long skipped) {
+  WindowStatistics s;
+  s.count = static_cast<long long>(windows.size());
+  s.skipped = skipped;
+  std::vector<double> q, qd;
+  for (const WindowError& w : windows) {
+    q.push_back(w.rmse_q);
+    qd.push_back(w.rmse_qd);
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto mean = [&](const std::vector<double>& v) {
+    if (v.empty()) return nan;
+    double m = 0;
+    for (double x : v) m += x;
+    return m / static_cast<double>(v.size());
+  };
+  s.mean_rmse_q = mean(q);
+  s.mean_rmse_qd = mean(qd);
+  s.median_rmse_q = median(q);
+  s.median_rmse_qd = median(qd);
+  return s;
+}
+
+WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOptions& options,
+                                    const std::optional<ContactSettings>& contact, const TrajectorySet& data,
+                                    const EvaluationWindows& spec, const std::vector<AugmentBlueprint>& augment) {
+  check_spec(spec);
+  ReplayStepper r(model, options, contact, augment);
+  return evaluate_windows_with(r.stepper, data, spec);
+}
+
+WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vector<double>& x,
+                                    const TrajectorySet& data, const EvaluationWindows& spec) {
+  check_spec(spec);
+  // As windowed_prediction (estimate/residuals.cpp) applies θ.
+  Model<double> model = *ctx.model;
+  ctx.parameters->apply(x.data(), model);
+  Stepper<double> stepper(model, ctx.step);
+  if (ctx.contact) {
+    const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
+    ctx.parameters->apply_contact(x.data(), contact->parameters());
+  }
+  return evaluate_windows_with(stepper, data, spec);
+}
+
+std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
+                                        const TrajectorySet& data, int filter_window, std::string* note) {
+  const Model<double>& model = *ctx.model;
+  const int nv = model.nv;
+  if (x.size() != static_cast<size_t>(ctx.parameters->size()))
+    throw InvalidArgument("torque_error: " + std::to_string(x.size()) + " values for " +
+                          std::to_string(ctx.parameters->size()) + " parameters");
+  TorqueError out;
+  out.names = model.velocity_names();
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(nv), r(nv);
+  const double dummy = 0;  // Ceres wants a pointer even for an empty parameter block
+  const double* blocks[1] = {x.empty() ? &dummy : x.data()};
+  for (const Trajectory& tr : data.trajectories) {
+    if (!tr.has_tau()) {
+      out.without_tau.push_back(tr.name);
+      continue;
+    }
+    // The residual's own samples and cost function: the metric is that residual.
+    const auto samples = std::make_shared<const InverseDynamicsSamples>(prepare_inverse_dynamics(tr, filter_window, 1));
+    if (samples->q.rows() == 0) {
+      out.too_short.push_back(tr.name);
+      continue;
+    }
+    for (int row = 0; row < samples->q.rows(); ++row) {
+      const std::unique_ptr<ceres::CostFunction> cost(make_inverse_dynamics_cost(ctx, samples, row, 1.0));
+      if (!cost->Evaluate(blocks, r.data(), nullptr))
+        throw NumericalError("torque_error: the inverse-dynamics residual failed on '" + tr.name + "' (sample " +
+                             std::to_string(row) + " of the filtered samples)");
+      sum += r.cwiseAbs2();
+      ++out.samples;
+    }
+  }
+  if (out.samples == 0) {
+    if (note) {
+      *note = "torque error not computed: ";
+      if (data.trajectories.empty()) *note += "no trajectories";
+      else if (out.too_short.empty()) *note += "no trajectory has recorded tau";
+      else *note += "no trajectory with recorded tau has enough samples (filter window " + std::to_string(filter_window) + ")";
+    }
+    return std::nullopt;
+  }
+  out.rmse_per_dof = (sum / static_cast<double>(out.samples)).cwiseSqrt();
+  out.rmse = std::sqrt(sum.sum() / (static_cast<double>(out.samples) * std::max(1, nv)));
+  if (note) {
+    note->clear();
+    if (!out.without_tau.empty())
+      *note = "torque error over " + std::to_string(data.trajectories.size() - out.without_tau.size()) + " of " +
+              std::to_string(data.trajectories.size()) + " trajectories: the others have no recorded tau";
+  }
+  return out;
+}
+
+std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data, int filter_window,
+                                        std::string* note) {
+  const ParameterSet none;
+  ResidualContext ctx;
+  ctx.model = &model;
+  ctx.parameters = &none;
+  return torque_error(ctx, {}, data, filter_window, note);
+}
+
+namespace {
+std::string seconds(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+EvaluationWindows read_evaluation_windows(const Config& section) {
+  section.check_known_keys({"every", "horizon"});
+  EvaluationWindows spec;
+  for (const char* key : {"every", "horizon"}) {
+    const double v = section.get<double>(key);  // required and finite (get refuses .inf and .nan)
+    if (!(v > 0)) section.fail(key, "must be > 0 seconds, got " + seconds(v));
+    if (v > kMaxEvaluationSeconds) section.fail(key, "must be at most 10^6 seconds, got " + seconds(v));
+    (std::string(key) == "every" ? spec.every_s : spec.horizon_s) = v;
+  }
+  return spec;
+}
+
+void check_windows_fit(const Config& section, const EvaluationWindows& spec,
+                       const std::vector<const TrajectorySet*>& sets) {
+  double longest = 0;
+  for (const TrajectorySet* set : sets)
+    for (const Trajectory& tr : set->trajectories) {
+      if (tr.size() > 0) longest = std::max(longest, tr.time[tr.size() - 1] - tr.time[0]);
+      if (!select_windows(tr.time, spec).windows.empty()) return;
+    }
+  section.fail("horizon", "no window of " + seconds(spec.horizon_s) +
+                              " s fits in the data: the longest trajectory lasts " + seconds(longest) +
+                              " s (a window needs at least 2 samples)");
+}
+
+namespace {
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+void put_statistics(nlohmann::json& j, const WindowStatistics& s) {
+  j["count"] = s.count;
+  j["skipped"] = s.skipped;
+  j["mean_rmse_q"] = finite_or_null(s.mean_rmse_q);
+  j["median_rmse_q"] = finite_or_null(s.median_rmse_q);
+  j["mean_rmse_qd"] = finite_or_null(s.mean_rmse_qd);
+  j["median_rmse_qd"] = finite_or_null(s.median_rmse_qd);
+}
+}  // namespace
+
+nlohmann::json windows_json(const WindowedEvaluation& e) {
+  nlohmann::json j;
+  j["every_s"] = e.spec.every_s;
+  j["horizon_s"] = e.spec.horizon_s;
+  put_statistics(j, e.overall);
+  long long diverged = 0;
+  nlohmann::json per_trajectory = nlohmann::json::array();
+  for (const auto& [name, s] : e.per_trajectory) {
+    nlohmann::json t{{"trajectory", name}};
+    put_statistics(t, s);
+    per_trajectory.push_back(t);
+  }
+  nlohmann::json per_window = nlohmann::json::array();
+  for (const WindowError& w : e.per_window) {
+    nlohmann::json pw{{"trajectory", w.trajectory}, {"t0", w.t0}, {"t1", w.t1},
+                      {"rmse_q", finite_or_null(w.rmse_q)}, {"rmse_qd", finite_or_null(w.rmse_qd)}};
+    if (w.diverged) {
+      pw["diverged"] = true;
+      ++diverged;
+    }
+    per_window.push_back(pw);
+  }
+  j["diverged"] = diverged;
+  j["per_trajectory"] = per_trajectory;
+  j["per_window"] = per_window;
+  return j;
+}
+
+nlohmann::json torque_json(const TorqueError& e) {
+  nlohmann::json per = nlohmann::json::object();
+  for (size_t i = 0; i < e.names.size(); ++i) per[e.names[i]] = finite_or_null(e.rmse_per_dof[static_cast<Eigen::Index>(i)]);
+  nlohmann::json j{{"rmse_per_joint", per}, {"rmse", finite_or_null(e.rmse)}, {"samples", e.samples}};
+  if (!e.without_tau.empty()) j["trajectories_without_tau"] = e.without_tau;
+  if (!e.too_short.empty()) j["trajectories_too_short"] = e.too_short;
+  return j;
 }
 
 }  // namespace neuralsim

@@ -1,6 +1,7 @@
 // Prediction errors of a model on recorded trajectories: RMSE per
-// trajectory, per horizon (the first N samples) and of observed link
-// positions. The predictions themselves come from the one replay routine
+// trajectory, per horizon (the first N samples), per window in seconds
+// (restarted from the measured state), of observed link positions, and the
+// inverse-dynamics torque error. The predictions themselves come from the one replay routine
 // (step/replay.hpp).
 #pragma once
 
@@ -11,6 +12,8 @@
 #include "neuralsim/augment/blueprint.hpp"
 #include "neuralsim/contact/contact_settings.hpp"
 #include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/estimate/residuals.hpp"
+#include "neuralsim/io/config.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {
@@ -20,7 +23,9 @@ struct PredictionError {
   // sqrt(Σ_k |q_k ⊖ q̂_k|² / (T·nv)) over all T samples (tangent space for
   // quaternions), and likewise for q̇.
   double rmse_q = 0, rmse_qd = 0;
-  // (N, RMSE of q over the first min(N, T) samples) for each horizon N.
+  // (N, RMSE of q over the first N samples) for each horizon N, in the order
+  // given. A horizon longer than the trajectory keeps its key N with a NaN
+  // value (missing: reported as null), never a shorter, renamed horizon.
   std::vector<std::pair<long long, double>> rmse_q_by_horizon;
 };
 
@@ -38,5 +43,131 @@ double link_position_rmse(const std::vector<std::string>& links, const Trajector
 Trajectory replay_recording(const Model<double>& model, const StepOptions& options,
                             const std::optional<ContactSettings>& contact, const Trajectory& recorded,
                             const std::vector<AugmentBlueprint>& augment = {});
+
+// ---------------------------------------------------------------------------
+// Windowed evaluation in seconds (issue #13): restart from the measured state
+// every `every_s` seconds of the recording's clock and predict `horizon_s`
+// seconds with the recorded controls. Seconds, not samples, so that files
+// sampled at different or non-uniform rates are compared over the same
+// physical horizon.
+
+struct EvaluationWindows {
+  double every_s = 0;    // T: a window starts at time[0] + k·T, k = 0, 1, ...
+  double horizon_s = 0;  // H: each window predicts H seconds
+};
+
+// Samples [start, end] of one trajectory (end > start): the prediction
+// starts from the measured state at `start` and is compared at start+1..end.
+struct SampleWindow {
+  Eigen::Index start = 0, end = 0;
+};
+
+struct WindowSelection {
+  std::vector<SampleWindow> windows;
+  // Nominal starts t0 = time[0] + k·T ≤ time[last] whose window does not fit:
+  // t(start) + H lies beyond the last sample, or fewer than 2 samples fall in
+  // [t(start), t(start) + H] (a gap in the recording), or its start sample
+  // is the previous window's (a gap longer than T: one window, not two).
+  long long skipped = 0;
+};
+
+// Window k starts at the first sample with time ≥ time[0] + k·T and ends at
+// the last sample with time ≤ time[start] + H. Comparisons allow a relative
+// tolerance of 1e-9·(T + H) so that time stamps written as multiples of the
+// sampling period (0.3 vs 0.1 + 0.2) select the intended sample. Throws
+// InvalidArgument unless T and H are finite and > 0.
+WindowSelection select_windows(const Eigen::VectorXd& time, const EvaluationWindows& spec);
+
+struct WindowError {
+  std::string trajectory;
+  SampleWindow samples;
+  double t0 = 0, t1 = 0;  // time[start], time[end]
+  // sqrt(Σ_{k=start+1..end} |q_k ⊖ q̂_k|² / (n·nv)), n = end - start (the
+  // start sample is the measured state and is not counted), and likewise
+  // for q̇. +inf when the prediction diverged.
+  double rmse_q = 0, rmse_qd = 0;
+  bool diverged = false;
+};
+
+// Mean and median over a set of windows (over every window of every
+// trajectory, or over one trajectory's windows).
+struct WindowStatistics {
+  long long count = 0, skipped = 0;
+  double mean_rmse_q = 0, median_rmse_q = 0, mean_rmse_qd = 0, median_rmse_qd = 0;
+};
+WindowStatistics window_statistics(const std::vector<WindowError>& windows, long long skipped);
+
+struct WindowedEvaluation {
+  EvaluationWindows spec;
+  WindowStatistics overall;
+  std::vector<std::pair<std::string, WindowStatistics>> per_trajectory;
+  std::vector<WindowError> per_window;  // trajectory order, then time order
+};
+
+// Errors of each selected window of `recorded`, replayed with the one
+// replay routine (step/replay.hpp: replay_window) on `stepper`.
+std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajectory& recorded,
+                                       const WindowSelection& selection);
+
+// Every trajectory of `data` with `model`, its options, optional contact
+// and augmentations (as replay_recording builds them).
+WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOptions& options,
+                                    const std::optional<ContactSettings>& contact, const TrajectorySet& data,
+                                    const EvaluationWindows& spec, const std::vector<AugmentBlueprint>& augment = {});
+
+// Every trajectory of `data` with the parameters x of `ctx` applied exactly
+// as the residuals apply them (model and contact parameters; every window
+// starts from the measured state, so initial.qd.* estimates are not used).
+WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vector<double>& x,
+                                    const TrajectorySet& data, const EvaluationWindows& spec);
+
+// ---------------------------------------------------------------------------
+// Inverse-dynamics torque error: the residual of simid's inverse-dynamics
+// formulation (estimate/residuals.hpp), evaluated rather than minimized, so
+// the metric and the residual are one computation:
+//   e_k = RNEA(q_k, q̇_k, q̈_k; θ) − τ_passive(q_k, q̇_k; θ) − gear ⊙ τ_measured,k
+// with q, q̇ smoothed and q̈ estimated from recorded q̇ by prepare_inverse_dynamics
+// (central differences on the recording's non-uniform time). In joint units
+// (N·m or N at the joint, after the gear ratio).
+struct TorqueError {
+  std::vector<std::string> names;  // velocity coordinates (Model::velocity_names)
+  Eigen::VectorXd rmse_per_dof;    // sqrt(mean_k e_k,i²) over every sample of every trajectory used
+  double rmse = 0;                 // sqrt(mean over samples and coordinates)
+  long long samples = 0;
+  std::vector<std::string> without_tau;  // trajectories skipped: no recorded τ
+  std::vector<std::string> too_short;    // trajectories skipped: too few samples
+};
+
+// nullopt (with the reason in *note when given) when no trajectory of
+// `data` has both recorded τ and enough samples.
+std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
+                                        const TrajectorySet& data, int filter_window = 1,
+                                        std::string* note = nullptr);
+// The model as given (no estimated parameters).
+std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
+                                        int filter_window = 1, std::string* note = nullptr);
+
+// ---------------------------------------------------------------------------
+// Config and report (shared by rollout --compare and simid).
+
+// Longest accepted window period or horizon, in seconds.
+constexpr double kMaxEvaluationSeconds = 1e6;
+
+// `{every: T, horizon: H}` (seconds): both required, finite, > 0 and at
+// most kMaxEvaluationSeconds; errors name the key.
+EvaluationWindows read_evaluation_windows(const Config& section);
+
+// Fails on `section`'s 'horizon' key (a ConfigError: exit 2) when no window
+// of `spec` fits in any trajectory of `sets`: a horizon longer than the data.
+void check_windows_fit(const Config& section, const EvaluationWindows& spec,
+                       const std::vector<const TrajectorySet*>& sets);
+
+// `{every_s, horizon_s, count, skipped, mean_rmse_q, median_rmse_q,
+// mean_rmse_qd, median_rmse_qd, per_trajectory: [...], per_window:
+// [{trajectory, t0, t1, rmse_q, rmse_qd}]}`; non-finite values are null.
+nlohmann::json windows_json(const WindowedEvaluation& e);
+
+// `{rmse_per_joint: {name: value}, rmse, samples}`.
+nlohmann::json torque_json(const TorqueError& e);
 
 }  // namespace neuralsim

@@ -212,9 +212,36 @@ void generate_swimmer(const Config& c, Model<double>& model) {
   }
 }
 
+// friction_law (tanh | atan | stribeck) and the Stribeck law's static level
+// (default: the Coulomb level, i.e. no Stribeck peak) and velocity.
+void read_friction_law(const Config& jn, Joint<double>& joint) {
+  const std::string where = "joint '" + joint.name + "': ";
+  const std::string law = jn.get_or<std::string>("friction_law", "tanh");
+  if (law == "tanh") {
+    joint.dynamics.friction_law = FrictionLaw::kTanh;
+  } else if (law == "atan") {
+    joint.dynamics.friction_law = FrictionLaw::kAtan;
+  } else if (law == "stribeck") {
+    joint.dynamics.friction_law = FrictionLaw::kStribeck;
+  } else {
+    jn.fail("friction_law", where + "unknown friction law '" + law + "' (valid: tanh, atan, stribeck)");
+  }
+  const bool stribeck = joint.dynamics.friction_law == FrictionLaw::kStribeck;
+  for (const char* key : {"friction_static", "stribeck_velocity"})
+    if (jn.has(key) && !stribeck) jn.fail(key, where + "used only with friction_law: stribeck (the law is " + law + ")");
+  if (!stribeck) return;
+  const double fs = jn.get_or<double>("friction_static", joint.dynamics.coulomb_friction);
+  if (!(fs >= 0)) jn.fail("friction_static", where + "must be >= 0, got " + std::to_string(fs));
+  const double vst = jn.get_or<double>("stribeck_velocity", 0.1);
+  if (!(vst > 0)) jn.fail("stribeck_velocity", where + "must be > 0, got " + std::to_string(vst));
+  joint.dynamics.friction_static = fs;
+  joint.dynamics.stribeck_velocity = vst;
+}
+
 void read_joint(const Config& jn, const std::string& body_name, Joint<double>& joint, bool& origin_at_parent_length) {
-  jn.check_known_keys({"name", "type", "axis", "origin", "damping", "friction", "friction_velocity", "spring",
-                       "armature", "gear_ratio", "torque_offset", "limits"});
+  jn.check_known_keys({"name", "type", "axis", "origin", "damping", "friction", "friction_velocity",
+                       "friction_law", "friction_static", "stribeck_velocity", "spring", "armature",
+                       "gear_ratio", "torque_offset", "limits"});
   joint.name = jn.get_or("name", body_name + "_joint");
   const std::string type = jn.get_or("type", "revolute");
   try {
@@ -235,7 +262,9 @@ void read_joint(const Config& jn, const std::string& body_name, Joint<double>& j
   joint.dynamics.damping = non_negative(jn, "damping", 0);
   joint.dynamics.coulomb_friction = non_negative(jn, "friction", 0);
   joint.dynamics.friction_velocity = jn.get_or<double>("friction_velocity", 0.01);
-  if (!(joint.dynamics.friction_velocity > 0)) jn.fail("friction_velocity", "must be > 0");
+  if (!(joint.dynamics.friction_velocity > 0))
+    jn.fail("friction_velocity", "joint '" + joint.name + "': must be > 0");
+  read_friction_law(jn, joint);
   joint.dynamics.armature = non_negative(jn, "armature", 0);
   joint.dynamics.gear_ratio = jn.get_or<double>("gear_ratio", 1);
   joint.dynamics.torque_offset = jn.get_or<double>("torque_offset", 0);

@@ -44,13 +44,25 @@ inline int joint_nv(JointType t) {
 const char* joint_type_name(JointType t);
 JointType joint_type_from_name(const std::string& name);  // throws ModelError
 
+// The smooth friction law of a joint (step/passive_forces.hpp has the
+// formulas). A structural choice, not a scalar: switching on it never drops
+// a derivative.
+enum class FrictionLaw {
+  kTanh,      // -Fc·tanh(q̇/v_s) (the default)
+  kAtan,      // -Fc·(2/π)·atan(q̇/v_s)
+  kStribeck,  // -[Fc + (Fs - Fc)·exp(-(q̇/v_st)²)]·tanh(q̇/v_s)
+};
+
 // Passive effects acting at a joint, in joint coordinates. All are named
 // parameters ("joint.<name>.damping", ...), so they can be identified.
 template <class S>
 struct JointDynamics {
-  S damping = S(0);           // viscous: τ = -d·q̇
-  S coulomb_friction = S(0);  // τ = -Fc·tanh(q̇ / v_s), smooth Coulomb
-  S friction_velocity = S(0.01);  // v_s: velocity scale of the tanh smoothing
+  S damping = S(0);           // viscous: τ = -d·q̇ (with any friction law)
+  S coulomb_friction = S(0);  // Fc: Coulomb level of the friction law
+  S friction_velocity = S(0.01);  // v_s: velocity scale of the smoothing
+  FrictionLaw friction_law = FrictionLaw::kTanh;
+  S friction_static = S(0);       // Fs: static (breakaway) level, Stribeck law only
+  S stribeck_velocity = S(0.1);   // v_st: Stribeck velocity, Stribeck law only
   S spring_stiffness = S(0);  // τ = -k·(q - q_rest)
   S spring_rest = S(0);
   S armature = S(0);          // rotor inertia reflected at the joint, adds to M_ii
@@ -63,6 +75,9 @@ struct JointDynamics {
     r.damping = T(damping);
     r.coulomb_friction = T(coulomb_friction);
     r.friction_velocity = T(friction_velocity);
+    r.friction_law = friction_law;
+    r.friction_static = T(friction_static);
+    r.stribeck_velocity = T(stribeck_velocity);
     r.spring_stiffness = T(spring_stiffness);
     r.spring_rest = T(spring_rest);
     r.armature = T(armature);

@@ -42,6 +42,8 @@ std::vector<Entry> all_parameters(const Model<double>& model) {
     add(j + "damping", K::kDamping, i, 0);
     add(j + "friction", K::kFriction, i, 0);
     add(j + "friction_velocity", K::kFrictionVelocity, i, 0);
+    add(j + "friction_static", K::kFrictionStatic, i, 0);
+    add(j + "stribeck_velocity", K::kStribeckVelocity, i, 0);
     add(j + "armature", K::kArmature, i, 0);
     add(j + "spring.stiffness", K::kSpringStiffness, i, 0);
     add(j + "spring.rest", K::kSpringRest, i, 0);

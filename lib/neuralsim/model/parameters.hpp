@@ -6,6 +6,7 @@
 //   link.<body>.mass | .com.{x,y,z} | .inertia.{xx,yy,zz,xy,xz,yz} (about the COM,
 //                    body axes) | .length (links declared with a length)
 //   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
+//                 .friction_static | .stribeck_velocity (act under friction_law: stribeck) |
 //                 .armature | .spring.stiffness | .spring.rest | .gear_ratio | .torque_offset
 // Resolve a name once (find_parameter) and use the ParameterRef in loops;
 // string handling never happens in the hot path.
@@ -22,7 +23,8 @@ namespace neuralsim {
 struct ParameterRef {
   enum class Kind {
     kGravity, kMass, kCom, kInertia, kLength, kOrigin, kDamping, kFriction,
-    kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio, kTorqueOffset
+    kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio, kTorqueOffset,
+    kFrictionStatic, kStribeckVelocity
   };
   Kind kind = Kind::kGravity;
   int index = -1;      // body/joint index
@@ -64,6 +66,8 @@ S get_parameter(const Model<S>& model, const ParameterRef& p) {
     case K::kSpringRest: return model.joints[p.index].dynamics.spring_rest;
     case K::kGearRatio: return model.joints[p.index].dynamics.gear_ratio;
     case K::kTorqueOffset: return model.joints[p.index].dynamics.torque_offset;
+    case K::kFrictionStatic: return model.joints[p.index].dynamics.friction_static;
+    case K::kStribeckVelocity: return model.joints[p.index].dynamics.stribeck_velocity;
   }
   return S(0);
 }
@@ -109,6 +113,8 @@ void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
     case K::kSpringRest: model.joints[p.index].dynamics.spring_rest = value; return;
     case K::kGearRatio: model.joints[p.index].dynamics.gear_ratio = value; return;
     case K::kTorqueOffset: model.joints[p.index].dynamics.torque_offset = value; return;
+    case K::kFrictionStatic: model.joints[p.index].dynamics.friction_static = value; return;
+    case K::kStribeckVelocity: model.joints[p.index].dynamics.stribeck_velocity = value; return;
   }
 }
 

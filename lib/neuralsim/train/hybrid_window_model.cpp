@@ -17,6 +17,18 @@ std::string window_label(const TrainingWindow& w) {
   return "window (trajectory " + std::to_string(w.trajectory) + ", start " + std::to_string(w.start) + ")";
 }
 
+const char* mode_label(TrainingMode mode) {
+  switch (mode) {
+    case TrainingMode::kOneStep:
+      return "one-step";
+    case TrainingMode::kUnrolledDetached:
+      return "unrolled-detached";
+    case TrainingMode::kUnrolled:
+      return "unrolled";
+  }
+  return "?";
+}
+
 void check_shape(const char* where, const TrainingWindow& w, const char* field, const Eigen::MatrixXd& m, long rows,
                  long cols) {
   if (m.rows() != rows || m.cols() != cols)
@@ -231,6 +243,32 @@ double HybridWindowModel::loss_with_state_gradient(const Eigen::VectorXd& x, con
                                                    Eigen::VectorXd* grad_x, Eigen::VectorXd* grad_q0,
                                                    Eigen::VectorXd* grad_qd0) {
   check("HybridWindowModel::loss", x, w, weights);
+  double L = 0;
+  try {
+    L = evaluate(x, w, mode, weights, grad_x, grad_q0, grad_qd0);
+  } catch (const NumericalError& e) {  // the stepper's "diverged at t = ...": say which window
+    throw NumericalError(std::string("HybridWindowModel::loss: ") + window_label(w) + ", " + mode_label(mode) +
+                         " mode: " + e.what());
+  }
+  if (problem_.step.check_finite) {
+    // The double stepper throws on a non-finite state; the taped replay does
+    // not, and a finite state can still overflow the loss: one rule for both.
+    const char* what = !std::isfinite(L)                      ? "the loss"
+                       : grad_x && !grad_x->allFinite()       ? "the gradient"
+                       : grad_q0 && !grad_q0->allFinite()     ? "the gradient w.r.t. q0"
+                       : grad_qd0 && !grad_qd0->allFinite()   ? "the gradient w.r.t. qd0"
+                                                              : nullptr;
+    if (what)
+      throw NumericalError(std::string("HybridWindowModel::loss: ") + window_label(w) + ", " + mode_label(mode) +
+                           " mode: " + what +
+                           " is not finite (loss " + std::to_string(L) + ")");
+  }
+  return L;
+}
+
+double HybridWindowModel::evaluate(const Eigen::VectorXd& x, const TrainingWindow& w, TrainingMode mode,
+                                   const WindowLossWeights& weights, Eigen::VectorXd* grad_x,
+                                   Eigen::VectorXd* grad_q0, Eigen::VectorXd* grad_qd0) {
   load_x(x);
   Workspace& ws = *ws_;
   const int K = w.steps();

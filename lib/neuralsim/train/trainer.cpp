@@ -114,6 +114,23 @@ Trainer::Trainer(const WindowModel& prototype, TrajectorySet train, TrajectorySe
   o.schedule.check();
   const int P = model_->num_parameters();
   Adam(P, o.adam).set_decay_mask(o.decay_mask);  // checks the Adam options and the mask size
+  for (const Eigen::VectorXd* b : {&o.lower, &o.upper})
+    if (b->size() != 0 && b->size() != P)
+      throw InvalidArgument("Trainer: bounds have " + std::to_string(b->size()) + " entries, the model has " +
+                            std::to_string(P) + " parameters");
+  if (o.lower.size() && o.upper.size() && (o.lower.array() > o.upper.array()).any())
+    throw InvalidArgument("Trainer: a lower bound exceeds its upper bound");
+  if (o.optimizer == TrainerOptions::Optimizer::kLbfgs &&
+      ((o.lower.size() && o.lower.array().isFinite().any()) || (o.upper.size() && o.upper.array().isFinite().any())))
+    throw InvalidArgument("Trainer: L-BFGS cannot keep parameters within bounds; use optimizer adam, or a log "
+                          "transformation instead of the bound");
+  {
+    const Eigen::VectorXd x0 = model_->initial_parameters();
+    for (Eigen::Index i = 0; i < x0.size(); ++i)
+      if ((o.lower.size() && x0[i] < o.lower[i]) || (o.upper.size() && x0[i] > o.upper[i]))
+        throw InvalidArgument("Trainer: initial parameter " + std::to_string(i) + " = " + format_number(x0[i]) +
+                              " lies outside its bounds");
+  }
 
   if (train_.trajectories.empty()) throw DataError("Trainer: the training set has no trajectory");
   const Trajectory& t0 = train_.trajectories.front();
@@ -335,6 +352,8 @@ bool Trainer::run_adam_epoch(TrainerState& s, const std::atomic<bool>* stop) {
       throw NumericalError("training epoch " + std::to_string(e) + ": the gradient of the minibatch starting at window " +
                            std::to_string(first) + " overflows (norm " + format_number(norm) + ")");
     adam.step(x, grad_, record.learning_rate);
+    if (options_.lower.size()) x = x.cwiseMax(options_.lower);
+    if (options_.upper.size()) x = x.cwiseMin(options_.upper);
     record.seconds_optimizer += seconds_since(t1);
     loss_sum += loss * static_cast<double>(last - first);
     norm_sum += norm;

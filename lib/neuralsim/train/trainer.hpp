@@ -25,8 +25,11 @@
 // its budget ends early: the epoch counter jumps to the stage's end (no
 // records for the skipped epochs; at the last stage, training is over).
 // L-BFGS minimizes the loss alone: no weight decay, no clipping, no
-// minibatches. Resuming an L-BFGS run restarts L-BFGS from state.x with an empty memory:
+// minibatches, no seed. A non-finite loss at a trial point of the line
+// search only shortens the step; at a stage's starting point it is an error.
+// Resuming an L-BFGS run restarts L-BFGS from state.x with an empty memory:
 // it continues the descent but is not bit-identical to an uninterrupted run.
+// The stop flag is also checked before each full-batch evaluation.
 //
 // Threads: windows are evaluated with tbb::parallel_for, each worker on its
 // own clone of the model (taken from a pool, so nested parallelism inside a
@@ -36,8 +39,11 @@
 // Errors: a non-finite loss or gradient of a training window throws
 // NumericalError naming the epoch and the window (trajectory, start); the
 // state passed in is untouched by the failed epoch, so its best_x is still
-// the best weights. A non-finite validation loss is recorded as is and never
-// counts as an improvement.
+// the best weights. Errors other than NumericalError thrown by the model
+// pass through unchanged. A non-finite validation loss is recorded as is
+// (+inf when the model throws NumericalError on a validation window: a
+// diverging free rollout is a poor model, not a failure) and never counts as
+// an improvement.
 #pragma once
 
 #include <Eigen/Core>
@@ -78,7 +84,12 @@ struct TrainerOptions {
   double clip_norm = 0;       // clip the minibatch gradient to this global norm (0 = off)
   AdamOptions adam;           // adam.learning_rate is not used: the schedule gives the rate
   Eigen::VectorXd decay_mask; // per parameter, 1 = weight decay applies (empty = all); see Adam::set_decay_mask
-  LearningRateSchedule schedule;
+  // Box bounds of the parameters (empty = unbounded; ±inf entries allowed):
+  // Adam's iterate is projected onto them after every step (projected
+  // gradient). L-BFGS has no bounds: a finite bound with the L-BFGS
+  // optimizer is refused (use a log transformation instead).
+  Eigen::VectorXd lower, upper;
+  LearningRateSchedule schedule;  // schedule.base is Adam's learning rate
   LbfgsOptions lbfgs;         // lbfgs.max_iterations is not used: the epochs are the budget
   std::uint64_t seed = 0;     // minibatch order
 };
