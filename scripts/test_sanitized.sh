@@ -17,7 +17,7 @@ NEURALSIM_BUILD_TYPE=RelWithDebInfo \
 # shadow memory it would break; ASan refuses single allocations above the
 # same 256 MiB budget instead (as scripts/fuzz.sh does), so a corrupt
 # variable-length string length is still an error and not an OOM kill.
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:allocator_may_return_null=1:max_allocation_size_mb=256"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:allocator_may_return_null=1:max_allocation_size_mb=256:fast_unwind_on_malloc=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan.supp"  # a third-party leak, see the file
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 1500
