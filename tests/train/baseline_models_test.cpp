@@ -33,17 +33,6 @@ using Eigen::VectorXd;
 constexpr TrainingMode kModes[3] = {TrainingMode::kOneStep, TrainingMode::kUnrolledDetached,
                                     TrainingMode::kUnrolled};
 
-const char* mode_name(TrainingMode m) {
-  switch (m) {
-    case TrainingMode::kOneStep:
-      return "one-step";
-    case TrainingMode::kUnrolledDetached:
-      return "unrolled-detached";
-    case TrainingMode::kUnrolled:
-      return "unrolled";
-  }
-  return "?";
-}
 
 double uniform(std::mt19937_64& rng, double lo, double hi) {
   return lo + (hi - lo) * nn::random::uniform01(rng);
@@ -245,7 +234,7 @@ void check_model_against_definitions(WindowModel& model, bool is_lstm, bool delt
   const std::vector<VectorXd> free_states = states(x, w, false);
   const TrainingWindow frozen = with_inputs(w, free_states);
   for (TrainingMode mode : kModes) {
-    SCOPED_TRACE(std::string(model.name()) + ", " + mode_name(mode) + ", K " + std::to_string(K));
+    SCOPED_TRACE(std::string(model.name()) + ", " + training_mode_name(mode) + ", K " + std::to_string(K));
     VectorXd g;
     const double L = model.loss(x, w, mode, wt, &g);
     EXPECT_DOUBLE_EQ(model.loss(x, w, mode, wt, nullptr), L);  // with and without gradient
@@ -260,7 +249,7 @@ void check_model_against_definitions(WindowModel& model, bool is_lstm, bool delt
     }
     const double err = norm_relative_error(g, g_fd);
     std::printf("  [%s %s K=%d] loss %.4g, |grad| %.3g, gradient vs FD %.1e\n", model.name().c_str(),
-                mode_name(mode), K, L, g.lpNorm<Eigen::Infinity>(), err);
+                training_mode_name(mode), K, L, g.lpNorm<Eigen::Infinity>(), err);
     EXPECT_LT(err, 1e-6);
   }
 }
@@ -750,7 +739,7 @@ LearningResult train_on_linear_system(WindowModel& model, const TrajectorySet& t
   r.unrolled_after = mean_loss(vw_long, TrainingMode::kUnrolled, x, nullptr);
   std::printf("  [%s trained %s on a linear system] %d params, %zu windows of 10: validation one-step loss "
               "%.3e -> %.3e (%.0fx), 30-step unrolled %.3e -> %.3e (%.0fx), %d L-BFGS iterations %.2f s\n",
-              model.name().c_str(), mode_name(mode), model.num_parameters(), tw.size(), r.one_step_before,
+              model.name().c_str(), training_mode_name(mode), model.num_parameters(), tw.size(), r.one_step_before,
               r.one_step_after, r.one_step_before / r.one_step_after, r.unrolled_before, r.unrolled_after,
               r.unrolled_before / r.unrolled_after, iterations, r.seconds);
   return r;
@@ -768,8 +757,8 @@ TEST(BaselineModels, MlpDeltaModelLearnsALinearSystem) {
     MlpStateModel model(o);
     model.fit_normalization(train);
     const LearningResult r = train_on_linear_system(model, train, valid, mode, 300);
-    EXPECT_LT(r.one_step_after, r.one_step_before / 10) << mode_name(mode);
-    EXPECT_LT(r.unrolled_after, r.unrolled_before / 10) << mode_name(mode);
+    EXPECT_LT(r.one_step_after, r.one_step_before / 10) << training_mode_name(mode);
+    EXPECT_LT(r.unrolled_after, r.unrolled_before / 10) << training_mode_name(mode);
   }
 }
 

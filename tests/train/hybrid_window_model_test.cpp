@@ -43,17 +43,6 @@ using testing::make_blueprint;
 
 constexpr TrainingMode kModes[] = {TrainingMode::kOneStep, TrainingMode::kUnrolledDetached, TrainingMode::kUnrolled};
 
-const char* mode_name(TrainingMode m) {
-  switch (m) {
-    case TrainingMode::kOneStep:
-      return "one_step";
-    case TrainingMode::kUnrolledDetached:
-      return "unrolled_detached";
-    case TrainingMode::kUnrolled:
-      return "unrolled";
-  }
-  return "?";
-}
 
 // Named model parameters at the model's values.
 ParameterSet named(const Model<double>& model, const std::vector<std::string>& names) {
@@ -232,7 +221,7 @@ void expect_gradients_match_finite_differences(const FdCase& c) {
   for (bool with_controls : {true, false}) {
     const TrainingWindow w = recorded_window(m, x_data, c.q0, c.qd0, u, with_controls, 1e-3, 5);
     for (TrainingMode mode : kModes) {
-      SCOPED_TRACE(c.label + " " + mode_name(mode) + (with_controls ? " with controls" : " without controls"));
+      SCOPED_TRACE(c.label + " " + training_mode_name(mode) + (with_controls ? " with controls" : " without controls"));
       Eigen::VectorXd g;
       const double L = m.loss(x, w, mode, wts, &g);
       ASSERT_EQ(g.size(), m.num_parameters());
@@ -250,7 +239,7 @@ void expect_gradients_match_finite_differences(const FdCase& c) {
       }
       const double err = relative_error(g, fd);
       std::printf("%s %s %s: worst relative error vs central differences %.1e (%d parameters)\n", c.label.c_str(),
-                  mode_name(mode), with_controls ? "with controls" : "without controls", err,
+                  training_mode_name(mode), with_controls ? "with controls" : "without controls", err,
                   static_cast<int>(g.size()));
       EXPECT_LT(err, 1e-6) << "gradient " << g.transpose() << "\nfd       " << fd.transpose();
       // The physical parameters are not negligible next to the weights.
@@ -284,7 +273,7 @@ TEST(HybridWindowModel, StateGradientMatchesFiniteDifferences) {
                                            Eigen::Vector2d(0.3, 0.5), u, true, 1e-3, 10);
   const WindowLossWeights wts = weights_of(p.model);
   for (TrainingMode mode : {TrainingMode::kOneStep, TrainingMode::kUnrolled}) {
-    SCOPED_TRACE(mode_name(mode));
+    SCOPED_TRACE(training_mode_name(mode));
     Eigen::VectorXd gq, gqd;
     m.loss_with_state_gradient(x, w, mode, wts, nullptr, &gq, &gqd);
     Eigen::VectorXd s0(4), g(4);
@@ -385,7 +374,7 @@ TEST(HybridWindowModel, ModesMatchTheirDefinitions) {
                                            Eigen::Vector2d(0.3, 0.5), u, true, 1e-3, 13);
   const WindowLossWeights wts = weights_of(p.model);
   for (TrainingMode mode : kModes) {
-    SCOPED_TRACE(mode_name(mode));
+    SCOPED_TRACE(training_mode_name(mode));
     const Oracle o = oracle(p, x, w, mode, wts);
     Eigen::VectorXd g, gq, gqd;
     const double L = m.loss_with_state_gradient(x, w, mode, wts, &g, &gq, &gqd);
@@ -458,7 +447,7 @@ TEST(HybridWindowModel, NoGradientFlowsThroughADetachedState) {
   w.qd_next.col(0) = qd1.col(0);
   const WindowLossWeights wts = weights_of(p.model);
   for (TrainingMode mode : {TrainingMode::kOneStep, TrainingMode::kUnrolledDetached}) {
-    SCOPED_TRACE(mode_name(mode));
+    SCOPED_TRACE(training_mode_name(mode));
     Eigen::VectorXd g, gq, gqd;
     const double L = m.loss_with_state_gradient(x, w, mode, wts, &g, &gq, &gqd);
     EXPECT_GT(L, 0.0);

@@ -13,15 +13,6 @@ const char* trained_model_name(TrainedModel m) {
   return "?";
 }
 
-const char* training_mode_name(TrainingMode m) {
-  switch (m) {
-    case TrainingMode::kOneStep: return "one_step";
-    case TrainingMode::kUnrolledDetached: return "unrolled_detached";
-    case TrainingMode::kUnrolled: return "unrolled";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr long long kMaxEpochs = 10000000;

@@ -44,7 +44,6 @@ namespace neuralsim {
 
 enum class TrainedModel { kHybrid, kMlp, kLstm };
 const char* trained_model_name(TrainedModel m);  // "hybrid", "mlp", "lstm"
-const char* training_mode_name(TrainingMode m);  // "one_step", "unrolled_detached", "unrolled"
 
 struct BaselineSpec {
   std::vector<int> hidden;       // mlp widths / {lstm hidden size}; empty = from `parameters`

@@ -17,17 +17,6 @@ std::string window_label(const TrainingWindow& w) {
   return "window (trajectory " + std::to_string(w.trajectory) + ", start " + std::to_string(w.start) + ")";
 }
 
-const char* mode_label(TrainingMode mode) {
-  switch (mode) {
-    case TrainingMode::kOneStep:
-      return "one-step";
-    case TrainingMode::kUnrolledDetached:
-      return "unrolled-detached";
-    case TrainingMode::kUnrolled:
-      return "unrolled";
-  }
-  return "?";
-}
 
 void check_shape(const char* where, const TrainingWindow& w, const char* field, const Eigen::MatrixXd& m, long rows,
                  long cols) {
@@ -247,7 +236,7 @@ double HybridWindowModel::loss_with_state_gradient(const Eigen::VectorXd& x, con
   try {
     L = evaluate(x, w, mode, weights, grad_x, grad_q0, grad_qd0);
   } catch (const NumericalError& e) {  // the stepper's "diverged at t = ...": say which window
-    throw NumericalError(std::string("HybridWindowModel::loss: ") + window_label(w) + ", " + mode_label(mode) +
+    throw NumericalError(std::string("HybridWindowModel::loss: ") + window_label(w) + ", " + training_mode_name(mode) +
                          " mode: " + e.what());
   }
   if (problem_.step.check_finite) {
@@ -259,7 +248,7 @@ double HybridWindowModel::loss_with_state_gradient(const Eigen::VectorXd& x, con
                        : grad_qd0 && !grad_qd0->allFinite()   ? "the gradient w.r.t. qd0"
                                                               : nullptr;
     if (what)
-      throw NumericalError(std::string("HybridWindowModel::loss: ") + window_label(w) + ", " + mode_label(mode) +
+      throw NumericalError(std::string("HybridWindowModel::loss: ") + window_label(w) + ", " + training_mode_name(mode) +
                            " mode: " + what +
                            " is not finite (loss " + std::to_string(L) + ")");
   }

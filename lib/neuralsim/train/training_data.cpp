@@ -144,4 +144,13 @@ WindowLossWeights loss_weights_from_data(const TrajectorySet& set, double floor)
   return w;
 }
 
+const char* training_mode_name(TrainingMode m) {
+  switch (m) {
+    case TrainingMode::kOneStep: return "one_step";
+    case TrainingMode::kUnrolledDetached: return "unrolled_detached";
+    case TrainingMode::kUnrolled: return "unrolled";
+  }
+  return "?";
+}
+
 }  // namespace neuralsim

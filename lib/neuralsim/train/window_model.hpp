@@ -26,6 +26,8 @@
 namespace neuralsim {
 
 enum class TrainingMode { kOneStep, kUnrolledDetached, kUnrolled };
+// "one_step", "unrolled_detached", "unrolled" (the config's spelling).
+const char* training_mode_name(TrainingMode mode);
 
 // One window of K steps cut from a recording. Column k of the matrices is
 // step k (0 ≤ k < K): states[k] is the recorded state before step k, controls
