@@ -481,7 +481,7 @@ TEST(HybridWindowModel, SingleStepWindowIsTheSameInEveryMode) {
     V[i] = m.loss(x, w, kModes[i], wts, nullptr);
   }
   for (int i = 1; i < 3; ++i) {
-    SCOPED_TRACE(mode_name(kModes[i]));
+    SCOPED_TRACE(training_mode_name(kModes[i]));
     EXPECT_EQ(L[i], L[0]);
     EXPECT_EQ(V[i], V[0]);
     EXPECT_TRUE(g[i] == g[0]);
