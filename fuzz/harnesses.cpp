@@ -14,6 +14,7 @@
 #include "neuralsim/io/urdf_model.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "simid/simid_checkpoint.hpp"
+#include "train_augment/train_checkpoint.hpp"
 
 namespace neuralsim::fuzz {
 namespace {
@@ -98,6 +99,9 @@ void checkpoint(const uint8_t* data, size_t size) {
   }();
   const std::string path = write_scratch("checkpoint.json", data, size);
   expect_documented_errors([&] { (void)read_simid_checkpoint(path, params, {}, 100); });
+  // The same bytes as train-augment's checkpoint (another reader, same rules).
+  static const std::vector<std::string> names = {"net.w0", "net.w1", "net.b0"};
+  expect_documented_errors([&] { (void)read_train_checkpoint(path, names, {}, 100); });
 }
 
 const std::vector<Target>& targets() {

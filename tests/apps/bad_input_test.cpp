@@ -543,5 +543,82 @@ INSTANTIATE_TEST_SUITE_P(
              true}),
     case_name);
 
+// ---- train-augment ----
+// A small valid training run on shipped data; cases replace sections.
+std::map<std::string, std::string> train_sections(const std::map<std::string, std::string>& changes) {
+  const std::string src = NEURALSIM_SOURCE_DIR;
+  std::map<std::string, std::string> s = {
+      {"model", "model: {file: " + src + "/configs/models/pendulum.yaml}\n"},
+      {"sim", "sim: {integrator: semi_implicit_euler, dt: 0.002}\n"},
+      {"augment", "augment:\n  - {name: damping, site: joint.joint1.torque, inputs: [joint.joint1.qd], hidden: [4]}\n"},
+      {"data", "data: {train: " + src + "/datasets/pendulum_pd.h5, validation_fraction: 0.25}\n"},
+      {"train", "train: {mode: unrolled, window_steps: 5, epochs: 1, batch_size: 4, train_samples: 200}\n"}};
+  for (const auto& [key, text] : changes) s[key] = text;
+  return s;
+}
+std::string train_line(const std::string& fields) {
+  return "train: {mode: unrolled, window_steps: 5, epochs: 1, train_samples: 200, " + fields + "}\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TrainAugment, BadInput,
+    ::testing::Values(
+        Case{"train_mode_unknown", "train-augment", train_sections({{"train", train_line("batch_size: 4, mode: teacher")}}),
+             "", 2, {kCfg + ":", "train.mode", "one of one_step, unrolled_detached, unrolled", "'teacher'"}},
+        Case{"train_learning_rate_nan", "train-augment", train_sections({{"train", train_line("learning_rate: .nan")}}),
+             "", 2, {kCfg + ":", "train.learning_rate", "'.nan'"}},
+        Case{"train_learning_rate_zero", "train-augment", train_sections({{"train", train_line("learning_rate: 0")}}),
+             "", 2, {kCfg + ":", "train.learning_rate", "out of range"}},
+        Case{"train_epochs_not_integer", "train-augment", train_sections({{"train", train_line("epochs: 1e12")}}), "",
+             2, {kCfg + ":", "train.epochs", "expected an integer", "'1e12'"}},
+        Case{"train_window_zero", "train-augment", train_sections({{"train", train_line("window_steps: 0")}}), "", 2,
+             {kCfg + ":", "train.window_steps", "0 is out of range"}},
+        Case{"train_batch_negative", "train-augment", train_sections({{"train", train_line("batch_size: -4")}}), "", 2,
+             {kCfg + ":", "train.batch_size", "-4 is out of range"}},
+        Case{"train_samples_below_window", "train-augment",
+             train_sections({{"train", "train: {window_steps: 5, train_samples: 3}\n"}}), "", 2,
+             {kCfg + ":", "train.train_samples", "must exceed window_steps (5)"}},
+        Case{"train_unknown_key", "train-augment", train_sections({{"train", train_line("epoch: 3")}}), "", 2,
+             {kCfg + ":", "unknown key 'train.epoch'", "did you mean 'epochs'"}},
+        Case{"train_physical_on_baseline", "train-augment",
+             train_sections({{"train", train_line("model: lstm, physical: [joint.joint1.damping]")}}), "", 2,
+             {kCfg + ":", "train.physical", "only a hybrid model"}},
+        Case{"train_lbfgs_with_decay", "train-augment",
+             train_sections({{"train", train_line("optimizer: lbfgs, weight_decay: 0.1")}}), "", 2,
+             {kCfg + ":", "train.weight_decay", "adam only"}},
+        Case{"train_hidden_too_wide", "train-augment",
+             train_sections({{"augment", "augment:\n  - {name: d, site: joint.joint1.torque, inputs: [joint.joint1.qd], "
+                                         "hidden: [100000]}\n"}}),
+             "", 2, {kCfg + ":", "augment.0.hidden.0", "[1, 4096]", "100000"}},
+        Case{"train_unknown_site", "train-augment",
+             train_sections({{"augment", "augment:\n  - {name: d, site: joint.nope.torque, inputs: [joint.joint1.qd]}\n"}}),
+             "", 2, {kCfg + ":", "augment.0.site", "unknown site 'joint.nope.torque'", "joints: joint1"}},
+        Case{"train_validation_fraction", "train-augment",
+             train_sections({{"data", "data: {train: " + std::string(NEURALSIM_SOURCE_DIR) +
+                                          "/datasets/pendulum_pd.h5, validation_fraction: 1.5}\n"}}),
+             "", 2, {kCfg + ":", "data.validation_fraction", "[0, 1)"}},
+        Case{"train_data_missing", "train-augment",
+             train_sections({{"data", "data: {train: nofile.h5, validation_fraction: 0.25}\n"}}), "", 3,
+             {"{dir}/nofile.h5", "does not exist", kCfg + ":", "key 'data.train'"}},
+        Case{"train_data_not_hdf5", "train-augment",
+             train_sections({{"data", "data: {train: garbage.h5, validation_fraction: 0.25}\n"}}), "", 3,
+             {"{dir}/garbage.h5", "not an HDF5 file", "key 'data.train'"},
+             [](const std::string& dir) { write_file(dir + "/garbage.h5", "not hdf5\n"); }},
+        Case{"train_set_wrong_type", "train-augment", train_sections({}), "--set train.epochs=many", 2,
+             {kCfg + " (set by --set)", "train.epochs", "expected an integer", "'many'"}},
+        Case{"train_out_reused", "train-augment", train_sections({}), "", 2, {"{dir}/out", "earlier run", "--force"},
+             [](const std::string& dir) {
+               write_file(dir + "/out/summary.json", "{\"app\": \"simid\", \"outputs\": []}");
+             },
+             true},
+        Case{"train_resume_corrupt_checkpoint", "train-augment", train_sections({}), "--resume", 3,
+             {"{dir}/out/checkpoint.json"},
+             [](const std::string& dir) {
+               write_file(dir + "/out/.neuralsim-run.json", "{}");
+               write_file(dir + "/out/checkpoint.json", "{\"format\": \"neuralsim-train-checkpoint\", \"x\": [1e999]}");
+             },
+             true}),
+    case_name);
+
 }  // namespace
 }  // namespace neuralsim

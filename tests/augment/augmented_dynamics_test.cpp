@@ -494,7 +494,7 @@ TEST(AugmentParameters, FlatBlockNamesGetSetAndHybridVector) {
   aug.get_parameters(back.data());
   EXPECT_EQ(back[0], 0.5);
   // In Jets the weights keep their derivatives: ∂(rollout)/∂x through both parts.
-  using J = Jet2;
+  using J = Jet4;
   Model<J> mj = c.scene.model.cast<J>();
   AugmentedDynamics<J> augj(mj, c.scene.model, c.blueprints);
   std::vector<J> xj(x.size());

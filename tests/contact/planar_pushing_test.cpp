@@ -13,7 +13,7 @@ namespace {
 
 using testing::Scenario;
 
-constexpr double kMu = 0.3, kMass = 0.5, kG = 9.81, kEps = 0.005;
+constexpr double kPushMu = 0.3, kPushMass = 0.5, kPushG = 9.81, kPushEps = 0.005;
 
 double yaw(const Eigen::VectorXd& q) {  // box quaternion at q[5..8]
   const Eigen::Quaterniond r(q[8], q[5], q[6], q[7]);
@@ -39,7 +39,7 @@ TEST(PlanarPushing, CentredPushMovesStraightWithFrictionForce) {
       if (ct.body_a == 2 && ct.body_b == 1) fx += ct.force.x();
     }
     if (v.x() > 0.03 && s.t > 0.2 && s.t < 1.8) {
-      const double expected = kMu * kMass * kG * v.x() / std::sqrt(v.x() * v.x() + kEps * kEps) + kMass * a.x();
+      const double expected = kPushMu * kPushMass * kPushG * v.x() / std::sqrt(v.x() * v.x() + kPushEps * kPushEps) + kPushMass * a.x();
       worst_force_error = std::max(worst_force_error, std::abs(fx - expected) / expected);
       sum_force += fx;
       sum_expected += expected;

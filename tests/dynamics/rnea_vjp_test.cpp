@@ -33,7 +33,7 @@ Eigen::VectorXd rnea_vjp_flat(const VjpCase& k) {
   return testing::flatten(VjpLayout(k.model), out, out.a);
 }
 
-void check_against_jets_and_differences(const Model<double>& model, const std::string& name, int trials = 3) {
+void check_rnea_vjp_against_jets_and_differences(const Model<double>& model, const std::string& name, int trials = 3) {
   for (int t = 0; t < trials; ++t) {
     const VjpCase k = testing::random_vjp_case(model, 100 + t);
     const VjpLayout L(k.model);
@@ -47,12 +47,12 @@ void check_against_jets_and_differences(const Model<double>& model, const std::s
 }
 
 TEST(RneaVjp, MatchesJetsAndDifferencesOnEveryJointType) {
-  check_against_jets_and_differences(testing::mixed_joint_model(), "mixed");
+  check_rnea_vjp_against_jets_and_differences(testing::mixed_joint_model(), "mixed");
   // Armature on the free root too (every armature partial non-trivial).
   Model<double> m = testing::mixed_joint_model();
   m.joints[0].dynamics.armature = 0.03;
   m.joints[1].dynamics.armature = 0.01;
-  check_against_jets_and_differences(m, "mixed+armature");
+  check_rnea_vjp_against_jets_and_differences(m, "mixed+armature");
 }
 
 TEST(RneaVjp, MatchesJetsAndDifferencesOnShippedYamlModels) {
@@ -60,7 +60,7 @@ TEST(RneaVjp, MatchesJetsAndDifferencesOnShippedYamlModels) {
   for (const auto& entry : std::filesystem::directory_iterator(testing::source_path("configs/models"))) {
     if (entry.path().extension() != ".yaml") continue;
     const Model<double> model = load_yaml_model(entry.path().string());
-    check_against_jets_and_differences(model, entry.path().filename().string(), 2);
+    check_rnea_vjp_against_jets_and_differences(model, entry.path().filename().string(), 2);
     ++count;
   }
   EXPECT_GE(count, 5);
@@ -71,7 +71,7 @@ TEST(RneaVjp, MatchesJetsAndDifferencesOnFloatingLaikago) {
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   UrdfOptions floating;
   floating.floating_base = true;
-  check_against_jets_and_differences(load_urdf_model(path, floating), "laikago", 2);
+  check_rnea_vjp_against_jets_and_differences(load_urdf_model(path, floating), "laikago", 2);
 }
 
 // The by-products: τ in data.tau equals rnea(), out.a = M w (crba, armature

@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <random>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/hdf5_attributes.hpp"
 #include "common/python.hpp"
 #include "support/files.hpp"
 #include "support/test_models.hpp"
@@ -460,6 +462,75 @@ TEST_F(Hdf5TrajectoryTest, ZeroSizeGlobalHeapObjectIsAnErrorNotAHang) {
         _exit(2);
       },
       ::testing::ExitedWithCode(0), "corrupt global heap");
+}
+
+// Found by the fuzzer: a variable-length string attribute whose heap ID names
+// an object its global heap collection does not hold. HDF5 1.10's H5HG_read
+// indexes its object table with it unchecked (SEGV). The reader must refuse
+// the file with a DataError. Run in a child, so that a regression fails the
+// test instead of killing the suite.
+void expect_dangling_reference_refused(const std::string& path) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(20);
+        try {
+          (void)read_trajectories(path);
+        } catch (const neuralsim::DataError& e) {
+          const std::string what = e.what();
+          std::fprintf(stderr, "%s\n", what.c_str());
+          const bool named = what.rfind(path + ":/", 0) == 0;
+          _exit(named && what.find(": corrupt file: string ") != std::string::npos ? 0 : 1);
+        }
+        _exit(2);
+      },
+      ::testing::ExitedWithCode(0), "of the global heap at address");
+}
+
+TEST_F(Hdf5TrajectoryTest, DanglingHeapReferenceIsAnErrorNotACrash) {
+  const fs::path crash = fs::path(testing::source_path("fuzz")) / "crashes" / "hdf5_trajectories" /
+                         "crash-9620b9cb34891f8a076fb02c407eef58aa63c8a0";
+  ASSERT_TRUE(fs::exists(crash));
+  const std::string copy = file();
+  fs::copy_file(crash, copy);
+  expect_dangling_reference_refused(copy);
+}
+
+// The same defect made by hand: in a file this library wrote, the heap IDs
+// of the first collection (a short length, the collection's address, an
+// index it holds) get an object index the collection lacks.
+TEST_F(Hdf5TrajectoryTest, HandMadeDanglingHeapReferenceIsRefused) {
+  write_trajectories(file(), make_set(3));
+  std::string bytes;
+  {
+    std::ifstream in(file(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t gcol = bytes.find("GCOL");
+  ASSERT_NE(gcol, std::string::npos) << "expected variable-length strings in a global heap";
+  const unsigned long long size = [&] {
+    unsigned long long v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[gcol + 8 + i]);
+    return v;
+  }();
+  std::string address(8, '\0');
+  for (int i = 0; i < 8; ++i) address[i] = static_cast<char>((gcol >> (8 * i)) & 0xff);
+  int patched = 0;
+  auto u32 = [&](size_t at) {
+    unsigned long v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[at + i]);
+    return v;
+  };
+  for (size_t at = bytes.find(address); at != std::string::npos; at = bytes.find(address, at + 1)) {
+    if ((at >= gcol && at < gcol + size) || at < 4 || at + 12 > bytes.size()) continue;
+    const unsigned long length = u32(at - 4), index = u32(at + 8);
+    if (length == 0 || length > 64 || index == 0 || index > 64) continue;  // not a heap ID of a name
+    for (int i = 0; i < 4; ++i) bytes[at + 8 + i] = static_cast<char>(0x7f);
+    ++patched;
+  }
+  ASSERT_GT(patched, 0);
+  std::ofstream(file(), std::ios::binary | std::ios::trunc) << bytes;
+  expect_dangling_reference_refused(file());
 }
 
 // ---------------------------------------------------------------- h5py

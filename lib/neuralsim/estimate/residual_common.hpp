@@ -19,8 +19,8 @@ namespace residual_internal {
 
 // Jets carry derivatives for `Stride` parameters per pass and Ceres runs as
 // many passes as needed. Matching the stride to the number of parameters
-// avoids carrying unused derivative lanes (2 parameters in a Jet of 8 costs
-// ~3x more than in a Jet of 2).
+// avoids carrying unused derivative lanes (3 parameters in a Jet of 8 costs
+// ~2x more than in a Jet of 4).
 constexpr int kMaxStride = 8;
 
 // Writes the residuals of one sample; returns the number written.
@@ -86,16 +86,11 @@ void load_state(const Trajectory& tr, int k, VecX<T>& q, VecX<T>& qd) {
   qd = tr.qd.row(k).transpose().cast<T>();
 }
 
-// Creates the cost function with the smallest stride that covers
-// `derivative_dims` (Ceres takes ownership of the functor), then lets
+// Creates the cost function with the smallest instantiated stride (4 or 8)
+// that covers `derivative_dims` (Ceres takes ownership of the functor), then lets
 // `configure` add parameter blocks and residuals.
 template <class Functor, class Configure>
 ceres::CostFunction* make_dynamic(Functor* f, int derivative_dims, Configure&& configure) {
-  if (derivative_dims <= 2) {
-    auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, 2>(f);
-    configure(*c);
-    return c;
-  }
   if (derivative_dims <= 4) {
     auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, 4>(f);
     configure(*c);

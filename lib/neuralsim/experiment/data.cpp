@@ -82,8 +82,18 @@ TrajectorySet load_trajectory_files(const Config& owner, const std::string& key,
     paths = {owner.path(key)};
   }
   TrajectorySet all;
-  for (const std::string& path : paths) {
-    TrajectorySet set = load_trajectory_file(path, notes);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string& path = paths[i];
+    const std::string item = owner.is_list(key) ? key + "." + std::to_string(i) : key;
+    TrajectorySet set;
+    try {
+      set = load_trajectory_file(path, notes);
+    } catch (const DataError& e) {
+      // The data's own message first (file, dataset, expected vs actual),
+      // then where the config named it.
+      throw DataError(std::string(e.what()) + " (named by " + owner.where(item) + ", key '" +
+                      (owner.prefix().empty() ? item : owner.prefix() + "." + item) + "')");
+    }
     if (all.trajectories.empty()) all.meta = set.meta;
     for (auto& t : set.trajectories) {
       if (paths.size() > 1) t.name = std::filesystem::path(path).stem().string() + "_" + t.name;

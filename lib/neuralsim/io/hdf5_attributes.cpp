@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 
 // GCC defines __SANITIZE_ADDRESS__, clang answers __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
@@ -72,8 +74,11 @@ struct VlenBuffer {
   std::vector<char*> pointers;
 };
 
+void check_heap_ids(const H5::Attribute& attr, hssize_t n, const std::string& file, const std::string& object);
+
 std::vector<std::string> read_vlen_strings(const H5::Attribute& attr, hssize_t n, const std::string& file,
                                            const std::string& object) {
+  check_heap_ids(attr, n, file, object);
   const H5::StrType type = attr.getStrType();
   const H5::DataSpace space = attr.getSpace();
   VlenBuffer buffer(type, space, static_cast<size_t>(n));
@@ -176,26 +181,63 @@ unsigned long long little_endian(const unsigned char* p, int bytes) {
   return v;
 }
 
-// "Size of lengths" from the superblock (spec §II.A): byte 14 in versions
-// 0 and 1, byte 10 in versions 2 and 3. The superblock sits at 0, 512,
-// 1024, ... (a user block may precede it). 8 when it cannot be read.
-int length_size(const MappedFile& m) {
+// The superblock (spec §II.A) at 0, 512, 1024, ... (a user block may
+// precede it): sizes of offsets and lengths, and the base address that file
+// addresses are relative to. Versions 0 and 1 keep the sizes at bytes 13-14
+// and the base address at 24 (v0) or 28 (v1); versions 2 and 3 at 9-10 and 12.
+struct Superblock {
+  int offset_size = 8;
+  int length_size = 8;
+  unsigned long long base = 0;  // absolute file position of address 0
+};
+
+Superblock read_superblock(const MappedFile& m) {
   static const unsigned char kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  auto valid = [](unsigned b) { return b == 2 || b == 4 || b == 8; };
+  Superblock sb;
   for (size_t at = 0; at + 16 <= m.size(); at = at ? 2 * at : 512) {
     if (std::memcmp(m.data() + at, kSignature, 8) != 0) continue;
-    const unsigned version = m.data()[at + 8];
-    const unsigned bytes = version <= 1 ? m.data()[at + 14] : m.data()[at + 10];
-    return (bytes == 2 || bytes == 4 || bytes == 8) ? static_cast<int>(bytes) : 8;
+    const unsigned char* p = m.data() + at;
+    const unsigned version = p[8];
+    const unsigned offsets = version <= 1 ? p[13] : p[9];
+    const unsigned lengths = version <= 1 ? p[14] : p[10];
+    sb.offset_size = valid(offsets) ? static_cast<int>(offsets) : 8;
+    sb.length_size = valid(lengths) ? static_cast<int>(lengths) : 8;
+    const size_t base_at = version == 0 ? 24 : version == 1 ? 28 : 12;
+    sb.base = at;
+    if (at + base_at + sb.offset_size <= m.size()) {
+      const unsigned long long declared = little_endian(p + base_at, sb.offset_size);
+      if (declared <= at) sb.base = declared;
+    }
+    return sb;
   }
-  return 8;
+  return sb;
 }
 
-}  // namespace
+// One global heap collection as HDF5 reads it: its address and the data
+// size of each object it holds (object 0, the free space, excluded).
+struct Collection {
+  unsigned long long address = 0;  // relative to the base address
+  std::vector<long long> object_size;  // [index]: bytes of data; -1 = absent
+};
 
-void check_global_heaps(const std::string& file) {
+struct GlobalHeapIndex {
+  int offset_size = 8;
+  std::vector<Collection> collections;  // sorted by address
+  const Collection* find(unsigned long long address) const {
+    auto it = std::lower_bound(collections.begin(), collections.end(), address,
+                               [](const Collection& c, unsigned long long a) { return c.address < a; });
+    return it != collections.end() && it->address == address ? &*it : nullptr;
+  }
+};
+
+GlobalHeapIndex scan_global_heaps(const std::string& file) {
+  GlobalHeapIndex index;
   const MappedFile m(file);
-  if (!m.data()) return;  // HDF5 reports unreadable files itself
-  const int L = length_size(m);
+  if (!m.data()) return index;  // HDF5 reports unreadable files itself
+  const Superblock sb = read_superblock(m);
+  index.offset_size = sb.offset_size;
+  const int L = sb.length_size;
   const size_t collection_header = 8 + L;  // "GCOL", version, 3 reserved, size
   const size_t object_header = 8 + L;      // index (2), references (2), reserved (4), size
   const unsigned char* begin = m.data();
@@ -205,14 +247,17 @@ void check_global_heaps(const std::string& file) {
     if (static_cast<size_t>(end - at) < collection_header || at[4] != 1) continue;
     const unsigned long long size = little_endian(at + 8, L);
     if (size < collection_header || size > static_cast<unsigned long long>(end - at)) continue;  // not one HDF5 reads
+    Collection c;
+    const auto position = static_cast<unsigned long long>(at - begin);
+    c.address = position >= sb.base ? position - sb.base : ~0ULL;
     const unsigned char* p = at + collection_header;
     const unsigned char* const stop = at + size;
     // H5HG__cache_heap_deserialize's walk: object 0 is the free space and
     // its size counts its header; other objects are header + data padded to 8.
     while (p < stop && static_cast<size_t>(stop - p) >= object_header) {
-      const unsigned index = static_cast<unsigned>(little_endian(p, 2));
+      const unsigned object = static_cast<unsigned>(little_endian(p, 2));
       const unsigned long long object_size = little_endian(p + 8, L);
-      const unsigned long long need = index > 0 ? object_header + ((object_size + 7) & ~7ULL) : object_size;
+      const unsigned long long need = object > 0 ? object_header + ((object_size + 7) & ~7ULL) : object_size;
       if (need == 0) {
         fail(file, "/", "corrupt global heap collection at byte " + std::to_string(at - begin) +
                             ": an object of size 0 at byte " + std::to_string(p - begin) +
@@ -221,17 +266,120 @@ void check_global_heaps(const std::string& file) {
       if (need > static_cast<unsigned long long>(stop - p)) {
         // HDF5 records such an object as it is and later copies it from
         // beyond the collection (fuzzer: memcpy out of the heap's buffer).
-        if (index > 0)
+        if (object > 0)
           fail(file, "/", "corrupt global heap collection at byte " + std::to_string(at - begin) + ": object " +
-                              std::to_string(index) + " at byte " + std::to_string(p - begin) + " declares " +
+                              std::to_string(object) + " at byte " + std::to_string(p - begin) + " declares " +
                               std::to_string(object_size) + " bytes, more than the " +
                               std::to_string(stop - p) + " left in its collection");
         break;
       }
+      if (object > 0) {
+        if (c.object_size.size() <= object) c.object_size.resize(object + 1, -1);
+        c.object_size[object] = static_cast<long long>(object_size);
+      }
       p += need;
     }
+    index.collections.push_back(std::move(c));
+  }
+  std::sort(index.collections.begin(), index.collections.end(),
+            [](const Collection& a, const Collection& b) { return a.address < b.address; });
+  return index;
+}
+
+// The last file scanned, so that the attribute reads of one file share a scan.
+std::shared_ptr<const GlobalHeapIndex> global_heaps_of(const std::string& file) {
+  static std::mutex mutex;
+  static std::string cached_file;
+  static std::filesystem::file_time_type cached_time;
+  static unsigned long long cached_size = 0;
+  static std::shared_ptr<const GlobalHeapIndex> cached;
+  std::error_code ec;
+  const auto time = std::filesystem::last_write_time(file, ec);
+  const unsigned long long size = file_bytes(file);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!cached || cached_file != file || cached_time != time || cached_size != size) {
+    cached = std::make_shared<const GlobalHeapIndex>(scan_global_heaps(file));
+    cached_file = file;
+    cached_time = time;
+    cached_size = size;
+  }
+  return cached;
+}
+
+// A conversion that HDF5 applies from a variable-length string to an opaque
+// type of the same size tagged kRawHeapIdTag, and that changes nothing: a
+// read through it delivers the attribute's disk form, one heap ID per
+// string (sequence length, collection address, object index; spec §III.E
+// and the "Variable-length" datatype, §IV.A.2.d), without HDF5 following
+// the IDs. Registered once per process (H5Tregister, a soft conversion).
+constexpr const char* kRawHeapIdTag = "neuralsim: raw heap ID";
+
+herr_t keep_disk_form(hid_t src, hid_t dst, H5T_cdata_t* cdata, size_t, size_t, size_t, void*, void*, hid_t) {
+  if (cdata->command != H5T_CONV_INIT) return 0;  // CONV: equal sizes, the bytes stay; FREE: nothing held
+  if (H5Tget_class(dst) != H5T_OPAQUE || H5Tis_variable_str(src) <= 0) return -1;
+  char* tag = H5Tget_tag(dst);
+  const bool ours = tag && std::strcmp(tag, kRawHeapIdTag) == 0;
+  if (tag) H5free_memory(tag);
+  if (!ours || H5Tget_size(src) != H5Tget_size(dst)) return -1;
+  cdata->need_bkg = H5T_BKG_NO;
+  return 0;
+}
+
+void register_disk_form_conversion() {
+  static const bool registered = [] {
+    const H5::StrType src(H5::PredType::C_S1, H5T_VARIABLE);
+    const hid_t dst = H5Tcreate(H5T_OPAQUE, 16);
+    H5Tset_tag(dst, kRawHeapIdTag);
+    const herr_t status = H5Tregister(H5T_PERS_SOFT, "neuralsim_keep_disk_form", src.getId(), dst, keep_disk_form);
+    H5Tclose(dst);
+    return status >= 0;
+  }();
+  if (!registered) throw DataError("HDF5: cannot register the heap-ID conversion");
+}
+
+// Refuses heap IDs that H5HG_read would follow out of bounds: HDF5 1.10
+// indexes the collection's object table with the ID's index unchecked
+// (fuzzer: SEGV), and copies the object's size into a buffer of the
+// string's declared length (an object larger than that overruns it).
+void check_heap_ids(const H5::Attribute& attr, hssize_t n, const std::string& file, const std::string& object) {
+  register_disk_form_conversion();
+  const std::shared_ptr<const GlobalHeapIndex> heaps = global_heaps_of(file);
+  const size_t O = static_cast<size_t>(heaps->offset_size);
+  const size_t id_size = 4 + O + 4;
+  const hsize_t stored = attr.getStorageSize();
+  if (stored != static_cast<hsize_t>(n) * id_size)
+    fail(file, object, "expected " + std::to_string(n) + " variable-length strings of " + std::to_string(id_size) +
+                           " bytes on disk, the attribute holds " + std::to_string(stored));
+  const hid_t raw = H5Tcreate(H5T_OPAQUE, id_size);
+  H5Tset_tag(raw, kRawHeapIdTag);
+  std::vector<unsigned char> ids(stored);
+  const herr_t status = H5Aread(attr.getId(), raw, ids.data());
+  H5Tclose(raw);
+  if (status < 0) fail(file, object, "cannot read the variable-length strings' heap IDs");
+  for (hssize_t i = 0; i < n; ++i) {
+    const unsigned char* id = ids.data() + i * id_size;
+    const unsigned long long length = little_endian(id, 4);
+    const unsigned long long address = little_endian(id + 4, static_cast<int>(O));
+    const unsigned long long index = little_endian(id + 4 + O, 4);
+    if (address == 0) continue;  // a null string: HDF5 reads nothing
+    const std::string which = "string " + std::to_string(i) + " refers to object " + std::to_string(index) +
+                              " of the global heap at address " + std::to_string(address);
+    const Collection* c = heaps->find(address);
+    if (!c) fail(file, object, "corrupt file: " + which + ", where no readable heap collection starts");
+    if (index >= c->object_size.size() || c->object_size[index] < 0)
+      fail(file, object, "corrupt file: " + which + ", which that heap does not hold (it holds " +
+                             std::to_string(std::count_if(c->object_size.begin(), c->object_size.end(),
+                                                          [](long long s) { return s >= 0; })) +
+                             " objects)");
+    if (static_cast<unsigned long long>(c->object_size[index]) > length)
+      fail(file, object, "corrupt file: " + which + ", of " + std::to_string(c->object_size[index]) +
+                             " bytes, longer than the string's declared " + std::to_string(length));
   }
 }
+
+}  // namespace
+
+void check_global_heaps(const std::string& file) { (void)global_heaps_of(file); }
 
 bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object) {
   return with_context(file, object, [&] { return obj.attrExists(name); });

@@ -65,6 +65,10 @@ class AddressSpaceCap {
 // not advance, or one with an object that extends beyond its collection
 // (HDF5 would copy it from outside the heap's buffer). One linear pass over
 // the file (memory-mapped).
+//
+// The scan is kept (for the last file) and the string readers below check
+// every variable-length string's heap ID against it before HDF5 follows
+// the ID: H5HG_read indexes a collection's object table with it unchecked.
 void check_global_heaps(const std::string& file);
 
 bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object);

@@ -409,14 +409,17 @@ auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::decl
   }
   try {
     if (!H5::H5File::isHdf5(path)) fail(path, "/", "not an HDF5 file");
+    auto open_and_read = [&] {
+      H5::H5File h5(path, H5F_ACC_RDONLY);
+      read_format(h5, path);
+      if (!with_context(path, "/networks", [&] { return has_child(h5, "networks", H5O_TYPE_GROUP); })) {
+        fail(path, "/networks", "group missing (expected one subgroup per network)");
+      }
+      H5::Group networks = with_context(path, "/networks", [&] { return h5.openGroup("networks"); });
+      return fn(h5, networks);
+    };
     hdf5::check_global_heaps(path);
-    H5::H5File h5(path, H5F_ACC_RDONLY);
-    read_format(h5, path);
-    if (!with_context(path, "/networks", [&] { return has_child(h5, "networks", H5O_TYPE_GROUP); })) {
-      fail(path, "/networks", "group missing (expected one subgroup per network)");
-    }
-    H5::Group networks = with_context(path, "/networks", [&] { return h5.openGroup("networks"); });
-    return fn(h5, networks);
+    return open_and_read();
   } catch (const H5::Exception& e) {
     fail(path, "/", "cannot read: " + hdf5::error_text(e));
   }

@@ -48,6 +48,27 @@ Eigen::Matrix3d read_inertia(const Config& b) {
   return I;
 }
 
+// `inertia_about`: the point the link's `inertia` is taken about, in link
+// coordinates — `com` (the default), `origin` (the joint frame's origin, as
+// manufacturers often publish it) or [x, y, z]. The tensor is moved to the
+// COM c by the parallel-axis theorem (Featherstone, RBDA, eq. 2.63):
+//   I_c = I_p − m (dᵀd 𝟙 − d dᵀ),  d = c − p,
+// so a tensor that is too small for its mass and offset comes out
+// non-physical and is refused by the check below it.
+Eigen::Matrix3d inertia_about_com(const Config& b, double mass, const Eigen::Vector3d& com,
+                                  const Eigen::Matrix3d& given) {
+  if (!b.has("inertia_about")) return given;
+  if (!b.has("inertia")) b.fail("inertia_about", "needs an 'inertia' to move");
+  Eigen::Vector3d p = Eigen::Vector3d::Zero();
+  if (b.is_list("inertia_about")) {
+    p = vec3(b, "inertia_about", Eigen::Vector3d::Zero());
+  } else if (b.get_choice("inertia_about", {"com", "origin"}, "") == "com") {
+    return given;
+  }
+  const Eigen::Vector3d d = com - p;
+  return given - mass * (d.squaredNorm() * Eigen::Matrix3d::Identity() - d * d.transpose());
+}
+
 void read_geometry(const Config& b, int body, Model<double>& model) {
   if (!b.has("geometry")) return;
   for (const Config& g : b.list("geometry")) {
@@ -289,7 +310,7 @@ void read_bodies(const Config& node, Model<double>& model) {
   if (!node.has("bodies") || node.list("bodies").empty())
     node.fail("bodies", "a model needs 'generator' or a non-empty 'bodies' list");
   for (const Config& b : node.list("bodies")) {
-    b.check_known_keys({"name", "parent", "joint", "mass", "com", "inertia", "length", "geometry"});
+    b.check_known_keys({"name", "parent", "joint", "mass", "com", "inertia", "inertia_about", "length", "geometry"});
     const std::string name = b.get<std::string>("name");
     const std::string parent_name = b.get_or("parent", "world");
     const int parent = parent_name == "world" ? -1 : model.body_index(parent_name);
@@ -305,7 +326,16 @@ void read_bodies(const Config& node, Model<double>& model) {
     }
     const double mass = non_negative(b, "mass", 0);
     const Eigen::Vector3d com = vec3(b, "com", Eigen::Vector3d::Zero());
-    const Inertia<double> inertia = Inertia<double>::from_com(mass, com, read_inertia(b));
+    // The COM that `length.com_fraction` will give, for the parallel-axis shift.
+    Eigen::Vector3d com_for_shift = com;
+    if (b.has("length") && b.at("length").has("com_fraction") && b.at("length").has("value")) {
+      const Config len = b.at("length");
+      const Eigen::Vector3d axis = vec3(len, "axis", Eigen::Vector3d(0, 0, -1));
+      if (axis.norm() >= 1e-12)
+        com_for_shift = axis.normalized() * (len.get<double>("value") * len.get<double>("com_fraction"));
+    }
+    const Inertia<double> inertia =
+        Inertia<double>::from_com(mass, com, inertia_about_com(b, mass, com_for_shift, read_inertia(b)));
     int idx = -1;
     try {
       idx = model.add_body(name, parent, joint, inertia);
@@ -333,7 +363,12 @@ void read_bodies(const Config& node, Model<double>& model) {
     }
     read_geometry(b, idx, model);
     const std::string problem = inertia_problem(model.bodies[idx].inertia);
-    if (!problem.empty()) b.fail(b.has("inertia") ? "inertia" : "mass", "link '" + name + "': " + problem);
+    if (!problem.empty()) {
+      const bool shifted = b.has("inertia_about") &&
+                           (b.is_list("inertia_about") || b.get<std::string>("inertia_about") != "com");
+      b.fail(b.has("inertia") ? "inertia" : "mass",
+             "link '" + name + "': " + problem + (shifted ? " (after moving it from 'inertia_about' to the COM)" : ""));
+    }
   }
 }
 

@@ -170,7 +170,6 @@ void Model<S>::validate() const {
 #define NEURALSIM_MODEL_TEMPLATES(PREFIX, S) PREFIX template class Model<S>;
 NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_MODEL_TEMPLATES, extern)
 #define NEURALSIM_MODEL_CASTS(PREFIX) \
-  PREFIX template Model<Jet2> Model<double>::cast<Jet2>() const; \
   PREFIX template Model<Jet4> Model<double>::cast<Jet4>() const; \
   PREFIX template Model<Jet8> Model<double>::cast<Jet8>() const;
 NEURALSIM_MODEL_CASTS(extern)

@@ -1,0 +1,2 @@
+// Placeholder: filled in by the MPC work (issue 14).
+namespace neuralsim {}
