@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
 #include <spdlog/spdlog.h>
 
 #include "common/fingerprint.hpp"
 #include "common/provenance.hpp"
 #include "common/python.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/estimate/covariance.hpp"
 #include "neuralsim/estimate/identifiability.hpp"
 #include "neuralsim/experiment/data.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
@@ -96,6 +98,51 @@ void try_plot(const std::string& out_dir, const std::string& measured_file, cons
   if (std::system(cmd.c_str()) != 0) spdlog::info("no plot written (python3-matplotlib not installed?)");
 }
 
+// Cluster of every residual row of `problem`'s Jacobian, in the order the
+// problem adds residual blocks (trajectory by trajectory, window by window):
+// by trajectory, or by window (a shooting window or segment; for inverse
+// dynamics, runs of `window` consecutive samples).
+std::vector<int> residual_clusters(const ResidualContext& ctx, const std::vector<const Trajectory*>& train,
+                                   const ProblemOptions& po, ClusterBy by, int total_rows) {
+  const Model<double>& model = *ctx.model;
+  const int per = ctx.observe.residuals_per_sample(model);
+  const int window = std::max(1, po.window);
+  const int stride = po.stride > 0 ? po.stride : window;
+  std::vector<int> sizes;  // rows per window, all trajectories
+  std::vector<int> trajectory_rows;
+  for (const Trajectory* tr : train) {
+    const int T = static_cast<int>(tr->size());
+    const size_t first = sizes.size();
+    switch (po.formulation) {
+      case Formulation::kSingleShooting:
+        for (int s = 0; s + 1 < T; s += stride) sizes.push_back(std::min(window, T - 1 - s) * per);
+        break;
+      case Formulation::kMultipleShooting:
+        for (int s = 0; s + 1 < T; s += window) {
+          const int length = std::min(window, T - 1 - s);
+          const bool last = s + window + 1 >= T;
+          sizes.push_back(last ? (length + 1) * per : length * per + 2 * model.nv);
+        }
+        break;
+      case Formulation::kInverseDynamics: {
+        DerivativeOptions d = po.derivatives;
+        if (d.method == DerivativeMethod::kCentralDifference) d.window = po.filter_window;
+        const int n = static_cast<int>(prepare_inverse_dynamics(*tr, d, po.sample_stride).q.rows());
+        for (int s = 0; s < n; s += window) sizes.push_back(std::min(window, n - s) * model.nv);
+        break;
+      }
+    }
+    int rows = 0;
+    for (size_t k = first; k < sizes.size(); ++k) rows += sizes[k];
+    trajectory_rows.push_back(rows);
+  }
+  std::vector<int> clusters = clusters_from_sizes(by == ClusterBy::kTrajectory ? trajectory_rows : sizes);
+  if (static_cast<int>(clusters.size()) != total_rows)
+    throw std::logic_error("simid: " + std::to_string(clusters.size()) + " clustered residual rows for a Jacobian of " +
+                           std::to_string(total_rows));
+  return clusters;
+}
+
 }  // namespace
 
 int run_simid(const AppOptions& opts, const SimidRequest& request) {
@@ -108,11 +155,13 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   const Model<double>& model = exp.model;
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
-                        "evaluation_window", "evaluation"});
+                        "evaluation_window", "evaluation", "uncertainty"});
   const ParameterSet params =
       read_parameter_set(est, "parameters", model, exp.contact ? &exp.contact->parameters : nullptr);
   const ObservationSpec observe = read_observation(section_or_empty(est, "observe"), model);
   const ProblemOptions problem_options = read_problem_options(section_or_empty(est, "residual"));
+  const DerivativeOptions& derivatives = problem_options.derivatives;
+  const UncertaintyOptions uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), opts.seed);
   // Predictions restart from the measured state every `evaluation_window`
   // samples (default: the shooting window; 50 for inverse dynamics), so fits
   // of different formulations are compared under one metric.
@@ -150,6 +199,21 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
         throw DataError(data.train_source + ":/trajectories/" + t.name +
                         "/tau: inverse-dynamics identification needs measured joint forces (expected shape (T, nv=" +
                         std::to_string(model.nv) + "))");
+  if (problem_options.formulation == Formulation::kInverseDynamics) {
+    // A derivative window longer than every training trajectory leaves no sample.
+    long long longest = 0;
+    for (const Trajectory& t : data.train.trajectories) longest = std::max<long long>(longest, t.size());
+    const int margin = derivative_margin(derivatives);
+    if (longest <= 2LL * margin) {
+      // Too little data, not a bad setting: a data error (exit 3), naming the key.
+      const Config r = est.at("residual");
+      const std::string key = r.has("derivatives") ? "derivatives.window" : "filter_window";
+      throw DataError("no residuals: " + r.where(key) + ": key '" + r.prefix() + "." + key + "': a window of " +
+                      std::to_string(derivatives.window) + " samples leaves no sample of the training data for " +
+                      "residual type inverse_dynamics (longest trajectory: " + std::to_string(longest) +
+                      " samples; " + std::to_string(margin) + " are dropped at each end)");
+    }
+  }
   if (est.has("ground_truth"))
     for (const auto& [name, value] : est.at("ground_truth").items()) value.get<double>("");
   if (eval_windows) {
@@ -163,6 +227,8 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   json fingerprinted = cfg.to_json();
   if (fingerprinted["estimate"].contains("basin_hopping") && fingerprinted["estimate"]["basin_hopping"].is_object())
     for (const char* key : {"rounds", "time_budget"}) fingerprinted["estimate"]["basin_hopping"].erase(key);
+  // The uncertainty estimate is computed after the fit and changes no round.
+  if (fingerprinted["estimate"].is_object()) fingerprinted["estimate"].erase("uncertainty");
   Fingerprint fingerprint = config_digests(fingerprinted, {"name", "description", "output"});
   fingerprint["data.train"] = trajectory_digest(data.train);
   fingerprint["data.validation"] = trajectory_digest(data.validation);
@@ -235,6 +301,39 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   Eigen::VectorXd residuals;
   const Eigen::MatrixXd J = problem->parameter_jacobian(best.x, &residuals);
   const Identifiability id = analyze_identifiability(params, best.x, J, residuals);
+  // The reported standard errors: Gauss–Newton (identifiability.hpp) or a
+  // robust estimate (estimate/covariance.hpp) on the Jacobian w.r.t. physical
+  // values; parameters the data cannot determine stay NaN whatever the method.
+  std::vector<double> std_error = id.std_error;
+  CovarianceEstimate robust;
+  if (uncertainty.covariance.method != UncertaintyMethod::kGaussNewton) {
+    Eigen::MatrixXd Jp = J;
+    for (int i = 0; i < params.size(); ++i) Jp.col(i) /= physical_derivative(params, i, best.x[i]);
+    robust = estimate_covariance(Jp, residuals,
+                                 residual_clusters(ctx, train, problem_options, uncertainty.cluster,
+                                                   static_cast<int>(J.rows())),
+                                 uncertainty.covariance);
+    for (int i = 0; i < params.size(); ++i) std_error[i] = std::isnan(id.std_error[i]) ? id.std_error[i] : robust.std_error[i];
+  }
+  json uncertainty_json{{"method", uncertainty_method_name(uncertainty.covariance.method)},
+                        {"holds_when", uncertainty_assumption(uncertainty.covariance.method)}};
+  if (uncertainty.covariance.method != UncertaintyMethod::kGaussNewton) {
+    uncertainty_json["cluster"] = cluster_by_name(uncertainty.cluster);
+    uncertainty_json["clusters"] = robust.clusters;
+    if (robust.clusters <= params.size())
+      uncertainty_json["note"] = "fewer clusters than parameters + 1: the robust estimate is unreliable";
+  }
+  if (uncertainty.covariance.method == UncertaintyMethod::kBootstrap) {
+    uncertainty_json["samples"] = robust.bootstrap_samples;
+    uncertainty_json["seed"] = uncertainty.covariance.seed;
+  }
+  auto error_json = [](double v) { return std::isnan(v) ? json(nullptr) : json(v); };
+  uncertainty_json["std_error"] = json::object();
+  uncertainty_json["gauss_newton_std_error"] = json::object();
+  for (int i = 0; i < params.size(); ++i) {
+    uncertainty_json["std_error"][params[i].name()] = error_json(std_error[i]);
+    uncertainty_json["gauss_newton_std_error"][params[i].name()] = error_json(id.std_error[i]);
+  }
   const std::vector<double> per_traj_cost = problem->cost_per_trajectory(best.x);
 
   json pj;
@@ -244,7 +343,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   for (int i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
     values[p.name()] = {{"value", id.value[i]},
-                        {"std_error", std::isnan(id.std_error[i]) ? json(nullptr) : json(id.std_error[i])},
+                        {"std_error", error_json(std_error[i])},
                         {"initial", p.initial}, {"lower", std::isfinite(p.lower) ? json(p.lower) : json(nullptr)},
                         {"upper", std::isfinite(p.upper) ? json(p.upper) : json(nullptr)}};
   }
@@ -255,6 +354,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     for (int j = 0; j < params.size(); ++j) corr[i][j] = id.correlation(i, j);
   pj["correlation"] = corr;
   pj["identifiability"] = identifiability_json(id, params);
+  pj["uncertainty"] = uncertainty_json;
   pj["cost"] = best.cost;
   pj["seed"] = opts.seed;
   pj["provenance"] = provenance(opts.argv, opts.threads);
@@ -264,8 +364,10 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
 
   std::ostringstream report;
   report << "Identifiability report for " << model.name << " (" << params.size() << " parameters)\n";
+  report << "Standard errors: " << uncertainty_method_name(uncertainty.covariance.method) << " ("
+         << uncertainty_assumption(uncertainty.covariance.method) << ")\n";
   for (int i = 0; i < params.size(); ++i)
-    report << "  " << params[i].name() << " = " << id.value[i] << " ± " << id.std_error[i] << "\n";
+    report << "  " << params[i].name() << " = " << id.value[i] << " ± " << std_error[i] << "\n";
   report << "Singular values of the scaled Jacobian:";
   for (double s : id.singular_values) report << " " << s;
   report << "\n";
@@ -311,14 +413,16 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     std::vector<std::string> torque_notes;
     auto torque_report = [&](const TrajectorySet& set, const std::string& split) {
       std::string note;
-      const std::optional<TorqueError> fitted = torque_error(ctx, best.x, set, problem_options.filter_window, &note);
+      const std::optional<TorqueError> fitted = torque_error(ctx, best.x, set, derivatives, &note);
       if (!note.empty()) torque_notes.push_back(split + ": " + note);
       if (!fitted) return;
       json j = torque_json(*fitted);
       const std::optional<TorqueError> initial =
-          torque_error(ctx, params.initial_variables(), set, problem_options.filter_window);
+          torque_error(ctx, params.initial_variables(), set, derivatives);
       if (initial) j["initial"] = torque_json(*initial);
       j["filter_window"] = problem_options.filter_window;
+      j["derivatives"] = {{"method", derivative_method_name(derivatives.method)}, {"window", derivatives.window},
+                          {"order", derivatives.order}, {"filter_torque", derivatives.filter_torque}};
       summary.metrics()[split + "_torque"] = j;
     };
     torque_report(data.train, "train");
@@ -351,6 +455,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   summary.metrics()["parameters"] = json::object();
   for (int i = 0; i < params.size(); ++i) summary.metrics()["parameters"][params[i].name()] = id.value[i];
   summary.metrics()["identifiable"] = id.weak_directions.empty();
+  summary.metrics()["uncertainty"] = uncertainty_json;
   summary.metrics()["basin_hopping"] = {{"history", history_json(result.state.history)},
                                         {"stop_reason", result.stop_reason},
                                         {"rounds", result.state.next_round},

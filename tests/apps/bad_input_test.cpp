@@ -556,8 +556,14 @@ std::map<std::string, std::string> train_sections(const std::map<std::string, st
   for (const auto& [key, text] : changes) s[key] = text;
   return s;
 }
+// The train section with `fields` added; a field given here replaces the default.
 std::string train_line(const std::string& fields) {
-  return "train: {mode: unrolled, window_steps: 5, epochs: 1, train_samples: 200, " + fields + "}\n";
+  std::string out = "train: {";
+  for (const char* d : {"window_steps: 5", "epochs: 1", "train_samples: 200"}) {
+    const std::string key = std::string(d).substr(0, std::string(d).find(':') + 1);
+    if (fields.find(key) == std::string::npos) out += std::string(d) + ", ";
+  }
+  return out + fields + "}\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(

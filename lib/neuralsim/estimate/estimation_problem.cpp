@@ -149,8 +149,10 @@ void EstimationProblem::build() {
         break;
       }
       case Formulation::kInverseDynamics: {
+        DerivativeOptions derivatives = options_.derivatives;
+        if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
         auto samples = std::make_shared<const InverseDynamicsSamples>(
-            prepare_inverse_dynamics(*tr, options_.filter_window, options_.sample_stride));
+            prepare_inverse_dynamics(*tr, derivatives, options_.sample_stride));
         for (int r = 0; r < samples->q.rows(); ++r) add(make_inverse_dynamics_cost(ctx_, samples, r, 1.0), {theta});
         break;
       }

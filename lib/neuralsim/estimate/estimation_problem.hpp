@@ -25,7 +25,10 @@ struct ProblemOptions {
   int window = 50;                 // samples per shooting window / segment
   int stride = 0;                  // window start spacing (0 = window)
   double continuity_weight = 10;   // multiple shooting
-  int filter_window = 5;           // inverse dynamics: moving-average width
+  int filter_window = 5;           // inverse dynamics: moving-average width (central_difference)
+  // Inverse dynamics: how q̇, q̈ are estimated (derivative_filter.hpp);
+  // with central_difference its window is filter_window.
+  DerivativeOptions derivatives;
   int sample_stride = 1;           // inverse dynamics: use every n-th sample
   Loss loss = Loss::kNone;
   double loss_scale = 1;

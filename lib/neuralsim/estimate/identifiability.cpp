@@ -5,14 +5,13 @@
 #include <sstream>
 
 namespace neuralsim {
-namespace {
-
-// d p / d x for the optimizer variable x of parameter i.
 double physical_derivative(const ParameterSet& params, int i, double x) {
   const EstimatedParameter& p = params[i];
   const double value = params.physical<double>(i, x);
   return p.transformation == Transformation::kLog ? value * p.scale : p.scale;
 }
+
+namespace {
 
 std::string describe(const ParameterSet& params, const Eigen::VectorXd& v) {
   // v is a direction in d(log|p|) space along which the cost does not change.

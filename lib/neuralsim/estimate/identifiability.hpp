@@ -30,6 +30,10 @@ struct Identifiability {
   double residual_variance = 0;
 };
 
+// d p / d x of parameter i at optimizer variable x (J w.r.t. physical values
+// is J.col(i) / physical_derivative): the delta method of the covariances.
+double physical_derivative(const ParameterSet& params, int i, double x);
+
 // `J` is d r / d x (optimizer variables), `r` the residuals at x.
 Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,

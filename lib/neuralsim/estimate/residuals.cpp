@@ -7,36 +7,32 @@
 
 namespace neuralsim {
 
-InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter_window, int stride) {
-  const int T = static_cast<int>(tr.size());
-  const int half = std::max(0, filter_window / 2);
+InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const DerivativeOptions& derivatives,
+                                                int stride) {
+  const FilteredDerivatives f = filter_derivatives(tr, derivatives);
   const int nv = static_cast<int>(tr.qd.cols());
-  // Centred moving average (a zero-phase low-pass: no lag between q and τ).
-  auto smooth = [&](const RowMatrixXd& x) {
-    Eigen::MatrixXd out = x;
-    for (int k = half; k < T - half; ++k) out.row(k) = x.middleRows(k - half, 2 * half + 1).colwise().mean();
-    return out;
-  };
-  const Eigen::MatrixXd q = smooth(tr.q), qd = smooth(tr.qd);
-  std::vector<int> rows;
-  for (int k = half + 1; k < T - half - 1; k += std::max(1, stride)) rows.push_back(k);
+  std::vector<int> keep;
+  for (int i = 0; i < static_cast<int>(f.rows.size()); i += std::max(1, stride)) keep.push_back(i);
   InverseDynamicsSamples s;
-  const int n = static_cast<int>(rows.size());
-  s.q.resize(n, q.cols());
+  const int n = static_cast<int>(keep.size());
+  s.q.resize(n, tr.q.cols());
   s.qd.resize(n, nv);
   s.qdd.resize(n, nv);
   s.tau.resize(n, nv);
   for (int i = 0; i < n; ++i) {
-    const int k = rows[i];
-    s.q.row(i) = q.row(k);
-    s.qd.row(i) = qd.row(k);
-    // Central difference on non-uniform samples (second-order accurate).
-    const double h0 = tr.time[k] - tr.time[k - 1], h1 = tr.time[k + 1] - tr.time[k];
-    s.qdd.row(i) = (h0 * h0 * (qd.row(k + 1) - qd.row(k)) + h1 * h1 * (qd.row(k) - qd.row(k - 1))) /
-                   (h0 * h1 * (h0 + h1));
-    s.tau.row(i) = tr.has_tau() ? Eigen::RowVectorXd(tr.tau.row(k)) : Eigen::RowVectorXd::Zero(nv);
+    s.q.row(i) = f.q.row(keep[i]);
+    s.qd.row(i) = f.qd.row(keep[i]);
+    s.qdd.row(i) = f.qdd.row(keep[i]);
+    s.tau.row(i) = tr.has_tau() ? Eigen::RowVectorXd(f.tau.row(keep[i])) : Eigen::RowVectorXd::Zero(nv);
   }
   return s;
+}
+
+InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter_window, int stride) {
+  DerivativeOptions d;
+  d.method = DerivativeMethod::kCentralDifference;
+  d.window = std::max(1, filter_window);
+  return prepare_inverse_dynamics(tr, d, stride);
 }
 
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,

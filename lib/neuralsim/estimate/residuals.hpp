@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "neuralsim/contact/contact_settings.hpp"
+#include "neuralsim/estimate/derivative_filter.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -57,8 +58,14 @@ ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, con
 struct InverseDynamicsSamples {
   Eigen::MatrixXd q, qd, qdd, tau;  // rows = samples
 };
-// Central differences on non-uniform time after a centred moving average of
-// `filter_window` samples (odd; 1 = no filtering). Drops the end samples.
+// q, q̇, q̈ (and τ when `filter_torque`) by the method of `derivatives`
+// (estimate/derivative_filter.hpp: Savitzky–Golay on positions, or a moving
+// average and central differences of q̇), every `stride`-th kept sample.
+// Drops the end samples without a full window; τ is zero when not recorded.
+InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const DerivativeOptions& derivatives,
+                                                int stride);
+// The original method: central differences on non-uniform time after a
+// centred moving average of `filter_window` samples (1 = no filtering).
 InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter_window, int stride);
 
 // Parameter blocks: [θ]. Residuals: nv for sample `row` of `samples`.

@@ -111,8 +111,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 }
 
 ProblemOptions read_problem_options(const Config& r) {
-  r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "sample_stride", "loss",
-                      "loss_scale"});
+  r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
+                      "sample_stride", "loss", "loss_scale"});
   ProblemOptions o;
   const std::string type =
       r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
@@ -122,12 +122,63 @@ ProblemOptions read_problem_options(const Config& r) {
   o.window = static_cast<int>(r.get_int_in_range("window", 50, 1, 100000000));
   o.stride = static_cast<int>(r.get_int_in_range("stride", 0, 0, 100000000));
   o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
-  o.filter_window = static_cast<int>(r.get_int_in_range("filter_window", 5, 1, 100001));
+  o.derivatives = read_derivative_options(r);
+  o.filter_window = o.derivatives.method == DerivativeMethod::kCentralDifference ? o.derivatives.window : 5;
   o.sample_stride = static_cast<int>(r.get_int_in_range("sample_stride", 1, 1, 100000000));
   const std::string loss = r.get_choice("loss", {"none", "squared", "huber", "cauchy"}, "none");
   o.loss = loss == "huber" ? Loss::kHuber : loss == "cauchy" ? Loss::kCauchy : Loss::kNone;
   o.loss_scale = r.get_or<double>("loss_scale", 1.0);
   if (!(o.loss_scale > 0)) r.fail("loss_scale", "must be > 0");
+  return o;
+}
+
+DerivativeOptions read_derivative_options(const Config& r) {
+  DerivativeOptions o;
+  if (!r.has("derivatives")) {
+    o.window = static_cast<int>(r.get_int_in_range("filter_window", 5, 1, 100001));
+    return o;
+  }
+  if (r.has("filter_window"))
+    r.fail("filter_window", "give either filter_window or derivatives (derivatives.window is the moving-average "
+                            "width of central_difference), not both");
+  const Config d = r.at("derivatives");
+  d.check_known_keys({"method", "window", "order", "filter_torque"});
+  const std::string method = d.get_choice("method", {"central_difference", "savitzky_golay"}, "central_difference");
+  o.method = method == "savitzky_golay" ? DerivativeMethod::kSavitzkyGolay : DerivativeMethod::kCentralDifference;
+  const bool sg = o.method == DerivativeMethod::kSavitzkyGolay;
+  if (!sg && d.has("order")) d.fail("order", "only savitzky_golay has a polynomial order");
+  o.window = static_cast<int>(d.get_int_in_range("window", sg ? 31 : 5, 1, 100001));
+  o.order = static_cast<int>(d.get_int_in_range("order", 3, 2, 10));
+  o.filter_torque = d.get_or<bool>("filter_torque", false);
+  if (sg && o.window % 2 == 0)
+    d.fail("window", "must be odd (a fit centred on each sample), got " + std::to_string(o.window));
+  if (sg && o.window < o.order + 1)
+    d.fail("window", std::to_string(o.window) + " samples are fewer than the " + std::to_string(o.order + 1) +
+                         " coefficients of a polynomial of order " + std::to_string(o.order));
+  try {
+    check_derivative_options(o);
+  } catch (const InvalidArgument& e) {
+    d.fail("", e.what());  // the checks above catch every case first
+  }
+  return o;
+}
+
+const char* cluster_by_name(ClusterBy c) { return c == ClusterBy::kTrajectory ? "trajectory" : "window"; }
+
+UncertaintyOptions read_uncertainty_options(const Config& u, long long seed) {
+  u.check_known_keys({"method", "cluster", "samples", "seed"});
+  UncertaintyOptions o;
+  const std::string method = u.get_choice("method", {"gauss_newton", "sandwich", "bootstrap"}, "gauss_newton");
+  o.covariance.method = method == "sandwich"    ? UncertaintyMethod::kSandwich
+                        : method == "bootstrap" ? UncertaintyMethod::kBootstrap
+                                                : UncertaintyMethod::kGaussNewton;
+  o.cluster = u.get_choice("cluster", {"trajectory", "window"}, "window") == "trajectory" ? ClusterBy::kTrajectory
+                                                                                          : ClusterBy::kWindow;
+  if (o.covariance.method != UncertaintyMethod::kBootstrap)
+    for (const char* key : {"samples", "seed"})
+      if (u.has(key)) u.fail(key, "only the bootstrap has " + std::string(key));
+  o.covariance.bootstrap_samples = static_cast<int>(u.get_int_in_range("samples", 200, 2, 100000));
+  o.covariance.seed = static_cast<uint64_t>(u.get_int_in_range("seed", seed, 0, std::numeric_limits<long long>::max()));
   return o;
 }
 

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "neuralsim/estimate/basin_hopping.hpp"
+#include "neuralsim/estimate/covariance.hpp"
+#include "neuralsim/estimate/derivative_filter.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"
@@ -27,8 +29,32 @@ ObservationSpec read_observation(const Config& section, const Model<double>& mod
 
 // `residual:` section: {type: single_shooting | multiple_shooting |
 // inverse_dynamics, window, stride, continuity_weight, filter_window,
-// sample_stride, loss: none | huber | cauchy, loss_scale}.
+// derivatives, sample_stride, loss: none | huber | cauchy, loss_scale}.
+// filter_window (and a central_difference `derivatives` window) is
+// ProblemOptions::filter_window.
 ProblemOptions read_problem_options(const Config& section);
+// The derivatives of inverse dynamics and of the torque error, from the same
+// `residual:` section: `derivatives: {method: central_difference |
+// savitzky_golay, window (samples; default 5 for central_difference, 31 for
+// savitzky_golay), order (savitzky_golay, default 3), filter_torque (default
+// false)}`, or the older `filter_window: n` (central_difference with window
+// n; not together with `derivatives`). Errors name the key.
+DerivativeOptions read_derivative_options(const Config& section);
+
+// How residual rows are grouped for the robust covariances: by trajectory,
+// or by window (a shooting window or segment; for inverse dynamics, runs of
+// `residual.window` consecutive samples).
+enum class ClusterBy { kTrajectory, kWindow };
+const char* cluster_by_name(ClusterBy c);  // "trajectory", "window"
+struct UncertaintyOptions {
+  CovarianceOptions covariance;
+  ClusterBy cluster = ClusterBy::kWindow;
+};
+// `uncertainty:` section: {method: gauss_newton | sandwich | bootstrap
+// (default gauss_newton), cluster: trajectory | window (default window),
+// samples (bootstrap replicates, 2..100000, default 200), seed (default: the
+// run's seed)}.
+UncertaintyOptions read_uncertainty_options(const Config& section, long long seed);
 // `solver:` section: {type: levenberg_marquardt | lbfgs, max_iterations,
 // function_tolerance, gradient_tolerance, parameter_tolerance}.
 SolverOptions read_solver_options(const Config& section);

@@ -235,6 +235,14 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
 
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
                                         const TrajectorySet& data, int filter_window, std::string* note) {
+  DerivativeOptions d;
+  d.window = std::max(1, filter_window);
+  return torque_error(ctx, x, data, d, note);
+}
+
+std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
+                                        const TrajectorySet& data, const DerivativeOptions& derivatives,
+                                        std::string* note) {
   const Model<double>& model = *ctx.model;
   const int nv = model.nv;
   if (x.size() != static_cast<size_t>(ctx.parameters->size()))
@@ -251,7 +259,7 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
       continue;
     }
     // The residual's own samples and cost function: the metric is that residual.
-    const auto samples = std::make_shared<const InverseDynamicsSamples>(prepare_inverse_dynamics(tr, filter_window, 1));
+    const auto samples = std::make_shared<const InverseDynamicsSamples>(prepare_inverse_dynamics(tr, derivatives, 1));
     if (samples->q.rows() == 0) {
       out.too_short.push_back(tr.name);
       continue;
@@ -270,7 +278,8 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
       *note = "torque error not computed: ";
       if (data.trajectories.empty()) *note += "no trajectories";
       else if (out.too_short.empty()) *note += "no trajectory has recorded tau";
-      else *note += "no trajectory with recorded tau has enough samples (filter window " + std::to_string(filter_window) + ")";
+      else *note += std::string("no trajectory with recorded tau has enough samples (") +
+                    derivative_method_name(derivatives.method) + " window " + std::to_string(derivatives.window) + ")";
     }
     return std::nullopt;
   }

@@ -141,6 +141,10 @@ struct TorqueError {
 // nullopt (with the reason in *note when given) when no trajectory of
 // `data` has both recorded τ and enough samples.
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
+                                        const TrajectorySet& data, const DerivativeOptions& derivatives,
+                                        std::string* note = nullptr);
+// central_difference with a moving average of `filter_window` samples.
+std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
                                         const TrajectorySet& data, int filter_window = 1,
                                         std::string* note = nullptr);
 // The model as given (no estimated parameters).
