@@ -1,0 +1,2 @@
+// Placeholder: the MPC controller kinds of the registry (issue 14).
+namespace neuralsim {}
