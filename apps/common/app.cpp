@@ -242,6 +242,10 @@ void add_common_options(CLI::App& app, AppOptions& opts) {
   app.set_version_flag("--version", "neuralsim " + version_string());
 }
 
+bool plots_wanted(const Config& config, const AppOptions& opts) {
+  return config.has("output.plot") ? config.get<bool>("output.plot") : opts.verbosity >= 0;
+}
+
 int run_app(int argc, char** argv, CLI::App& app, AppOptions& opts,
             std::function<int(const AppOptions&)> body) {
   opts.argv.assign(argv, argv + argc);

@@ -59,6 +59,12 @@ void request_interrupt();
 // flag (Trainer::run_epoch).
 const std::atomic<bool>* interrupt_flag();
 
+// Whether a tool draws its plots (matplotlib, after its results are
+// written): `output.plot` when the config gives it; otherwise yes, except
+// under -q. Sweeps and CI jobs run with -q, and there drawing (about 1 s per
+// run) would cost more than a small fit itself.
+bool plots_wanted(const Config& config, const AppOptions& opts);
+
 // Adds --config (required, must exist), --out, --set, --seed, --threads,
 // -v/--verbose, -q/--quiet and --version, storing the values in `opts`.
 void add_common_options(CLI::App& app, AppOptions& opts);

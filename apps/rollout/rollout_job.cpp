@@ -18,6 +18,7 @@
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
 #include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/experiment/mpc_controllers.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/simulate.hpp"
@@ -183,7 +184,7 @@ int simulate_job(const AppOptions& opts, const Config& cfg, const RolloutRequest
                std::to_string(states.size()) + " trajectories of " + std::to_string(steps + 1) + " samples",
                per_sample * static_cast<double>(states.size()) * static_cast<double>(steps + 1));
   // Every controller is built up front so config errors surface before any work.
-  const ControllerRegistry registry = standard_controllers();
+  const ControllerRegistry registry = [&] { ControllerRegistry r = standard_controllers(); add_mpc_controllers(r, exp.step); return r; }();
   std::vector<std::unique_ptr<Controller<double>>> controllers;
   for (size_t k = 0; k < states.size(); ++k)
     controllers.push_back(registry.make(controls, model, static_cast<int>(k), &recorded));

@@ -488,7 +488,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     const std::string measured_file = out.path("measured.h5");
     write_trajectories(measured_file, measured);
     summary.add_output(measured_file);
-    if (cfg.get_or<bool>("output.plot", true)) {
+    if (plots_wanted(cfg, opts)) {
       try_plot(out.dir(), measured_file, fit_file);
       if (std::filesystem::exists(out.path("fit.png"))) summary.add_output(out.path("fit.png"));
     }

@@ -291,7 +291,7 @@ int run_train_augment(const AppOptions& opts, const TrainRequest& request) {
       OutputDirectory::configured_name(cfg, "output.weights", "weights.h5",
                                        {"checkpoint.json", "params.json", "loss.csv", "loss.png", "lstm.json",
                                         "predictions.h5"});
-  const bool plot = cfg.get_or<bool>("output.plot", true);
+  const bool plot = plots_wanted(cfg, opts);
 
   std::vector<std::string> data_notes;
   DataSplit data = load_data(cfg.at("data"), model, &data_notes);

@@ -27,7 +27,8 @@ using testing::read_json;
 
 TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
   const std::string out = fresh_dir("simid_lengths");
-  const auto r = run_command(simid() + kLengthsConfig + kFast + " --seed 3 --out " + out);
+  // -q alone skips the plot (sweeps); output.plot=true asks for it.
+  const auto r = run_command(simid() + kLengthsConfig + kFast + " --set output.plot=true --seed 3 --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto s = read_json(out + "/summary.json");
   EXPECT_EQ(s["status"], "ok");
@@ -64,6 +65,9 @@ TEST(SimidApp, SameSeedSameResultAtAnyThreadCount) {
   const auto pa = read_json(a + "/params.json"), pb = read_json(b + "/params.json");
   EXPECT_EQ(pa["parameters"], pb["parameters"]);
   EXPECT_EQ(read_json(a + "/summary.json")["metrics"]["basin_hopping"]["history"].size(), 2u);
+  // -q without output.plot: no drawing (sweeps), and summary.json lists no plot.
+  EXPECT_FALSE(std::filesystem::exists(a + "/fit.png"));
+  EXPECT_EQ(read_json(a + "/summary.json").dump().find("fit.png"), std::string::npos);
 }
 
 TEST(SimidApp, ResumeContinuesFromCheckpointToTheSameResult) {

@@ -4,9 +4,16 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <thread>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -380,6 +387,61 @@ void check_heap_ids(const H5::Attribute& attr, hssize_t n, const std::string& fi
 }  // namespace
 
 void check_global_heaps(const std::string& file) { (void)global_heaps_of(file); }
+
+namespace {
+std::atomic<bool> isolated_trial_reads{true};
+}  // namespace
+
+// Sanitizer runtimes call this callback when they report an error; under
+// libFuzzer it writes the input as a crash of the parent. Weak: absent
+// without a sanitizer.
+extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+void set_isolated_trial_reads(bool enabled) { isolated_trial_reads = enabled; }
+
+void read_in_isolation_first(const std::string& file, const std::function<void()>& read, double seconds) {
+  if (!isolated_trial_reads) return;
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t child = ::fork();
+  if (child < 0) fail(file, "/", std::string("cannot start the isolated trial read (fork): ") + std::strerror(errno));
+  if (child == 0) {
+    // A fault must end the child by its signal, not through a handler that
+    // reports it as this process's own (sanitizers, fuzzers, the tools).
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+    if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(nullptr);
+    int code = 0;
+    try {
+      read();
+    } catch (const DataError&) {
+      code = 3;  // this process repeats the read and reports it
+    } catch (const H5::Exception&) {
+      code = 3;
+    } catch (...) {
+      code = 4;
+    }
+    ::_exit(code);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(child, &status, WNOHANG);
+    if (r == child) break;
+    if (r < 0 && errno != EINTR) fail(file, "/", std::string("isolated trial read: waitpid: ") + std::strerror(errno));
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      fail(file, "/", "corrupt file: HDF5 did not finish reading it within " + std::to_string(static_cast<int>(seconds)) +
+                          " s (isolated trial read)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (WIFSIGNALED(status))
+    fail(file, "/", "corrupt file: HDF5 crashes reading it (signal " + std::to_string(WTERMSIG(status)) +
+                        " in an isolated trial read)");
+  if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3))
+    fail(file, "/", "corrupt file: HDF5 fails reading it (exit status " + std::to_string(WEXITSTATUS(status)) +
+                        " of an isolated trial read)");
+}
 
 bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object) {
   return with_context(file, object, [&] { return obj.attrExists(name); });

@@ -14,6 +14,7 @@
 
 #include <H5Cpp.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,21 @@ class AddressSpaceCap {
 // every variable-length string's heap ID against it before HDF5 follows
 // the ID: H5HG_read indexes a collection's object table with it unchecked.
 void check_global_heaps(const std::string& file);
+
+// HDF5 1.10 has memory-safety bugs on corrupt metadata that no check at our
+// entry points can anticipate (fuzzer: a use-after-free in the metadata
+// cache under H5Aexists, after the heap checks above). So every reader first
+// runs its whole read of an untrusted file once in a forked child process:
+// a child that dies by a signal, exits abnormally or runs past `seconds` is
+// a DataError naming the file; otherwise this process reads the file itself
+// (a child that found a DataError makes the same read fail again here, with
+// its message). The child touches nothing but the file and ends with
+// _exit(). Costs one fork and a second read.
+void read_in_isolation_first(const std::string& file, const std::function<void()>& read, double seconds = 120);
+
+// Turns the trial read off (the fuzz targets, which must see HDF5's faults
+// in-process to find faults of their own); on by default.
+void set_isolated_trial_reads(bool enabled);
 
 bool has_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object);
 // A scalar string attribute (fixed or variable length), at most as long as the file.

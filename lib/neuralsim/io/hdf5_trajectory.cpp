@@ -484,6 +484,7 @@ TrajectorySet read_trajectories(const std::string& path) {
   try {
     if (!H5::H5File::isHdf5(path)) throw DataError(path + ": not an HDF5 file");
     hdf5::check_global_heaps(path);
+    hdf5::read_in_isolation_first(path, [&] { (void)read_file(path); });
     set = read_file(path);
   } catch (const H5::Exception& e) {
     throw DataError(path + ": cannot read (HDF5 error in " + e.getFuncName() +

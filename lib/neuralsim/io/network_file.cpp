@@ -419,6 +419,7 @@ auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::decl
       return fn(h5, networks);
     };
     hdf5::check_global_heaps(path);
+    hdf5::read_in_isolation_first(path, [&] { (void)open_and_read(); });
     return open_and_read();
   } catch (const H5::Exception& e) {
     fail(path, "/", "cannot read: " + hdf5::error_text(e));
