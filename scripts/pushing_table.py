@@ -5,26 +5,25 @@ scripts/experiment_pushing.sh (summary.json of every run).
 Usage: pushing_table.py OUT_DIR > docs/train-augment-pushing.md
 """
 import json
-import math
 import os
 import statistics
 import sys
+
+import train_augment_tables as tables  # the shared summary readers (same directory)
 
 HORIZONS = [10, 100, 1000, 2000]
 
 
 def load(out, name):
-    with open(os.path.join(out, name, "summary.json")) as f:
-        return json.load(f)
+    return tables.load(os.path.join(out, name))
 
 
 def rmse(summary, h):
-    v = summary["metrics"]["validation"]["mean_rmse_q_by_horizon"].get(str(h))
-    return math.inf if v is None else v
+    return tables.horizon(summary, h)
 
 
 def fmt(v):
-    return "diverged" if not math.isfinite(v) else f"{v:.5f}"
+    return tables.fmt(v, digits=5)
 
 
 def main() -> int:

@@ -21,8 +21,8 @@ def horizon(summary, h, split="validation"):
     return math.inf if v is None else v
 
 
-def fmt(v):
-    return "diverged" if not math.isfinite(v) else f"{v:.4f}"
+def fmt(v, digits=4):
+    return "diverged" if not math.isfinite(v) else f"{v:.{digits}f}"
 
 
 def main() -> int:

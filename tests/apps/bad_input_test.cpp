@@ -72,6 +72,12 @@ TEST_P(BadInput, ExitCodeMessageAndCleanOut) {
     write_file(dir + "/case.yaml", join(c.config));
     config_arg = " --config " + dir + "/case.yaml";
   }
+  if (c.app == "train-augment") {
+    // The training cases name their model and data relative to the config,
+    // as a user's experiment directory does.
+    fs::copy_file(std::string(NEURALSIM_SOURCE_DIR) + "/configs/models/pendulum.yaml", dir + "/pendulum.yaml");
+    fs::copy_file(std::string(NEURALSIM_SOURCE_DIR) + "/datasets/pendulum_pd.h5", dir + "/pendulum_pd.h5");
+  }
   if (c.prepare) c.prepare(dir);
   const std::string out = dir + "/out";
   const bool out_existed = fs::exists(out);
@@ -544,14 +550,14 @@ INSTANTIATE_TEST_SUITE_P(
     case_name);
 
 // ---- train-augment ----
-// A small valid training run on shipped data; cases replace sections.
+// A small valid training run on shipped data (copied into the case
+// directory by the runner); cases replace sections.
 std::map<std::string, std::string> train_sections(const std::map<std::string, std::string>& changes) {
-  const std::string src = NEURALSIM_SOURCE_DIR;
   std::map<std::string, std::string> s = {
-      {"model", "model: {file: " + src + "/configs/models/pendulum.yaml}\n"},
+      {"model", "model: {file: pendulum.yaml}\n"},
       {"sim", "sim: {integrator: semi_implicit_euler, dt: 0.002}\n"},
       {"augment", "augment:\n  - {name: damping, site: joint.joint1.torque, inputs: [joint.joint1.qd], hidden: [4]}\n"},
-      {"data", "data: {train: " + src + "/datasets/pendulum_pd.h5, validation_fraction: 0.25}\n"},
+      {"data", "data: {train: pendulum_pd.h5, validation_fraction: 0.25}\n"},
       {"train", "train: {mode: unrolled, window_steps: 5, epochs: 1, batch_size: 4, train_samples: 200}\n"}};
   for (const auto& [key, text] : changes) s[key] = text;
   return s;
@@ -600,8 +606,7 @@ INSTANTIATE_TEST_SUITE_P(
              train_sections({{"augment", "augment:\n  - {name: d, site: joint.nope.torque, inputs: [joint.joint1.qd]}\n"}}),
              "", 2, {kCfg + ":", "augment.0.site", "unknown site 'joint.nope.torque'", "joints: joint1"}},
         Case{"train_validation_fraction", "train-augment",
-             train_sections({{"data", "data: {train: " + std::string(NEURALSIM_SOURCE_DIR) +
-                                          "/datasets/pendulum_pd.h5, validation_fraction: 1.5}\n"}}),
+             train_sections({{"data", "data: {train: pendulum_pd.h5, validation_fraction: 1.5}\n"}}),
              "", 2, {kCfg + ":", "data.validation_fraction", "[0, 1)"}},
         Case{"train_data_missing", "train-augment",
              train_sections({{"data", "data: {train: nofile.h5, validation_fraction: 0.25}\n"}}), "", 3,

@@ -328,6 +328,11 @@ TEST_F(MpcControllersConfigTest, ANetworkOfTheWrongSizeIsADataErrorNamingTheFile
   expect_contains(h12, {"ok.h5", "expected 73 inputs", "got 65"});
   EXPECT_THROW(r.make(section("  type: mpc_network\n  weights: " + dir + "/missing.h5\n"), laikago(), 0, nullptr),
                DataError);
+  // A file error also says where the config named the file.
+  const std::string missing = thrown_message(
+      [&] { r.make(section("  type: mpc_network\n  weights: " + dir + "/missing.h5\n"), laikago(), 0, nullptr); });
+  expect_contains(missing, {"missing.h5", "does not exist", "named by", "key 'controls.weights'"});
+  expect_contains(narrow, {"key 'controls.weights'"});
   EXPECT_THROW(r.make(section("  type: mpc_network\n"), laikago(), 0, nullptr), ConfigError);  // no weights:
   EXPECT_THROW(r.make(section("  type: mpc\n  weights: " + dir + "/ok.h5\n"), laikago(), 0, nullptr), ConfigError);
   auto c = r.make(section("  type: mpc_network\n  weights: " + dir + "/ok.h5\n"), laikago(), 0, nullptr);

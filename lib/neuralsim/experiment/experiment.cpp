@@ -123,20 +123,27 @@ void check_mass_matrix(const Model<double>& model, const Config& where) {
 }  // namespace
 
 Model<double> load_model_section(const Config& m, std::vector<std::string>* warnings) {
+  // `joints:` beside a model file sets per-joint dynamics the file cannot
+  // say (URDF has no friction law, rotor or torque offset).
   if (m.has("file")) {
-    m.check_known_keys({"file"});
-    return load_yaml_model(m.path("file"));
+    m.check_known_keys({"file", "joints"});
+    Model<double> model = load_yaml_model(m.path("file"));
+    if (m.has("joints")) apply_joint_dynamics(m.at("joints"), model);
+    return model;
   }
   if (m.has("urdf")) {
-    m.check_known_keys({"urdf", "floating_base", "merge_fixed_joints"});
+    m.check_known_keys({"urdf", "floating_base", "merge_fixed_joints", "joints"});
     UrdfOptions opts;
     opts.floating_base = m.get_or<bool>("floating_base", false);
     opts.merge_fixed_joints = m.get_or<bool>("merge_fixed_joints", true);
+    Model<double> model;
     try {
-      return load_urdf_model(m.path("urdf"), opts, warnings);
+      model = load_urdf_model(m.path("urdf"), opts, warnings);
     } catch (const ModelError& e) {
       m.fail("urdf", e.what());
     }
+    if (m.has("joints")) apply_joint_dynamics(m.at("joints"), model);
+    return model;
   }
   return build_yaml_model(m);  // inline: errors keep the config's own lines
 }

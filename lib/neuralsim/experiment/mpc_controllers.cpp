@@ -325,6 +325,8 @@ MpcControllerSpec read_mpc_controller_spec(const Config& c, const Model<double>&
     if (!c.has("weights")) c.fail("weights", "controls of type 'mpc_network' need a network file (weights: FILE)");
     spec.weights_path = c.path("weights");
     spec.network_name = c.get_or("network", "");
+    spec.weights_named_by =
+        c.where("weights") + ", key '" + (c.prefix().empty() ? "" : c.prefix() + ".") + "weights'";
   }
 
   try {
@@ -335,7 +337,8 @@ MpcControllerSpec read_mpc_controller_spec(const Config& c, const Model<double>&
   return spec;
 }
 
-std::shared_ptr<const nn::Mlp> read_mpc_network(const MpcControllerSpec& spec) {
+namespace {
+std::shared_ptr<const nn::Mlp> read_and_check_mpc_network(const MpcControllerSpec& spec) {
   std::string name = spec.network_name;
   if (name.empty()) {
     const std::vector<std::string> names = network_names(spec.weights_path);
@@ -353,6 +356,18 @@ std::shared_ptr<const nn::Mlp> read_mpc_network(const MpcControllerSpec& spec) {
   expect.outputs = 3 * kNumLegs;                             // the first interval's forces
   check_network(net, expect, spec.weights_path);
   return std::make_shared<const nn::Mlp>(std::move(net.network));
+}
+}  // namespace
+
+std::shared_ptr<const nn::Mlp> read_mpc_network(const MpcControllerSpec& spec) {
+  try {
+    return read_and_check_mpc_network(spec);
+  } catch (const DataError& e) {
+    // The file's own message first (file, dataset, expected vs actual),
+    // then where the config named it.
+    if (spec.weights_named_by.empty()) throw;
+    throw DataError(std::string(e.what()) + " (named by " + spec.weights_named_by + ")");
+  }
 }
 
 MpcRolloutController::MpcRolloutController(const Model<double>& model, const MpcControllerSpec& spec,

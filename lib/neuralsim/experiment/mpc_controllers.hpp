@@ -50,6 +50,7 @@ struct MpcControllerSpec {
   // directory) and the network's name in it.
   std::string weights_path;
   std::string network_name;
+  std::string weights_named_by;  // "FILE:LINE, key 'controls.weights'", for errors about the file
 };
 
 // Reads and checks a section (see the file comment). `network` selects the

@@ -233,11 +233,21 @@ void generate_swimmer(const Config& c, Model<double>& model) {
   }
 }
 
-// friction_law (tanh | atan | stribeck) and the Stribeck law's static level
-// (default: the Coulomb level, i.e. no Stribeck peak) and velocity.
+const char* friction_law_name(FrictionLaw law) {
+  switch (law) {
+    case FrictionLaw::kTanh: return "tanh";
+    case FrictionLaw::kAtan: return "atan";
+    case FrictionLaw::kStribeck: return "stribeck";
+  }
+  return "tanh";
+}
+
+// friction_law (tanh | atan | stribeck; absent: the joint's current law) and
+// the Stribeck law's static level (default: the Coulomb level, i.e. no
+// Stribeck peak) and velocity.
 void read_friction_law(const Config& jn, Joint<double>& joint) {
   const std::string where = "joint '" + joint.name + "': ";
-  const std::string law = jn.get_or<std::string>("friction_law", "tanh");
+  const std::string law = jn.get_or<std::string>("friction_law", friction_law_name(joint.dynamics.friction_law));
   if (law == "tanh") {
     joint.dynamics.friction_law = FrictionLaw::kTanh;
   } else if (law == "atan") {
@@ -251,9 +261,11 @@ void read_friction_law(const Config& jn, Joint<double>& joint) {
   for (const char* key : {"friction_static", "stribeck_velocity"})
     if (jn.has(key) && !stribeck) jn.fail(key, where + "used only with friction_law: stribeck (the law is " + law + ")");
   if (!stribeck) return;
-  const double fs = jn.get_or<double>("friction_static", joint.dynamics.coulomb_friction);
+  const double fs = jn.get_or<double>("friction_static", jn.has("friction_law") ? joint.dynamics.coulomb_friction
+                                                                               : joint.dynamics.friction_static);
   if (!(fs >= 0)) jn.fail("friction_static", where + "must be >= 0, got " + std::to_string(fs));
-  const double vst = jn.get_or<double>("stribeck_velocity", 0.1);
+  const double vst = jn.get_or<double>("stribeck_velocity",
+                                       jn.has("friction_law") ? 0.1 : joint.dynamics.stribeck_velocity);
   if (!(vst > 0)) jn.fail("stribeck_velocity", where + "must be > 0, got " + std::to_string(vst));
   joint.dynamics.friction_static = fs;
   joint.dynamics.stribeck_velocity = vst;
@@ -374,6 +386,43 @@ void read_bodies(const Config& node, Model<double>& model) {
 
 }  // namespace
 
+const std::vector<std::string>& joint_dynamics_keys() {
+  static const std::vector<std::string> keys = {"damping", "friction", "friction_velocity", "friction_law",
+                                                "friction_static", "stribeck_velocity", "armature",
+                                                "gear_ratio", "torque_offset"};
+  return keys;
+}
+
+void apply_joint_dynamics(const Config& joints, Model<double>& model) {
+  for (const auto& [name, jn] : joints.items()) {
+    int found = -1;
+    for (int i = 0; i < model.num_bodies(); ++i)
+      if (model.joints[i].name == name) found = i;
+    if (found < 0) {
+      std::string list;
+      for (int i = 0; i < model.num_bodies(); ++i)
+        if (joint_nv(model.joints[i].type) > 0) list += (list.empty() ? "" : ", ") + model.joints[i].name;
+      joints.fail(name, "no joint named '" + name + "' in model '" + model.name + "' (joints: " + list + ")");
+    }
+    Joint<double>& joint = model.joints[found];
+    if (joint_nv(joint.type) != 1)
+      joints.fail(name, "joint '" + name + "' is not a 1-DoF joint (friction, damping and rotor terms are per DoF)");
+    jn.check_known_keys(joint_dynamics_keys());
+    const std::string where = "joint '" + name + "': ";
+    JointDynamics<double>& d = joint.dynamics;
+    if (jn.has("damping")) d.damping = non_negative(jn, "damping", 0);
+    if (jn.has("friction")) d.coulomb_friction = non_negative(jn, "friction", 0);
+    if (jn.has("friction_velocity")) {
+      d.friction_velocity = jn.get<double>("friction_velocity");
+      if (!(d.friction_velocity > 0)) jn.fail("friction_velocity", where + "must be > 0");
+    }
+    read_friction_law(jn, joint);
+    if (jn.has("armature")) d.armature = non_negative(jn, "armature", 0);
+    if (jn.has("gear_ratio")) d.gear_ratio = jn.get<double>("gear_ratio");
+    if (jn.has("torque_offset")) d.torque_offset = jn.get<double>("torque_offset");
+  }
+}
+
 Model<double> build_yaml_model(const Config& node) {
   Model<double> model;
   model.name = node.get_or("name", "model");
@@ -383,7 +432,7 @@ Model<double> build_yaml_model(const Config& node) {
         node.get_choice("generator", {"pendulum", "double_pendulum", "chain", "cartpole", "swimmer"}, "");
     if (gen == "pendulum" || gen == "double_pendulum" || gen == "chain") {
       node.check_known_keys({"generator", "name", "gravity", "links", "point_mass", "length", "lengths", "mass",
-                             "masses", "damping", "friction"});
+                             "masses", "damping", "friction", "joints"});
       const int fixed_links = gen == "pendulum" ? 1 : gen == "double_pendulum" ? 2 : 0;
       if (fixed_links && node.has("links")) node.fail("links", "the " + gen + " generator has a fixed number of links");
       const int links = fixed_links ? fixed_links : static_cast<int>(node.get_int_in_range("links", 5, 1, 1000));
@@ -391,14 +440,17 @@ Model<double> build_yaml_model(const Config& node) {
       generate_chain(node, links, node.get_or<bool>("point_mass", gen != "chain"), model);
     } else if (gen == "cartpole") {
       node.check_known_keys({"generator", "name", "gravity", "cart_mass", "pole_mass", "pole_length",
-                             "cart_damping", "pole_damping"});
+                             "cart_damping", "pole_damping", "joints"});
       if (!node.has("name")) model.name = "cartpole";
       generate_cartpole(node, model);
     } else {
-      node.check_known_keys({"generator", "name", "gravity", "links", "length", "mass", "damping", "radius"});
+      node.check_known_keys({"generator", "name", "gravity", "links", "length", "mass", "damping", "radius",
+                             "joints"});
       if (!node.has("name")) model.name = "swimmer";
       generate_swimmer(node, model);
     }
+    // Per-joint dynamics of a generated model (friction law, rotor, offset).
+    if (node.has("joints")) apply_joint_dynamics(node.at("joints"), model);
   } else {
     node.check_known_keys({"name", "gravity", "bodies"});
     read_bodies(node, model);
