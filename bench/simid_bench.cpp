@@ -7,21 +7,43 @@
 //      5-link chain (configs/models/chain5.yaml), P = 2, 8, 32 physical
 //      parameters picked from neuralsim::parameter_names. Data: one 2 s
 //      trajectory (RK4, dt 0.01, sinusoidal torques), windows of 50 samples.
-//  (b) BasinHopping/Throughput/threads:N: one basin-hopping round of 8 local
-//      solves (max 5 LM iterations each, no early stop) on experiment 1
-//      (configs/simid_double_pendulum_lengths.yaml), with TBB capped to N
-//      threads by tbb::global_control; wall time, so local solves per second
-//      = 8 / time. Every solve starts from its own seeded start, so both
-//      thread counts do exactly the same work.
+//  (b) BasinHopping/Throughput/{current,legacy}/early_stop:E/threads:N:
+//      basin-hopping throughput on experiment 1
+//      (configs/simid_double_pendulum_lengths.yaml), TBB capped to N threads
+//      by tbb::global_control.
+//        early_stop:0  one round of 8 starts, <= 5 LM iterations each, no
+//                      cost threshold: every start runs to its cap;
+//        early_stop:1  the shipped fit (population 4, <= 8 rounds, stop at
+//                      cost <= 1e-8, <= 30 LM iterations), seeds 1..5 one
+//                      after the other; the rule "start k runs until a
+//                      lower-numbered start reaches the threshold" decides.
+//      starts = the starts the rule keeps (RoundRecord::starts: all, or up
+//      to each round's winner), the same at any thread count; starts/s =
+//      starts / wall time, starts per CPU-second = starts / process CPU time
+//      (getrusage, all threads). "current" is basin_hopping(); "legacy"
+//      re-implements the previous scheduling here (tbb::parallel_for over
+//      the population, which splits [0, n) in halves, and serial local
+//      solves) for an A/B on the same machine at the same time. Each case
+//      also records its busiest thread's CPU time (/proc/self/task): CPU at
+//      1 thread / busiest thread at 2 bounds the wall speedup an idle
+//      machine could give (docs/simid.md, Threads).
 //  (c) Experiment1/TimeToOptimum/seed:S: the whole basin-hopping fit of
 //      experiment 1 as simid runs it (population 4, <= 8 rounds, stop at
 //      cost <= 1e-8; all cores), wall time until it stops; counters report
 //      whether it reached the global optimum (max relative error < 1e-3).
 //
 // The summary at the end prints the ratios from the minimum over the
-// repetitions (CPU time for (a), wall time for (b) and (c): worker threads'
-// CPU time is not measured by the main thread).
+// repetitions (CPU time for (a); for (b) the repetition with the least wall
+// time, with its process and per-thread CPU time; wall time for (c): worker
+// threads' CPU time is not measured by benchmark's main-thread clock).
+#include <sys/resource.h>
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <chrono>
 #include <cmath>
@@ -222,25 +244,151 @@ const Experiment1& experiment1() {
   return e;
 }
 
-void BM_Throughput(benchmark::State& state, int threads) {
+double process_cpu_seconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// The scheduling basin_hopping() used before issue 13, for the A/B: the
+// population split by tbb::parallel_for's ranges, serial local solves, the
+// same early-stop rule and round bookkeeping (no checkpoints, no abort).
+BasinHoppingResult legacy_basin_hopping(const ProblemFactory& make_problem, const ParameterSet& params,
+                                        const BasinHoppingOptions& options, const SolverOptions& solver) {
+  BasinHoppingResult result;
+  BasinHoppingState& state = result.state;
+  const int population = std::max(1, options.population);
+  SolverOptions local = solver;
+  local.num_threads = 1;
+  const bool use_threshold = options.cost_threshold >= 0;
+  result.stop_reason = "rounds";
+  for (int round = 0; round < options.max_rounds; ++round) {
+    std::vector<LocalResult> solves(population);
+    const std::vector<double>* best_x = state.has_best ? &state.best.x : nullptr;
+    std::atomic<int> first_hit{population};
+    tbb::parallel_for(0, population, [&](int k) {
+      SolverOptions mine = local;
+      mine.should_abort = [&, k] { return first_hit.load() < k; };
+      solves[k] = make_problem()->solve(basin_hopping_start(params, options, round, k, best_x), mine);
+      if (use_threshold && solves[k].usable && solves[k].cost <= options.cost_threshold) {
+        int cur = first_hit.load();
+        while (k < cur && !first_hit.compare_exchange_weak(cur, k)) {
+        }
+      }
+    });
+    RoundRecord rec;
+    rec.round = round;
+    rec.starts = std::min(population, first_hit.load() + 1);
+    int best_k = -1;
+    for (int k = 0; k < rec.starts; ++k)
+      if (solves[k].usable && (best_k < 0 || solves[k].cost < solves[best_k].cost)) best_k = k;
+    if (first_hit.load() < population) best_k = first_hit.load();
+    if (best_k >= 0 && (!state.has_best || solves[best_k].cost < state.best.cost)) {
+      state.best = solves[best_k];
+      state.has_best = true;
+    }
+    state.history.push_back(rec);
+    state.next_round = round + 1;
+    if (use_threshold && state.has_best && state.best.cost <= options.cost_threshold) {
+      result.stop_reason = "threshold";
+      break;
+    }
+  }
+  return result;
+}
+
+// CPU seconds of every thread of this process (/proc/self/task/*/stat,
+// utime + stime, in clock ticks of 10 ms).
+std::map<int, double> thread_cpu_seconds() {
+  std::map<int, double> out;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream f(e.path() / "stat");
+    std::string line;
+    std::getline(f, line);
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(line.substr(paren + 2));
+    std::vector<std::string> v;
+    for (std::string t; fields >> t;) v.push_back(t);
+    if (v.size() < 13) continue;  // v[0] is field 3 (state); utime, stime are fields 14, 15
+    out[std::stoi(e.path().filename().string())] = (std::stod(v[11]) + std::stod(v[12])) / tick;
+  }
+  return out;
+}
+
+// The largest CPU time any one thread spent between two snapshots: on an
+// idle machine the run cannot take less wall time than that.
+double busiest_thread_s(const std::map<int, double>& before, const std::map<int, double>& after) {
+  double m = 0;
+  for (const auto& [tid, t] : after) {
+    const auto it = before.find(tid);
+    m = std::max(m, t - (it == before.end() ? 0.0 : it->second));
+  }
+  return m;
+}
+
+struct ThroughputRun {
+  double wall_s = 1e300, cpu_s = 0;  // of the repetition with the least wall time
+  double busiest_thread_s = 0;       // its busiest thread's CPU time
+  long long starts = 0;
+  std::vector<double> best_x;  // the last fit's result, compared across cases
+};
+std::map<std::string, ThroughputRun>& throughput_results() {
+  static std::map<std::string, ThroughputRun> m;
+  return m;
+}
+
+std::string throughput_name(bool legacy, bool early_stop, int threads) {
+  return std::string("BasinHopping/Throughput/") + (legacy ? "legacy" : "current") +
+         "/early_stop:" + (early_stop ? "1" : "0") + "/threads:" + std::to_string(threads);
+}
+
+void BM_Throughput(benchmark::State& state, bool legacy, bool early_stop, int threads) {
   const Experiment1& e = experiment1();
   tbb::global_control cap(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
-  BasinHoppingOptions o = e.bh;
-  o.population = kThroughputPopulation;
-  o.max_rounds = 1;
-  o.cost_threshold = -1;  // no early stop: every solve runs to its iteration cap
-  o.seed = 11;
-  SolverOptions so = e.solver;
-  so.max_iterations = 5;
-  so.function_tolerance = so.gradient_tolerance = so.parameter_tolerance = 0;
-  // Solves per second = population / (wall time per iteration), printed in
-  // the summary from the minimum over the repetitions.
-  for (auto _ : state) {
-    BasinHoppingResult r = basin_hopping(e.factory(), e.params, o, so, BasinHoppingState{}, nullptr, nullptr);
-    benchmark::DoNotOptimize(r.state.best.cost);
+  std::vector<std::pair<BasinHoppingOptions, SolverOptions>> fits;
+  if (early_stop) {
+    for (int seed : kSeeds) {
+      BasinHoppingOptions o = e.bh;
+      o.seed = static_cast<uint64_t>(seed);
+      fits.emplace_back(o, e.solver);
+    }
+  } else {
+    BasinHoppingOptions o = e.bh;
+    o.population = kThroughputPopulation;
+    o.max_rounds = 1;
+    o.cost_threshold = -1;  // no early stop: every solve runs to its iteration cap
+    o.seed = 11;
+    SolverOptions so = e.solver;
+    so.max_iterations = 5;
+    so.function_tolerance = so.gradient_tolerance = so.parameter_tolerance = 0;
+    fits.emplace_back(o, so);
   }
-  state.SetLabel("double pendulum lengths, population " + std::to_string(kThroughputPopulation) +
-                 ", <= 5 LM iterations per solve, " + std::to_string(threads) + " thread(s)");
+  ThroughputRun& best = throughput_results()[throughput_name(legacy, early_stop, threads)];
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = process_cpu_seconds();
+    const std::map<int, double> threads0 = thread_cpu_seconds();
+    long long starts = 0;
+    std::vector<double> x;
+    for (const auto& [o, so] : fits) {
+      const BasinHoppingResult r = legacy ? legacy_basin_hopping(e.factory(), e.params, o, so)
+                                          : basin_hopping(e.factory(), e.params, o, so, BasinHoppingState{},
+                                                          nullptr, nullptr);
+      for (const RoundRecord& rec : r.state.history) starts += rec.starts;
+      x = r.state.best.x;
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = process_cpu_seconds() - c0;
+    const double busiest = busiest_thread_s(threads0, thread_cpu_seconds());
+    if (wall < best.wall_s) best = {wall, cpu, busiest, starts, x};
+  }
+  state.counters["starts"] = static_cast<double>(best.starts);
+  state.SetLabel(std::string(legacy ? "legacy" : "current") + " scheduling, " +
+                 (early_stop ? "shipped fit x 5 seeds (early stop at 1e-8)"
+                             : "8 starts x <= 5 LM iterations, no early stop") +
+                 ", " + std::to_string(threads) + " thread(s)");
 }
 
 struct TimeToOptimum {
@@ -279,12 +427,16 @@ void register_all() {
         ->Unit(benchmark::kMicrosecond);
   }
   experiment1();
-  for (int t : {1, 2})
-    configure(benchmark::RegisterBenchmark(("BasinHopping/Throughput/threads:" + std::to_string(t)).c_str(),
-                                           BM_Throughput, t))
-        ->Iterations(2)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
+  for (bool early_stop : {false, true})
+    for (bool legacy : {false, true})
+      for (int t : {1, 2}) {
+        auto* b = configure(benchmark::RegisterBenchmark(throughput_name(legacy, early_stop, t).c_str(),
+                                                         BM_Throughput, legacy, early_stop, t))
+                      ->Iterations(1)
+                      ->UseRealTime()
+                      ->Unit(benchmark::kMillisecond);
+        if (!repetitions_from_flag()) b->Repetitions(3);
+      }
   // One fit per repetition; 3 repetitions unless --benchmark_repetitions says otherwise.
   for (int s : kSeeds) {
     auto* b = configure(benchmark::RegisterBenchmark(
@@ -311,13 +463,40 @@ void summary(const RecordingReporter& rep) {
     if (j > 0 && f > 0)
       std::printf("  %-58s %6.2fx per parameter (finite differences: %dx)\n", "", j / f / n, n + 1);
   }
-  const double t1 = find(rep, "BasinHopping/Throughput/threads:1", true);
-  const double t2 = find(rep, "BasinHopping/Throughput/threads:2", true);
-  std::printf("(b) basin hopping, %d local solves per round, wall time:\n", kThroughputPopulation);
-  if (t1 > 0) std::printf("  1 thread:  %7.1f local solves/s\n", kThroughputPopulation / (t1 * 1e-9));
-  if (t2 > 0) std::printf("  2 threads: %7.1f local solves/s\n", kThroughputPopulation / (t2 * 1e-9));
-  if (t1 > 0 && t2 > 0)
-    std::printf("  speedup 2 vs 1 thread: %.2fx (target >= 1.8x: %s)\n", t1 / t2, t1 / t2 >= 1.8 ? "met" : "NOT met");
+  std::printf("(b) basin hopping on experiment 1; least wall time of the repetitions, its process CPU time "
+              "(all threads); load average now %s\n", load_average().c_str());
+  for (bool early_stop : {false, true}) {
+    std::printf("  %s:\n", early_stop ? "with early stopping (shipped fit, 5 seeds)"
+                                      : "without early stopping (8 starts, <= 5 LM iterations)");
+    for (bool legacy : {false, true}) {
+      const auto& m = throughput_results();
+      const auto one = m.find(throughput_name(legacy, early_stop, 1));
+      const auto two = m.find(throughput_name(legacy, early_stop, 2));
+      if (one == m.end() || two == m.end()) continue;
+      for (const auto* r : {&one->second, &two->second})
+        std::printf("    %-7s %d thread(s): %4lld starts in %6.2f s wall, %6.2f s CPU (busiest thread %5.2f s): "
+                    "%6.2f starts/s, %6.2f starts/CPU-s\n",
+                    legacy ? "legacy" : "current", r == &one->second ? 1 : 2, r->starts, r->wall_s, r->cpu_s,
+                    r->busiest_thread_s, r->starts / r->wall_s, r->starts / r->cpu_s);
+      // On a loaded machine wall time measures the neighbours too. CPU-time
+      // figures: the work ratio (CPU at 1 thread / CPU at 2 threads: < 1
+      // is extra work, e.g. speculative starts) and the idle-machine bound
+      // CPU at 1 thread / busiest thread at 2 threads (no thread can finish
+      // before its own CPU work; waiting is not counted, so it is an upper
+      // bound on the wall speedup).
+      std::printf("    %-7s CPU-time figures: work ratio %.2f, speedup bound %.2fx (CPU 1 thread / busiest thread "
+                  "at 2)\n",
+                  legacy ? "legacy" : "current", one->second.cpu_s / two->second.cpu_s,
+                  one->second.cpu_s / std::max(1e-9, two->second.busiest_thread_s));
+      const double speedup = one->second.wall_s / two->second.wall_s;
+      std::printf("    %-7s speedup 2 vs 1 thread: %.2fx wall (target >= 1.8x: %s); CPU 2 threads / 1 thread: %.2fx%s\n",
+                  legacy ? "legacy" : "current", speedup, speedup >= 1.8 ? "met" : "NOT met",
+                  two->second.cpu_s / one->second.cpu_s,
+                  one->second.best_x == two->second.best_x && one->second.starts == two->second.starts
+                      ? ", same result"
+                      : ", RESULTS DIFFER");
+    }
+  }
   std::printf("(c) experiment 1 (double pendulum lengths), wall time to stop, all cores:\n");
   std::vector<double> times;
   int ok = 0;

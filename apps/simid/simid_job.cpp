@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <spdlog/spdlog.h>
 
@@ -143,6 +144,39 @@ std::vector<int> residual_clusters(const ResidualContext& ctx, const std::vector
   return clusters;
 }
 
+// Progress inside the local solves, from SolverOptions::on_iteration (a
+// 9-parameter multiple-shooting fit can spend 20 minutes in one solve). With
+// -v every iteration is a debug line; otherwise one info line at most every
+// kInterval seconds, the first only once a solve has run that long, so quick
+// fits stay as quiet as before; nothing under -q. Called from the TBB
+// workers of basin hopping: a caller that finds another one printing skips.
+class LocalSolveLog {
+ public:
+  static constexpr double kInterval = 5.0;
+  LocalSolveLog(int rounds, int population) : rounds_(rounds), population_(population), last_(Clock::now()) {}
+  void operator()(const SolveProgress& p) {
+    const bool debug = spdlog::should_log(spdlog::level::debug);
+    if (!debug && !spdlog::should_log(spdlog::level::info)) return;
+    if (!debug) {
+      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+      if (!lock.owns_lock() || seconds_since(last_) < kInterval || p.elapsed_s < kInterval) return;
+      last_ = Clock::now();
+    }
+    const std::string line =
+        fmt::format("local solve (round {}/{}, start {}/{}): iteration {}/{}, cost {:.6g}, elapsed {:.1f} s, "
+                    "ETA <= {:.1f} s",
+                    p.round + 1, rounds_, p.start + 1, population_, p.iteration, p.max_iterations, p.cost,
+                    p.elapsed_s, p.eta_s);
+    if (debug) spdlog::debug("{}", line);
+    else spdlog::info("{}", line);
+  }
+
+ private:
+  int rounds_, population_;
+  Clock::time_point last_;
+  std::mutex mutex_;
+};
+
 }  // namespace
 
 int run_simid(const AppOptions& opts, const SimidRequest& request) {
@@ -174,7 +208,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     est.fail("evaluation", "give either evaluation (seconds) or evaluation_window (samples), not both");
   std::optional<EvaluationWindows> eval_windows;
   if (est.has("evaluation")) eval_windows = read_evaluation_windows(est.at("evaluation"));
-  const SolverOptions solver = read_solver_options(section_or_empty(est, "solver"));
+  SolverOptions solver = read_solver_options(section_or_empty(est, "solver"));
   if (solver.solver == LocalSolver::kLbfgs && problem_options.formulation == Formulation::kMultipleShooting)
     est.fail("solver", "lbfgs cannot optimize multiple-shooting states; use levenberg_marquardt");
   if (problem_options.formulation == Formulation::kInverseDynamics && exp.contact)
@@ -274,6 +308,11 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
                  r.best_cost, r.round_best_cost, r.usable_solves);
     progress.update(s.next_round);
   };
+  // Residual blocks are evaluated on the --threads TBB workers inside every
+  // local solve (bit-identical at any thread count, estimation_problem.hpp).
+  solver.num_threads = 0;
+  LocalSolveLog solve_log(total_rounds, bh.enabled ? std::max(1, bh.population) : 1);
+  solver.on_iteration = [&solve_log](const SolveProgress& p) { solve_log(p); };
   BasinHoppingResult result = basin_hopping(factory, params, bh, solver, state, on_round, should_abort);
   progress.finish();
   if (std::filesystem::exists(checkpoint)) summary.add_output(checkpoint);

@@ -1,6 +1,9 @@
 #include "neuralsim/estimate/basin_hopping.hpp"
 
 #include <tbb/parallel_for.h>
+#include <tbb/global_control.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
 
 #include <atomic>
 #include <chrono>
@@ -65,23 +68,55 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
   const int population = options.enabled ? std::max(1, options.population) : 1;
   const int rounds = options.enabled ? options.max_rounds : 1;
   SolverOptions local = solver;
-  local.num_threads = 1;  // parallelism is across the population
   local.should_abort = should_abort;
   auto better = [](const LocalResult& a, const LocalResult& b) { return a.usable && (!b.usable || a.cost < b.cost); };
   result.stop_reason = options.enabled ? "rounds" : "local";
+  const bool use_threshold = options.enabled && options.cost_threshold >= 0;
+  // How the threads are used (the result is the same either way):
+  //  - with the cost threshold, every start after the round's winner is
+  //    wasted, and the winner is known only once it finishes; so when the
+  //    problem has enough residual blocks to keep every thread busy (two per
+  //    thread), the starts run one at a time in index order, each on all
+  //    threads over its blocks: no speculative work at all;
+  //  - otherwise up to `threads` starts run at once (coarse grain, no
+  //    synchronization per evaluation), in index order, and threads left
+  //    without a start help the running solves over their blocks.
+  const int threads = std::max(
+      1, static_cast<int>(std::min<size_t>(
+             tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism),
+             static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency())))));
+  int workers = std::min(population, threads);
+  if (workers > 1 && use_threshold && local.num_threads != 1 &&
+      make_problem()->num_residual_blocks() >= 2 * threads)
+    workers = 1;
   for (int round = state.next_round; round < rounds; ++round) {
     const auto tr = Clock::now();
     std::vector<LocalResult> solves(population);
     const std::vector<double>* best_x = state.has_best ? &state.best.x : nullptr;
-    // Once start j reaches the cost threshold, starts after j are cut short;
-    // starts before j still finish, so the winner (the lowest index that
-    // reaches the threshold) does not depend on timing or thread count.
+    // Early stopping that does not depend on timing: once start j reaches
+    // the cost threshold, starts after j are cut short (or never begun);
+    // starts before j still finish, so the winner is the lowest index that
+    // reaches the threshold, at any thread count.
+    //
+    // Starts are handed out in index order (an atomic ticket, not
+    // tbb::parallel_for's range splitting): the rule discards work on any
+    // start above the winner, and splitting [0, n) in halves makes the second
+    // thread begin at start n/2, i.e. speculate on exactly the starts most
+    // likely to be discarded while the low starts that decide the round wait
+    // in a queue. With tickets, the threads always work on the lowest starts
+    // not yet taken; a start above a winner is not even begun.
     std::atomic<int> first_hit{population};
-    const bool use_threshold = options.enabled && options.cost_threshold >= 0;
-    tbb::parallel_for(0, population, [&](int k) {
-      if (should_abort && should_abort()) return;
+    std::atomic<int> next_start{0};
+    auto run_start = [&](int k) {
       SolverOptions mine = local;
       mine.should_abort = [&, k] { return first_hit.load() < k || (should_abort && should_abort()); };
+      if (solver.on_iteration)
+        mine.on_iteration = [&, round, k](const SolveProgress& p) {
+          SolveProgress q = p;
+          q.round = round;
+          q.start = k;
+          solver.on_iteration(q);
+        };
       std::unique_ptr<EstimationProblem> problem = make_problem();
       solves[k] = problem->solve(basin_hopping_start(params, options, round, k, best_x), mine);
       if (use_threshold && solves[k].usable && solves[k].cost <= options.cost_threshold) {
@@ -89,7 +124,18 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
         while (k < cur && !first_hit.compare_exchange_weak(cur, k)) {
         }
       }
-    });
+    };
+    auto worker = [&] {
+      for (int k = next_start++; k < population; k = next_start++) {
+        if (first_hit.load() < k || (should_abort && should_abort())) continue;
+        run_start(k);
+      }
+    };
+    if (workers == 1) {
+      worker();
+    } else {
+      tbb::parallel_for(0, workers, [&](int) { worker(); }, tbb::simple_partitioner());
+    }
     // A round cut short by should_abort (Ctrl-C, time budget) is incomplete:
     // its best may still be reported, but it is neither recorded nor
     // checkpointed, so --resume reruns it whole and reproduces an
@@ -98,8 +144,12 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
     RoundRecord rec;
     rec.round = round;
     rec.spread = round == 0 ? 1.0 : options.initial_spread * std::pow(options.decay, round - 1);
+    // Only the starts the rule keeps (up to the winner) are counted, so the
+    // record is the same at any thread count.
+    const int kept = std::min(population, first_hit.load() + 1);
+    rec.starts = kept;
     int best_k = -1;
-    for (int k = 0; k < population; ++k) {
+    for (int k = 0; k < kept; ++k) {
       if (!solves[k].usable) continue;
       ++rec.usable_solves;
       if (best_k < 0 || solves[k].cost < solves[best_k].cost) best_k = k;

@@ -5,8 +5,20 @@
 // spread that decays from round to round.
 //
 // Determinism: start k of round r draws from its own RNG seeded by
-// (seed, r, k), every local solve is single-threaded, and the round's best
-// is chosen by (cost, k); so a seed gives the same result at any thread count.
+// (seed, r, k), every local solve gives the same result at any thread count
+// (its residual blocks may be evaluated in parallel, but are summed in block
+// order), and the round's best is chosen by (cost, k), or is the lowest k
+// that reaches the cost threshold; so a seed gives the same result at any
+// thread count.
+//
+// Threads (as many as TBB allows, i.e. --threads): with a cost threshold and
+// at least two residual blocks per thread, the starts run one at a time in
+// index order, each solve on all threads over its residual blocks, so no
+// thread works on a start the threshold rule will discard; otherwise starts
+// are taken in index order by one worker per thread, and workers without a
+// start help the running solves (nested, isolated TBB loops over residual
+// blocks). SolverOptions::on_iteration is called from the workers with
+// `round` and `start` filled in.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +49,8 @@ struct RoundRecord {
   double best_cost = 0;        // best so far after this round
   double round_best_cost = 0;  // best of this round's population
   double spread = 0;
-  int usable_solves = 0;
+  int usable_solves = 0;       // among the starts counted in `starts`
+  int starts = 0;              // starts solved to the end: the population, or up to the threshold's winner
   double seconds = 0;          // wall time of the round
 };
 

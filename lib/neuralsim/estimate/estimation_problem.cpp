@@ -1,8 +1,12 @@
 #include "neuralsim/estimate/estimation_problem.hpp"
 
 #include <ceres/ceres.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <chrono>
+#include <cstring>
 
 #include "neuralsim/core/errors.hpp"
 
@@ -30,7 +34,109 @@ const char* loss_name(Loss l) {
   return "?";
 }
 
+namespace {
+
+// A residual block that is evaluated ahead of Ceres, in parallel with the
+// other blocks (ParallelBlocks below), and then hands Ceres the stored
+// result. It owns the formulation's cost function and its own residual and
+// Jacobian storage, so concurrent blocks share no mutable state (the
+// formulations' functors build their simulation per call and only read the
+// ResidualContext).
+class CachedCost final : public ceres::CostFunction {
+ public:
+  CachedCost(ceres::CostFunction* inner, std::vector<double*> blocks) : inner_(inner), user_(std::move(blocks)) {
+    set_num_residuals(inner_->num_residuals());
+    *mutable_parameter_block_sizes() = inner_->parameter_block_sizes();
+    const int m = num_residuals();
+    int offset = 0;
+    for (const int size : parameter_block_sizes()) {
+      offset_.push_back(offset);
+      offset += size;
+      jacobian_.emplace_back(static_cast<size_t>(m) * size);
+    }
+    point_.resize(offset);
+    residuals_.resize(m);
+    for (auto& j : jacobian_) jacobian_ptr_.push_back(j.data());
+    for (int b = 0; b < static_cast<int>(offset_.size()); ++b) point_ptr_.push_back(point_.data() + offset_[b]);
+  }
+
+  // Evaluates the block at the values now in its parameter blocks (the
+  // user's memory, which Ceres updates before PrepareForEvaluation), unless
+  // it already holds that point with what is asked. One task per block: no
+  // two threads ever touch the same CachedCost.
+  void prepare(bool jacobians) {
+    if (valid_ && (has_jacobians_ || !jacobians) && same_point(user_.data())) return;
+    for (size_t b = 0; b < user_.size(); ++b)
+      std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
+    ok_ = inner_->Evaluate(point_ptr_.data(), residuals_.data(), jacobians ? jacobian_ptr_.data() : nullptr);
+    valid_ = true;
+    has_jacobians_ = jacobians;
+  }
+
+  bool Evaluate(double const* const* parameters, double* residuals, double** jacobians) const override {
+    // Anything Ceres asks at a point that was not prepared (or with more than
+    // was prepared) is computed directly, so the cache can only save work.
+    if (!valid_ || (jacobians && !has_jacobians_) || !same_point(parameters))
+      return inner_->Evaluate(parameters, residuals, jacobians);
+    if (!ok_) return false;
+    std::copy(residuals_.begin(), residuals_.end(), residuals);
+    if (jacobians)
+      for (size_t b = 0; b < jacobian_.size(); ++b)
+        if (jacobians[b]) std::copy(jacobian_[b].begin(), jacobian_[b].end(), jacobians[b]);
+    return true;
+  }
+
+ private:
+  // Bitwise: -0.0 and 0.0 may evaluate differently, NaN never matches.
+  bool same_point(double const* const* parameters) const {
+    for (size_t b = 0; b < offset_.size(); ++b)
+      if (std::memcmp(point_ptr_[b], parameters[b], sizeof(double) * parameter_block_sizes()[b]) != 0) return false;
+    return true;
+  }
+
+  std::unique_ptr<ceres::CostFunction> inner_;
+  std::vector<double*> user_;  // the problem's parameter blocks of this residual block
+  std::vector<int> offset_;
+  std::vector<double> point_, residuals_;
+  std::vector<std::vector<double>> jacobian_;  // row-major, per parameter block
+  std::vector<double*> point_ptr_, jacobian_ptr_;
+  bool valid_ = false, has_jacobians_ = false, ok_ = false;
+};
+
+// Evaluates every residual block before Ceres reads them (Ceres calls this
+// before each evaluation, with the user's parameter blocks up to date), on
+// TBB. Ceres itself then runs single-threaded: it sums cost and gradient in
+// block order, so the result does not depend on the number of threads.
+// The parallel loop is isolated: a thread waiting for its blocks never picks
+// up another basin-hopping start meanwhile, which would delay this solve by
+// a whole solve; idle threads still steal blocks from it.
+class ParallelBlocks final : public ceres::EvaluationCallback {
+ public:
+  void add(CachedCost* c) { blocks_.push_back(c); }
+  void set_num_threads(int n) { num_threads_ = n; }
+  void PrepareForEvaluation(bool jacobians, bool /*new_evaluation_point*/) override {
+    // new_evaluation_point is not trusted: every block checks its own point.
+    const int n = static_cast<int>(blocks_.size());
+    if (num_threads_ == 1 || n == 1) {
+      for (CachedCost* c : blocks_) c->prepare(jacobians);
+      return;
+    }
+    tbb::this_task_arena::isolate([&] {
+      tbb::parallel_for(tbb::blocked_range<int>(0, n, 1), [&](const tbb::blocked_range<int>& r) {
+        for (int b = r.begin(); b != r.end(); ++b) blocks_[b]->prepare(jacobians);
+      });
+    });
+  }
+
+ private:
+  std::vector<CachedCost*> blocks_;  // owned by the ceres::Problem
+  int num_threads_ = 0;
+};
+
+}  // namespace
+
 struct EstimationProblem::CeresState {
+  ParallelBlocks parallel;  // declared first: outlives the problem that points to it
   std::unique_ptr<ceres::Problem> problem;
   std::vector<ceres::ResidualBlockId> blocks;
 };
@@ -46,16 +152,30 @@ ceres::LossFunction* make_loss(Loss loss, double scale) {
   return nullptr;
 }
 
-class AbortCallback : public ceres::IterationCallback {
+// Once per iteration: progress (iteration, cost, ETA), then the abort poll.
+class IterationMonitor : public ceres::IterationCallback {
  public:
-  explicit AbortCallback(std::function<bool()> should_abort) : should_abort_(std::move(should_abort)) {}
-  ceres::CallbackReturnType operator()(const ceres::IterationSummary&) override {
+  IterationMonitor(const SolverOptions& options, std::chrono::steady_clock::time_point t0)
+      : options_(options), t0_(t0) {}
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& it) override {
+    if (options_.on_iteration) {
+      SolveProgress p;
+      p.iteration = it.iteration;
+      p.max_iterations = options_.max_iterations;
+      p.cost = it.cost;
+      p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+      p.eta_s = p.elapsed_s / std::max(1, it.iteration) * std::max(0, options_.max_iterations - it.iteration);
+      options_.on_iteration(p);
+    }
     // Terminate "successfully" so the last iterate stays usable: Ctrl-C must
-    // still report the best parameters found so far.
-    return should_abort_ && should_abort_() ? ceres::SOLVER_TERMINATE_SUCCESSFULLY : ceres::SOLVER_CONTINUE;
+    // still report the best parameters found so far (LM and L-BFGS only
+    // accept steps that lower the cost, so the last iterate is the best).
+    return options_.should_abort && options_.should_abort() ? ceres::SOLVER_TERMINATE_SUCCESSFULLY
+                                                            : ceres::SOLVER_CONTINUE;
   }
  private:
-  std::function<bool()> should_abort_;
+  const SolverOptions& options_;
+  std::chrono::steady_clock::time_point t0_;
 };
 
 // L-BFGS on the same residuals: cost and gradient from Problem::Evaluate.
@@ -96,6 +216,7 @@ void EstimationProblem::build() {
   ceres::Problem::Options po;
   po.cost_function_ownership = ceres::TAKE_OWNERSHIP;
   po.loss_function_ownership = ceres::TAKE_OWNERSHIP;
+  po.evaluation_callback = &ceres_->parallel;
   ceres_->problem = std::make_unique<ceres::Problem>(po);
   ceres::Problem& problem = *ceres_->problem;
   double* theta = theta_.data();
@@ -124,8 +245,10 @@ void EstimationProblem::build() {
     const Trajectory* tr = train_[t];
     const int T = static_cast<int>(tr->size());
     auto add = [&](ceres::CostFunction* cost, std::vector<double*> blocks) {
+      auto* cached = new CachedCost(cost, blocks);
+      ceres_->parallel.add(cached);
       ceres_->blocks.push_back(
-          problem.AddResidualBlock(cost, make_loss(options_.loss, options_.loss_scale), blocks));
+          problem.AddResidualBlock(cached, make_loss(options_.loss, options_.loss_scale), blocks));
       block_trajectory_.push_back(static_cast<int>(t));
     };
     switch (options_.formulation) {
@@ -179,12 +302,15 @@ void EstimationProblem::reset_states() {
 
 int EstimationProblem::num_residuals() const { return ceres_->problem->NumResiduals(); }
 
+int EstimationProblem::num_residual_blocks() const { return static_cast<int>(ceres_->blocks.size()); }
+
 LocalResult EstimationProblem::solve(const std::vector<double>& x0, const SolverOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   LocalResult result;
   std::copy(x0.begin(), x0.end(), theta_.begin());
   reset_states();
-  AbortCallback abort(options.should_abort);
+  IterationMonitor abort(options, t0);
+  ceres_->parallel.set_num_threads(options.num_threads);
   if (options.solver == LocalSolver::kLevenbergMarquardt) {
     ceres::Solver::Options so;
     so.linear_solver_type = options_.formulation == Formulation::kMultipleShooting ? ceres::SPARSE_SCHUR
@@ -196,7 +322,10 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     so.function_tolerance = options.function_tolerance;
     so.gradient_tolerance = options.gradient_tolerance;
     so.parameter_tolerance = options.parameter_tolerance;
-    so.num_threads = options.num_threads;
+    // Ceres' own threads stay off: its evaluator sums cost and gradient per
+    // thread and its Schur elimination per chunk, in an order that depends
+    // on timing. The blocks are evaluated in parallel by ParallelBlocks.
+    so.num_threads = 1;
     so.logging_type = ceres::SILENT;
     so.callbacks.push_back(&abort);
     ceres::Solver::Summary summary;
@@ -235,6 +364,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
   }
+  ceres_->parallel.set_num_threads(0);
   result.x = theta_;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!std::isfinite(result.cost)) result.usable = false;
@@ -255,9 +385,14 @@ bool EstimationProblem::evaluate(const std::vector<double>& x, double* cost, std
 std::vector<double> EstimationProblem::cost_per_trajectory(const std::vector<double>& x) {
   std::copy(x.begin(), x.end(), theta_.begin());
   std::vector<double> out(train_.size(), 0.0);
+  // One evaluation of all blocks (in parallel), then each block's cost from
+  // its cache.
+  double total = 0;
+  ceres::Problem::EvaluateOptions eo;
+  ceres_->problem->Evaluate(eo, &total, nullptr, nullptr, nullptr);
   for (size_t b = 0; b < ceres_->blocks.size(); ++b) {
     double c = 0;
-    ceres_->problem->EvaluateResidualBlock(ceres_->blocks[b], true, &c, nullptr, nullptr);
+    ceres_->problem->EvaluateResidualBlockAssumingParametersUnchanged(ceres_->blocks[b], true, &c, nullptr, nullptr);
     out[block_trajectory_[b]] += c;
   }
   return out;

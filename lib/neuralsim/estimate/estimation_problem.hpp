@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "neuralsim/estimate/residuals.hpp"
+#include "neuralsim/estimate/solve_progress.hpp"
 
 namespace neuralsim {
 
@@ -40,8 +41,15 @@ struct SolverOptions {
   double function_tolerance = 1e-10;
   double gradient_tolerance = 1e-12;
   double parameter_tolerance = 1e-10;
-  int num_threads = 1;
+  // Residual blocks evaluated in parallel on TBB inside one solve: 1 =
+  // serial, otherwise as many workers as the current TBB arena allows (capped
+  // by --threads through tbb::global_control). Each block is evaluated into
+  // its own cache and Ceres then sums them serially in block order, so the
+  // result is bit-identical at any value (Ceres' own num_threads sums cost
+  // and gradient per thread, in an order that depends on timing).
+  int num_threads = 0;
   std::function<bool()> should_abort;  // polled every iteration (Ctrl-C, time budget)
+  SolveProgressCallback on_iteration;  // called every iteration (solve_progress.hpp)
 };
 
 struct LocalResult {
@@ -76,6 +84,9 @@ class EstimationProblem {
   Eigen::MatrixXd parameter_jacobian(const std::vector<double>& x, Eigen::VectorXd* residuals);
 
   int num_residuals() const;
+  // Residual blocks (windows, segments, samples): the units a solve
+  // evaluates in parallel.
+  int num_residual_blocks() const;
 
  private:
   void build();

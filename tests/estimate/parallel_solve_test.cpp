@@ -1,0 +1,226 @@
+// Local solves with their residual blocks evaluated in parallel (issue 13):
+// bit-identical to the serial solve at any thread count, for every
+// formulation and solver; per-iteration progress; an abort inside a solve
+// keeps the iterate reached, which is exactly the solve stopped there by its
+// iteration cap.
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "neuralsim/estimate/estimation_problem.hpp"
+#include "neuralsim/experiment/estimation_config.hpp"
+#include "neuralsim/model/parameters.hpp"
+#include "neuralsim/step/controllers.hpp"
+#include "neuralsim/step/simulate.hpp"
+#include "support/test_models.hpp"
+
+namespace neuralsim {
+namespace parallel_solve_test_ns {
+
+StepOptions psolve_rk4() {
+  StepOptions s;
+  s.integrator = Integrator::kRK4;
+  s.dt = 0.01;
+  return s;
+}
+
+// A damped double pendulum driven by sinusoidal torques (so that inverse
+// dynamics has τ), n trajectories of `steps` steps.
+struct PsolveSetup {
+  Model<double> truth = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
+  ParameterSet params;
+  std::vector<Trajectory> data;
+  std::vector<const Trajectory*> train;
+
+  explicit PsolveSetup(int n = 3, int steps = 120) {
+    set_parameter(truth, resolve_parameter(truth, "joint.joint1.damping"), 0.3);
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int k = 0; k < n; ++k) {
+      Stepper<double> stepper(truth, psolve_rk4());
+      Sinusoid s;
+      s.offset = s.phase = Eigen::VectorXd::Zero(truth.nv);
+      s.amplitude = Eigen::VectorXd::Constant(truth.nv, 2.0);
+      s.frequency_hz = Eigen::VectorXd::LinSpaced(truth.nv, 0.5, 1.1);
+      SinusoidControl<double> control(s);
+      Eigen::VectorXd q0(truth.nq), qd0 = Eigen::VectorXd::Zero(truth.nv);
+      for (int i = 0; i < truth.nq; ++i) q0[i] = u(rng);
+      Trajectory tr = simulate(stepper, q0, qd0, control, steps, [] { return false; });
+      tr.name = std::to_string(k);
+      data.push_back(tr);
+    }
+    for (const auto& t : data) train.push_back(&t);
+    params = read_parameter_set(Config::parse("p: [{name: link.link1.length, initial: 2.6, bounds: [0.1, 10]},"
+                                              " {name: link.link2.length, initial: 4.5, bounds: [0.1, 10]},"
+                                              " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 5]}]",
+                                              "parallel_solve_test.yaml"),
+                                "p", truth);
+  }
+  ResidualContext ctx() const { return ResidualContext{&truth, &params, psolve_rk4(), ObservationSpec{}}; }
+};
+
+bool psolve_bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+bool psolve_bitwise_equal(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Solves from the same start with TBB capped to `threads`.
+LocalResult psolve_at(const PsolveSetup& s, const ProblemOptions& po, SolverOptions so, int threads) {
+  tbb::global_control cap(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  so.num_threads = threads == 1 ? 1 : 0;
+  EstimationProblem problem(s.ctx(), s.train, po);
+  return problem.solve(s.params.initial_variables(), so);
+}
+
+void psolve_expect_identical_and_correct(const PsolveSetup& s, const ProblemOptions& po, const SolverOptions& so,
+                                         double tolerance) {
+  const LocalResult one = psolve_at(s, po, so, 1);
+  const LocalResult two = psolve_at(s, po, so, 2);
+  ASSERT_TRUE(one.usable) << one.report;
+  EXPECT_TRUE(psolve_bitwise_equal(one.x, two.x));
+  EXPECT_TRUE(psolve_bitwise_equal(one.cost, two.cost)) << one.cost << " vs " << two.cost;
+  EXPECT_TRUE(psolve_bitwise_equal(one.initial_cost, two.initial_cost));
+  EXPECT_EQ(one.iterations, two.iterations);
+  // And the fit is right (the data are noise-free): the cached, parallel
+  // evaluation computes the residuals and Jacobians of the problem.
+  const double expected[] = {3.0, 4.0, 0.3};
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(s.params.physical<double>(i, one.x[i]), expected[i], tolerance) << s.params[i].name();
+}
+
+TEST(ParallelSolve, SingleShootingIsBitIdenticalAtOneAndTwoThreads) {
+  const PsolveSetup s;
+  ProblemOptions po;
+  po.window = 15;  // 24 blocks
+  SolverOptions so;
+  so.max_iterations = 40;
+  psolve_expect_identical_and_correct(s, po, so, 1e-6);
+}
+
+TEST(ParallelSolve, MultipleShootingIsBitIdenticalAtOneAndTwoThreads) {
+  const PsolveSetup s;
+  ProblemOptions po;
+  po.formulation = Formulation::kMultipleShooting;
+  po.window = 20;
+  SolverOptions so;
+  so.max_iterations = 40;
+  psolve_expect_identical_and_correct(s, po, so, 1e-6);
+}
+
+TEST(ParallelSolve, InverseDynamicsIsBitIdenticalAtOneAndTwoThreads) {
+  const PsolveSetup s(2, 200);
+  ProblemOptions po;
+  po.formulation = Formulation::kInverseDynamics;
+  po.filter_window = 1;
+  SolverOptions so;
+  so.max_iterations = 40;
+  // Central differences of q̇ on exact data: O(dt²) regressor error.
+  psolve_expect_identical_and_correct(s, po, so, 0.05);
+}
+
+TEST(ParallelSolve, LbfgsIsBitIdenticalAtOneAndTwoThreads) {
+  const PsolveSetup s;
+  ProblemOptions po;
+  po.window = 15;
+  SolverOptions so;
+  so.solver = LocalSolver::kLbfgs;
+  so.max_iterations = 60;
+  const LocalResult one = psolve_at(s, po, so, 1);
+  const LocalResult two = psolve_at(s, po, so, 2);
+  ASSERT_TRUE(one.usable) << one.report;
+  EXPECT_TRUE(psolve_bitwise_equal(one.x, two.x));
+  EXPECT_TRUE(psolve_bitwise_equal(one.cost, two.cost));
+  EXPECT_LT(one.cost, 1e-3 * one.initial_cost);
+}
+
+// The cached blocks give the problem's gradient: against central
+// differences of the cost, and per-trajectory costs that add up.
+TEST(ParallelSolve, CachedGradientMatchesFiniteDifferences) {
+  const PsolveSetup s;
+  ProblemOptions po;
+  po.window = 15;
+  EstimationProblem problem(s.ctx(), s.train, po);
+  const std::vector<double> x = s.params.initial_variables();
+  double cost = 0;
+  std::vector<double> g;
+  ASSERT_TRUE(problem.evaluate(x, &cost, &g));
+  for (int i = 0; i < s.params.size(); ++i) {
+    const double h = 1e-6 * std::max(1.0, std::abs(x[i]));
+    std::vector<double> xp = x, xm = x;
+    xp[i] += h;
+    xm[i] -= h;
+    double cp = 0, cm = 0;
+    ASSERT_TRUE(problem.evaluate(xp, &cp, nullptr));
+    ASSERT_TRUE(problem.evaluate(xm, &cm, nullptr));
+    EXPECT_NEAR(g[i], (cp - cm) / (2 * h), 1e-5 * std::max(1.0, std::abs(g[i]))) << s.params[i].name();
+  }
+  double again = 0;
+  ASSERT_TRUE(problem.evaluate(x, &again, nullptr));
+  EXPECT_TRUE(psolve_bitwise_equal(cost, again));
+  const std::vector<double> per = problem.cost_per_trajectory(x);
+  ASSERT_EQ(per.size(), 3u);
+  EXPECT_NEAR(per[0] + per[1] + per[2], cost, 1e-12 * cost);
+  for (double c : per) EXPECT_GT(c, 0);
+}
+
+TEST(ParallelSolve, ReportsEveryIterationWithAnEta) {
+  const PsolveSetup s;
+  ProblemOptions po;
+  po.window = 15;
+  SolverOptions so;
+  so.max_iterations = 4;
+  so.function_tolerance = so.gradient_tolerance = so.parameter_tolerance = 0;  // run all 4
+  std::vector<SolveProgress> seen;
+  so.on_iteration = [&](const SolveProgress& p) { seen.push_back(p); };
+  EstimationProblem problem(s.ctx(), s.train, po);
+  const LocalResult r = problem.solve(s.params.initial_variables(), so);
+  ASSERT_EQ(static_cast<int>(seen.size()), r.iterations);
+  ASSERT_EQ(seen.size(), 5u) << r.report;  // iterations 0 (the start) .. 4
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].iteration, static_cast<int>(i));
+    EXPECT_EQ(seen[i].max_iterations, 4);
+    EXPECT_EQ(seen[i].round, -1);
+    EXPECT_GE(seen[i].eta_s, 0);
+    if (i > 0) {
+      EXPECT_LE(seen[i].cost, seen[i - 1].cost);  // LM is monotone: the current iterate is the best
+      EXPECT_GE(seen[i].elapsed_s, seen[i - 1].elapsed_s);
+    }
+  }
+  EXPECT_EQ(seen.back().eta_s, 0);  // nothing left at the cap
+  EXPECT_DOUBLE_EQ(seen.front().cost, r.initial_cost);
+  EXPECT_DOUBLE_EQ(seen.back().cost, r.cost);
+}
+
+// An abort polled at iteration 3 ends the solve there with the iterate
+// reached: bit-identical to the solve capped at 3 iterations, and usable.
+TEST(ParallelSolve, AbortInsideTheSolveKeepsTheIterateReached) {
+  const PsolveSetup s;
+  ProblemOptions po;
+  po.window = 15;
+  SolverOptions so;
+  so.max_iterations = 50;
+  so.function_tolerance = so.gradient_tolerance = so.parameter_tolerance = 0;
+  int last = -1;
+  so.on_iteration = [&](const SolveProgress& p) { last = p.iteration; };
+  so.should_abort = [&] { return last >= 3; };
+  EstimationProblem problem(s.ctx(), s.train, po);
+  const LocalResult stopped = problem.solve(s.params.initial_variables(), so);
+  EXPECT_EQ(last, 3);
+  EXPECT_TRUE(stopped.usable);
+  EXPECT_LT(stopped.cost, stopped.initial_cost);
+
+  SolverOptions capped = so;
+  capped.max_iterations = 3;
+  capped.should_abort = nullptr;
+  capped.on_iteration = nullptr;
+  const LocalResult reference = problem.solve(s.params.initial_variables(), capped);
+  EXPECT_EQ(stopped.iterations, reference.iterations);
+  EXPECT_TRUE(psolve_bitwise_equal(stopped.x, reference.x));
+  EXPECT_TRUE(psolve_bitwise_equal(stopped.cost, reference.cost));
+}
+
+}  // namespace parallel_solve_test_ns
+}  // namespace neuralsim
