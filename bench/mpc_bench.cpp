@@ -9,12 +9,27 @@
 //                            the recorded sequence of MPC inputs;
 //   ControllerStep/Mpc       one QuadrupedController::compute() that runs
 //                            the MPC (kinematics, gait, footholds, MPC, legs);
-//   ControllerStep/Hold      one compute() between MPC solves (legs only).
+//   ControllerStep/Hold      one compute() between MPC solves (legs only);
+//   MpcNetwork/Forward       the distilled network in the QP's place
+//                            (distill-mpc, docs/distill-mpc.md): one forward
+//                            pass features -> 12 forces on the recorded
+//                            features, side by side with MpcSolve (the full
+//                            MPC solve, as the controller does it);
+//   ControllerStep/Network   one compute() that runs the network instead of
+//                            the MPC.
+// The network is read from $NEURALSIM_DISTILL_WEIGHTS (a distill-mpc
+// weights.h5, network mpc_forces) when set and of the horizon's input size;
+// otherwise a seeded 25+4N -> 128 tanh -> 128 tanh -> 12 network of the
+// shape configs/distill_laikago.yaml trains (inference time does not depend
+// on the weights' values). The label says which.
 // The inputs come from 1.5 s of closed-loop trotting at 0.2 m/s in the
 // simulator (configs/rollout_laikago_standing.yaml, impulse contact).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <string>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -22,6 +37,8 @@
 
 #include "neuralsim/control/quadruped_controller.hpp"
 #include "neuralsim/dynamics/centroidal.hpp"
+#include "neuralsim/io/network_file.hpp"
+#include "neuralsim/nn/mlp.hpp"
 #include "support/scenario.hpp"
 
 namespace neuralsim::bench {
@@ -29,6 +46,7 @@ namespace {
 
 struct Recording {
   std::vector<CentroidalMpcInput> inputs;
+  std::vector<Eigen::VectorXd> features;  // what the MPC saw at each recorded input
   std::vector<Eigen::VectorXd> q, qd;
   std::vector<double> t;
   QuadrupedControllerOptions options;
@@ -59,7 +77,10 @@ Recording& recording(int horizon) {
     r->qd.push_back(s.qd);
     r->t.push_back(s.t);
     s.step();
-    if (ctrl->mpc_updated() && s.t > 0.4) r->inputs.push_back(ctrl->mpc_input());
+    if (ctrl->mpc_updated() && s.t > 0.4) {
+      r->inputs.push_back(ctrl->mpc_input());
+      r->features.push_back(ctrl->features());
+    }
   }
   return *r;
 }
@@ -154,6 +175,64 @@ void BM_ControllerStep(benchmark::State& state, bool with_mpc) {
   }
 }
 
+// The distilled network for horizon N (see the file comment) and its label.
+std::shared_ptr<const nn::Mlp> distilled_network(int N, std::string* label) {
+  const int inputs = 25 + kNumLegs * N;
+  if (const char* path = std::getenv("NEURALSIM_DISTILL_WEIGHTS"); path && *path) {
+    NamedNetwork net = read_network(path, "mpc_forces");
+    if (net.network.input_dim() == inputs && net.network.output_dim() == 3 * kNumLegs) {
+      *label = "trained " + net.network.describe();
+      return std::make_shared<const nn::Mlp>(std::move(net.network));
+    }
+  }
+  auto net = std::make_shared<nn::Mlp>(inputs, std::vector<nn::Index>{128, 128}, 3 * kNumLegs, nn::Activation::kTanh);
+  std::mt19937_64 rng(1);
+  net->initialize(nn::Init::kXavierUniform, rng);
+  *label = "seeded " + net->describe();
+  return net;
+}
+
+void BM_MpcNetwork(benchmark::State& state) {
+  const int N = static_cast<int>(state.range(0));
+  Recording& rec = recording(N);
+  std::string label;
+  const auto net = distilled_network(N, &label);
+  nn::Workspace<double> ws(*net);
+  Eigen::VectorXd f(3 * kNumLegs);
+  size_t k = 0;
+  for (auto _ : state) {
+    k = (k + 1) % rec.features.size();
+    net->forward(rec.features[k].data(), rec.features[k].size(), f.data(), f.size(), ws);
+    benchmark::DoNotOptimize(f.data());
+  }
+  state.SetLabel(label);
+}
+
+void BM_ControllerStepNetwork(benchmark::State& state) {
+  const int N = static_cast<int>(state.range(0));
+  Recording& rec = recording(N);
+  std::string label;
+  const auto net = distilled_network(N, &label);
+  auto ws = std::make_shared<nn::Workspace<double>>(*net);
+  QuadrupedController ctrl(rec.scenario->model, rec.options);
+  ctrl.set_force_policy([net, ws](const Eigen::Ref<const Eigen::VectorXd>& x, Eigen::Ref<Eigen::VectorXd> y) {
+    net->forward(x.data(), x.size(), y.data(), y.size(), *ws);
+  });
+  QuadrupedCommand cmd;
+  cmd.forward_speed = 0.2;
+  cmd.height = 0.28;
+  ctrl.set_command(cmd);
+  Eigen::VectorXd u = Eigen::VectorXd::Zero(rec.scenario->model.nv);
+  size_t k = rec.q.size() / 3;
+  ctrl.compute(0, rec.t[k], rec.q[k], rec.qd[k], u);
+  for (auto _ : state) {
+    k = std::max<size_t>(rec.q.size() / 3, (k + 1) % rec.q.size());
+    ctrl.compute(0, rec.t[k], rec.q[k], rec.qd[k], u);
+    benchmark::DoNotOptimize(u.data());
+  }
+  state.SetLabel(label);
+}
+
 void args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"horizon"});
   b->Arg(10)->Arg(16);
@@ -166,6 +245,8 @@ BENCHMARK_CAPTURE(BM_MpcSolve, Cold, false)->Apply(args);
 BENCHMARK_CAPTURE(BM_MpcSolve, Warm, true)->Apply(args);
 BENCHMARK_CAPTURE(BM_ControllerStep, Mpc, true)->Apply(args);
 BENCHMARK_CAPTURE(BM_ControllerStep, Hold, false)->Apply(args);
+BENCHMARK(BM_MpcNetwork)->Name("MpcNetwork/Forward")->Apply(args);
+BENCHMARK(BM_ControllerStepNetwork)->Name("ControllerStep/Network")->Apply(args);
 
 }  // namespace
 }  // namespace neuralsim::bench

@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/estimate/derivative_filter.hpp"
 #include "neuralsim/io/csv_import.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/step/link_poses.hpp"
@@ -63,6 +65,53 @@ void cut(Trajectory& t, long long n) {
   for (auto& [name, pose] : t.link_poses) pose.conservativeResize(n, Eigen::NoChange);
 }
 
+// `data.velocity: {method: savitzky_golay, window: W, order: P}` (or
+// `recorded`, the default).
+std::optional<DerivativeOptions> read_velocity_option(const Config& data) {
+  if (!data.has("velocity")) return std::nullopt;
+  if (!data.is_map("velocity")) {
+    data.check_one_of("velocity", {"recorded"});
+    return std::nullopt;
+  }
+  const Config v = data.at("velocity");
+  v.check_known_keys({"method", "window", "order"});
+  DerivativeOptions o;
+  o.method = DerivativeMethod::kSavitzkyGolay;
+  v.get_choice("method", {"savitzky_golay"}, "savitzky_golay");
+  o.window = static_cast<int>(v.get_int_in_range("window", 31, 3, 100001));
+  o.order = static_cast<int>(v.get_int_in_range("order", 3, 2, 10));
+  if (o.window % 2 == 0) v.fail("window", "must be odd (a fit centred on each sample), got " + std::to_string(o.window));
+  if (o.window < o.order + 1)
+    v.fail("window", std::to_string(o.window) + " samples are fewer than the " + std::to_string(o.order + 1) +
+                         " coefficients of a polynomial of order " + std::to_string(o.order));
+  return o;
+}
+
+// Replaces each trajectory's q̇ by the Savitzky–Golay derivative of its
+// positions and drops the window/2 samples at each end that have no full
+// window. q, τ and link poses keep their measured values.
+void derive_velocities(TrajectorySet& set, const DerivativeOptions& o, const std::string& source) {
+  for (Trajectory& t : set.trajectories) {
+    if (t.q.cols() != t.qd.cols())
+      throw DataError(source + ": trajectory '" + t.name + "': data.velocity needs q and q̇ of the same size (" +
+                      std::to_string(t.q.cols()) + " vs " + std::to_string(t.qd.cols()) +
+                      "; quaternion joints are not supported)");
+    const FilteredDerivatives f = filter_derivatives(t, o);
+    if (f.rows.empty())
+      throw DataError(source + ": trajectory '" + t.name + "' has " + std::to_string(t.size()) +
+                      " samples, too few for a data.velocity window of " + std::to_string(o.window));
+    const Eigen::Index first = f.rows.front(), n = static_cast<Eigen::Index>(f.rows.size());
+    Trajectory d;
+    d.name = t.name;
+    d.time = t.time.segment(first, n);
+    d.q = t.q.middleRows(first, n);
+    d.qd = f.qd;
+    if (t.has_tau()) d.tau = t.tau.middleRows(first, n);
+    for (const auto& [name, pose] : t.link_poses) d.link_poses[name] = pose.middleRows(first, n);
+    t = std::move(d);
+  }
+}
+
 }  // namespace
 
 TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes) {
@@ -105,7 +154,9 @@ TrajectorySet load_trajectory_files(const Config& owner, const std::string& key,
 }
 
 DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes) {
-  data.check_known_keys({"train", "validation", "validation_fraction", "max_samples", "targets"});
+  data.check_known_keys({"train", "validation", "validation_fraction", "max_samples", "targets", "velocity"});
+  const std::optional<DerivativeOptions> velocity = read_velocity_option(data);
+  if (velocity && data.has("targets")) data.fail("velocity", "applies to recordings, not to data.targets");
   DataSplit split;
   if (data.has("targets")) {
     if (data.has("train")) data.fail("targets", "give either data.train or data.targets, not both");
@@ -137,6 +188,10 @@ DataSplit load_data(const Config& data, const Model<double>& model, std::vector<
   validate_against_model(split.train, model, split.train_source);
   if (!split.validation.trajectories.empty())
     validate_against_model(split.validation, model, split.validation_source);
+  if (velocity) {
+    derive_velocities(split.train, *velocity, split.train_source);
+    derive_velocities(split.validation, *velocity, split.validation_source);
+  }
   return split;
 }
 

@@ -34,7 +34,11 @@ struct DataSplit {
 // | validation_fraction: f, max_samples: n, targets: [...]}. The data are
 // checked against the model (joint names, shapes, finiteness).
 // max_samples cuts every trajectory (train and validation) to its first n
-// samples; 0 (the default) keeps them whole.
+// samples; 0 (the default) keeps them whole. `velocity: {method:
+// savitzky_golay, window: W, order: P}` replaces the recorded q̇ by the
+// derivative of the positions (estimate/derivative_filter.hpp), for
+// recordings whose velocity channel lags or is quantized, and drops the
+// W/2 samples at each end; `velocity: recorded` (default) keeps q̇.
 DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes = nullptr);
 
 // Throws DataError naming the file and dataset when `set` does not fit

@@ -1,0 +1,236 @@
+// Supervised regression of an MLP with Adam; see supervised.hpp.
+#include "neuralsim/train/supervised.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "neuralsim/core/errors.hpp"
+
+namespace neuralsim {
+
+// Named (not anonymous): layers may be compiled as unity translation units.
+namespace supervised_detail {
+
+std::uint64_t sv_splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void sv_check_data(const nn::Mlp& net, const nn::RowMatrixXd& x, const nn::RowMatrixXd& y, const char* which,
+                   bool may_be_empty) {
+  if (x.rows() != y.rows())
+    throw InvalidArgument(std::string("SupervisedRegression: ") + which + " inputs have " + std::to_string(x.rows()) +
+                          " rows, targets " + std::to_string(y.rows()));
+  if (x.rows() == 0 && !may_be_empty) throw InvalidArgument(std::string("SupervisedRegression: no ") + which + " samples");
+  if (x.rows() == 0) return;
+  if (x.cols() != net.input_dim() || y.cols() != net.output_dim())
+    throw InvalidArgument(std::string("SupervisedRegression: ") + which + " samples are " + std::to_string(x.cols()) +
+                          " -> " + std::to_string(y.cols()) + ", the network maps " +
+                          std::to_string(net.input_dim()) + " -> " + std::to_string(net.output_dim()));
+  if (!x.allFinite() || !y.allFinite())
+    throw InvalidArgument(std::string("SupervisedRegression: ") + which + " samples are not all finite");
+}
+
+}  // namespace supervised_detail
+
+void SupervisedOptions::check() const {
+  if (epochs < 1) throw InvalidArgument("SupervisedOptions: epochs must be >= 1");
+  if (batch_size < 1) throw InvalidArgument("SupervisedOptions: batch_size must be >= 1");
+  if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) throw InvalidArgument("SupervisedOptions: clip_norm must be >= 0");
+  schedule.check();
+  Adam probe(0, adam);  // checks beta1, beta2, epsilon, weight_decay
+  (void)probe;
+}
+
+void fit_regression_normalization(nn::Mlp& network, const nn::RowMatrixXd& x, const nn::RowMatrixXd& y,
+                                  double std_floor) {
+  if (x.rows() == 0 || x.rows() != y.rows() || x.cols() != network.input_dim() || y.cols() != network.output_dim())
+    throw InvalidArgument("fit_regression_normalization: expected N >= 1 samples of " +
+                          std::to_string(network.input_dim()) + " -> " + std::to_string(network.output_dim()) +
+                          ", got " + std::to_string(x.rows()) + " x " + std::to_string(x.cols()) + " and " +
+                          std::to_string(y.rows()) + " x " + std::to_string(y.cols()));
+  network.fit_input_normalization(x.data(), x.rows(), std_floor);
+  const Eigen::VectorXd mean = y.colwise().mean().transpose();
+  Eigen::VectorXd sd(y.cols());
+  for (Eigen::Index j = 0; j < y.cols(); ++j) {
+    const double var = (y.col(j).array() - mean[j]).square().mean();
+    sd[j] = std::max(std::sqrt(var), std_floor);
+  }
+  network.set_output_scaling(sd, mean);
+}
+
+std::vector<int> supervised_epoch_order(std::uint64_t seed, int epoch, int n) {
+  using supervised_detail::sv_splitmix64;
+  std::vector<int> order(static_cast<size_t>(std::max(n, 0)));
+  for (int i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  std::mt19937_64 engine(sv_splitmix64(sv_splitmix64(seed) ^ (static_cast<std::uint64_t>(epoch) + 0x5851f42d4c957f2dULL)));
+  for (int i = n - 1; i > 0; --i) {
+    // Portable: j = ⌊u (i + 1)⌋ with the 53-bit draw of nn::random.
+    const int j = std::min(i, static_cast<int>(nn::random::uniform01(engine) * (i + 1)));
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+  }
+  return order;
+}
+
+SupervisedRegression::SupervisedRegression(nn::Mlp network, nn::RowMatrixXd x_train, nn::RowMatrixXd y_train,
+                                           nn::RowMatrixXd x_validation, nn::RowMatrixXd y_validation,
+                                           SupervisedOptions options)
+    : net_(std::move(network)),
+      x_train_(std::move(x_train)),
+      y_train_(std::move(y_train)),
+      x_val_(std::move(x_validation)),
+      y_val_(std::move(y_validation)),
+      options_(options) {
+  if (net_.num_layers() == 0) throw InvalidArgument("SupervisedRegression: the network has no layers");
+  supervised_detail::sv_check_data(net_, x_train_, y_train_, "training", false);
+  supervised_detail::sv_check_data(net_, x_val_, y_val_, "validation", true);
+  options_.check();
+  inv_scale2_ = net_.output_scale().array().square().inverse().matrix();
+}
+
+nn::Mlp SupervisedRegression::network_at(const Eigen::VectorXd& x) const {
+  if (x.size() != net_.num_parameters())
+    throw InvalidArgument("SupervisedRegression::network_at: expected " + std::to_string(net_.num_parameters()) +
+                          " parameters, got " + std::to_string(x.size()));
+  nn::Mlp n = net_;
+  n.set_parameters(x.data());
+  return n;
+}
+
+SupervisedState SupervisedRegression::initial_state() const {
+  SupervisedState s;
+  s.x = Eigen::Map<const Eigen::VectorXd>(net_.parameters(), net_.num_parameters());
+  s.best_x = s.x;
+  return s;
+}
+
+double SupervisedRegression::accumulate(const Eigen::VectorXd& x, const nn::RowMatrixXd& X, const nn::RowMatrixXd& Y,
+                                        const int* rows, Eigen::Index count, Eigen::VectorXd* grad) const {
+  const nn::Mlp net = network_at(x);
+  const Eigen::Index np = net.num_parameters(), m = net.output_dim();
+  const Eigen::Index blocks = (count + kBlock - 1) / kBlock;
+  std::vector<double> loss(static_cast<size_t>(blocks), 0.0);
+  Eigen::MatrixXd g;
+  if (grad) g = Eigen::MatrixXd::Zero(np, blocks);
+  tbb::parallel_for(tbb::blocked_range<Eigen::Index>(0, blocks, 1), [&](const tbb::blocked_range<Eigen::Index>& r) {
+    nn::Workspace<double> ws(net);
+    Eigen::VectorXd yhat(m), gy(m);
+    for (Eigen::Index b = r.begin(); b != r.end(); ++b) {
+      double sum = 0;
+      const Eigen::Index end = std::min(count, (b + 1) * kBlock);
+      for (Eigen::Index k = b * kBlock; k < end; ++k) {
+        const Eigen::Index row = rows ? rows[k] : k;
+        net.forward(X.row(row).data(), yhat.data(), ws);
+        const Eigen::VectorXd e = yhat - Y.row(row).transpose();
+        sum += (e.array().square() * inv_scale2_.array()).sum() / static_cast<double>(m);
+        if (grad) {
+          gy = (2.0 / static_cast<double>(m)) * (e.array() * inv_scale2_.array()).matrix();
+          net.backward(gy.data(), nullptr, g.col(b).data(), ws);
+        }
+      }
+      loss[static_cast<size_t>(b)] = sum;
+    }
+  });
+  double total = 0;
+  for (double l : loss) total += l;  // block order
+  if (grad) {
+    grad->setZero(np);
+    for (Eigen::Index b = 0; b < blocks; ++b) *grad += g.col(b);
+  }
+  return total;
+}
+
+double SupervisedRegression::train_loss(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const {
+  const double n = static_cast<double>(x_train_.rows());
+  const double sum = accumulate(x, x_train_, y_train_, nullptr, x_train_.rows(), grad);
+  if (grad) *grad /= n;
+  return sum / n;
+}
+
+double SupervisedRegression::validation_loss(const Eigen::VectorXd& x) const {
+  if (x_val_.rows() == 0) return std::numeric_limits<double>::quiet_NaN();
+  return accumulate(x, x_val_, y_val_, nullptr, x_val_.rows(), nullptr) / static_cast<double>(x_val_.rows());
+}
+
+Eigen::VectorXd SupervisedRegression::rmse(const Eigen::VectorXd& x, bool validation) const {
+  const nn::RowMatrixXd& X = validation ? x_val_ : x_train_;
+  const nn::RowMatrixXd& Y = validation ? y_val_ : y_train_;
+  Eigen::VectorXd sq = Eigen::VectorXd::Zero(net_.output_dim());
+  if (X.rows() == 0) return Eigen::VectorXd::Constant(net_.output_dim(), std::numeric_limits<double>::quiet_NaN());
+  const nn::Mlp net = network_at(x);
+  nn::Workspace<double> ws(net);
+  Eigen::VectorXd yhat(net.output_dim());
+  for (Eigen::Index k = 0; k < X.rows(); ++k) {
+    net.forward(X.row(k).data(), yhat.data(), ws);
+    sq.array() += (yhat - Y.row(k).transpose()).array().square();
+  }
+  return (sq / static_cast<double>(X.rows())).cwiseSqrt();
+}
+
+bool SupervisedRegression::run_epoch(SupervisedState& state, const std::atomic<bool>* stop) const {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int n = static_cast<int>(x_train_.rows());
+  const int e = state.epoch;
+  const std::vector<int> order = supervised_epoch_order(options_.seed, e, n);
+  const double lr = options_.schedule.at(e, options_.epochs);
+  Adam adam(static_cast<int>(state.x.size()), options_.adam);
+  if (state.adam_t > 0 || state.adam_m.size() > 0) adam.restore(state.adam_m, state.adam_v, state.adam_t);
+  Eigen::VectorXd x = state.x, grad;
+  double loss_sum = 0, gnorm = 0;
+  int batches = 0;
+  for (int start = 0; start < n; start += options_.batch_size) {
+    if (stop && stop->load()) return false;
+    const int count = std::min(options_.batch_size, n - start);
+    const double loss =
+        accumulate(x, x_train_, y_train_, order.data() + start, count, &grad) / static_cast<double>(count);
+    grad /= static_cast<double>(count);
+    if (!std::isfinite(loss) || !grad.allFinite())
+      throw NumericalError("supervised training: the loss or gradient of epoch " + std::to_string(e) +
+                           ", minibatch " + std::to_string(batches) + " is not finite");
+    gnorm = clip_gradient_norm(grad, options_.clip_norm);
+    adam.step(x, grad, lr);
+    loss_sum += loss;
+    ++batches;
+  }
+  if (!x.allFinite())
+    throw NumericalError("supervised training: the parameters are not finite after epoch " + std::to_string(e));
+  SupervisedRecord rec;
+  rec.epoch = e;
+  rec.train_loss = loss_sum / std::max(1, batches);
+  rec.validation_loss = validation_loss(x);
+  rec.learning_rate = lr;
+  rec.gradient_norm = gnorm;
+  state.x = x;
+  state.adam_m = adam.m();
+  state.adam_v = adam.v();
+  state.adam_t = adam.t();
+  // The best by validation loss; without validation data, the latest.
+  const double score = x_val_.rows() > 0 ? rec.validation_loss : rec.train_loss;
+  if (x_val_.rows() == 0 || (std::isfinite(score) && score < state.best_validation)) {
+    state.best_validation = x_val_.rows() > 0 ? score : state.best_validation;
+    state.best_x = x;
+    state.best_epoch = e;
+  }
+  state.epoch = e + 1;
+  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  state.history.push_back(rec);
+  return true;
+}
+
+void SupervisedRegression::run(SupervisedState& state, const std::function<bool(const SupervisedState&)>& after_epoch,
+                               const std::atomic<bool>* stop) const {
+  while (state.epoch < options_.epochs) {
+    if (!run_epoch(state, stop)) return;
+    if (after_epoch && !after_epoch(state)) return;
+  }
+}
+
+}  // namespace neuralsim
