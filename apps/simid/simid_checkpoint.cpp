@@ -1,10 +1,9 @@
 #include "simid/simid_checkpoint.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
+#include <limits>
 
-#include "common/fingerprint.hpp"
+#include "common/checkpoint_json.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 
@@ -15,25 +14,9 @@ using nlohmann::json;
 constexpr const char* kFormat = "neuralsim-simid-checkpoint";
 constexpr int kVersion = 2;
 
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw DataError(path + ": invalid checkpoint: " + what);
-}
-
-double finite_number(const json& j, const char* key, const std::string& path, const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number())
-    bad(path, where + "." + key + " must be a number");
-  const double v = j[key].get<double>();
-  if (!std::isfinite(v)) bad(path, where + "." + key + " must be finite");
-  return v;
-}
-
-int integer(const json& j, const char* key, const std::string& path, const std::string& where, int lo, int hi) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer())
-    bad(path, where + "." + key + " must be an integer");
-  const long long v = j[key].get<long long>();
-  if (v < lo || v > hi) bad(path, where + "." + key + " = " + std::to_string(v) + " is outside [" +
-                                      std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  return static_cast<int>(v);
+int small_integer(const json& j, const char* key, const std::string& path, const std::string& where, int lo, int hi) {
+  using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
+  return static_cast<int>(integer(j, key, path, where, lo, hi));
 }
 
 }  // namespace
@@ -62,38 +45,16 @@ void write_simid_checkpoint(const std::string& path, const BasinHoppingState& s,
 
 BasinHoppingState read_simid_checkpoint(const std::string& path, const ParameterSet& params,
                                         const Fingerprint& fingerprint, int max_rounds) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw DataError(path + ": no checkpoint to resume from (run without --resume first)");
-  if (std::filesystem::file_size(path, ec) > (256u << 20)) bad(path, "larger than 256 MiB");
-  std::ifstream in(path);
-  json j;
-  try {
-    in >> j;
-  } catch (const json::exception& e) {
-    bad(path, std::string("not JSON: ") + e.what());
-  }
-  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != kFormat)
-    bad(path, std::string("format is not '") + kFormat + "'");
-  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kVersion)
-    bad(path, "version must be " + std::to_string(kVersion) + " (written by another NeuralSim version?)");
+  using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
+  json j = read_document(path, kFormat, kVersion, 256.0 * (1 << 20), "a simid checkpoint (256 MiB)");
   if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||
       j["parameter_names"] != json(params.names()))
     throw ConfigError(path + ": checkpoint was written for other parameters (" +
                       (j.contains("parameter_names") ? j["parameter_names"].dump() : std::string("none")) +
                       "); use another --out or run without --resume");
-  Fingerprint stored;
-  if (!j.contains("fingerprint") || !j["fingerprint"].is_object()) bad(path, "fingerprint missing");
-  for (auto it = j["fingerprint"].begin(); it != j["fingerprint"].end(); ++it) {
-    if (!it.value().is_string()) bad(path, "fingerprint." + it.key() + " must be a string");
-    stored[it.key()] = it.value().get<std::string>();
-  }
-  const std::string changed = fingerprint_difference(stored, fingerprint);
-  if (!changed.empty())
-    throw ConfigError(path + ": checkpoint was written for a different run (changed: " + changed +
-                      "); resume with the same config, data and seed, or use another --out");
+  check_fingerprint(j, fingerprint, path);
   BasinHoppingState s;
-  s.next_round = integer(j, "next_round", path, "checkpoint", 0, max_rounds);
+  s.next_round = small_integer(j, "next_round", path, "checkpoint", 0, max_rounds);
   if (!j.contains("has_best") || !j["has_best"].is_boolean()) bad(path, "has_best must be true or false");
   s.has_best = j["has_best"].get<bool>();
   if (s.has_best) {
@@ -120,14 +81,14 @@ BasinHoppingState read_simid_checkpoint(const std::string& path, const Parameter
     const json& r = j["history"][k];
     const std::string where = "history[" + std::to_string(k) + "]";
     RoundRecord rec;
-    rec.round = integer(r, "round", path, where, static_cast<int>(k), static_cast<int>(k));
+    rec.round = small_integer(r, "round", path, where, static_cast<int>(k), static_cast<int>(k));
     rec.best_cost = r.contains("best_cost") && r["best_cost"].is_number() ? r["best_cost"].get<double>()
                                                                           : std::numeric_limits<double>::infinity();
     rec.round_best_cost = r.contains("round_best_cost") && r["round_best_cost"].is_number()
                               ? r["round_best_cost"].get<double>()
                               : rec.best_cost;
     rec.spread = finite_number(r, "spread", path, where);
-    rec.usable_solves = integer(r, "usable_solves", path, where, 0, 1 << 30);
+    rec.usable_solves = small_integer(r, "usable_solves", path, where, 0, 1 << 30);
     rec.seconds = finite_number(r, "seconds", path, where);
     s.history.push_back(rec);
   }

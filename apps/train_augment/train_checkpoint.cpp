@@ -1,12 +1,9 @@
 #include "train_augment/train_checkpoint.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 
-#include "common/fingerprint.hpp"
+#include "common/checkpoint_json.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 
@@ -16,63 +13,9 @@ namespace {
 using nlohmann::json;
 constexpr const char* kFormat = "neuralsim-train-checkpoint";
 constexpr int kVersion = 1;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-  throw DataError(path + ": invalid checkpoint: " + what);
-}
-
-// JSON has no NaN or inf: they are stored as strings.
-json number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
-double read_number(const json& j, const std::string& path, const std::string& where, bool finite) {
-  if (j.is_number()) return j.get<double>();
-  if (!finite && j.is_string()) {
-    const std::string s = j.get<std::string>();
-    if (s == "nan") return kNaN;
-    if (s == "inf") return std::numeric_limits<double>::infinity();
-  }
-  bad(path, where + (finite ? " must be a finite number" : " must be a number, \"nan\" or \"inf\""));
-}
-
-const json& member(const json& j, const char* key, const std::string& path, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) bad(path, where + "." + key + " is missing");
-  return j[key];
-}
-
-long long integer(const json& j, const char* key, const std::string& path, const std::string& where, long long lo,
-                  long long hi) {
-  const json& v = member(j, key, path, where);
-  if (!v.is_number_integer()) bad(path, where + "." + key + " must be an integer");
-  const long long x = v.get<long long>();
-  if (x < lo || x > hi)
-    bad(path, where + "." + key + " = " + std::to_string(x) + " is outside [" + std::to_string(lo) + ", " +
-                  std::to_string(hi) + "]");
-  return x;
-}
-
-json vector_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
-
-// A vector of exactly n finite numbers (or empty when `may_be_empty`).
-Eigen::VectorXd read_vector(const json& j, const char* key, Eigen::Index n, bool may_be_empty, const std::string& path) {
-  const json& a = member(j, key, path, "checkpoint");
-  if (!a.is_array()) bad(path, std::string(key) + " must be a list of numbers");
-  if (a.empty() && may_be_empty) return Eigen::VectorXd();
-  if (static_cast<Eigen::Index>(a.size()) != n)
-    bad(path, std::string(key) + ": expected " + std::to_string(n) + " numbers, got " + std::to_string(a.size()));
-  Eigen::VectorXd v(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    v[i] = read_number(a[static_cast<size_t>(i)], path, std::string(key) + "[" + std::to_string(i) + "]", true);
-    if (!std::isfinite(v[i])) bad(path, std::string(key) + "[" + std::to_string(i) + "] must be finite");
-  }
-  return v;
-}
 
 json record_json(const EpochRecord& r) {
+  using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   return {{"epoch", r.epoch},
           {"window_steps", r.window_steps},
           {"train_loss", number(r.train_loss)},
@@ -88,6 +31,7 @@ json record_json(const EpochRecord& r) {
 
 void write_train_checkpoint(const std::string& path, const TrainerState& s,
                             const std::vector<std::string>& parameter_names, const Fingerprint& fingerprint) {
+  using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   json history = json::array();
   for (const EpochRecord& r : s.history) history.push_back(record_json(r));
   const json j{{"format", kFormat},
@@ -110,26 +54,12 @@ void write_train_checkpoint(const std::string& path, const TrainerState& s,
 
 TrainerState read_train_checkpoint(const std::string& path, const std::vector<std::string>& names,
                                    const Fingerprint& fingerprint, int max_epochs) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw DataError(path + ": no checkpoint to resume from (run without --resume first)");
-  const auto size = std::filesystem::file_size(path, ec);
+  using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   // Three vectors of the parameters and a history: generous, but bounded.
   const double limit = 4096.0 + 3 * 32.0 * names.size() + 256.0 * max_epochs + 64.0 * names.size();
-  if (ec || static_cast<double>(size) > limit)
-    bad(path, "is " + std::to_string(size) + " bytes, more than a checkpoint of " + std::to_string(names.size()) +
-                  " parameters and " + std::to_string(max_epochs) + " epochs can hold");
-  std::ifstream in(path);
-  json j;
-  try {
-    in >> j;
-  } catch (const json::exception& e) {
-    bad(path, std::string("not JSON: ") + e.what());
-  }
-  if (!j.is_object() || !j.contains("format") || j["format"] != kFormat)
-    bad(path, std::string("format is not '") + kFormat + "'");
-  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kVersion)
-    bad(path, "version must be " + std::to_string(kVersion) + " (written by another NeuralSim version?)");
+  json j = read_document(path, kFormat, kVersion, limit,
+                         "a checkpoint of " + std::to_string(names.size()) + " parameters and " +
+                             std::to_string(max_epochs) + " epochs");
   if (!j.contains("parameter_names") || j["parameter_names"] != json(names))
     throw ConfigError(path + ": checkpoint was written for other parameters (" +
                       std::to_string(j.contains("parameter_names") && j["parameter_names"].is_array()
@@ -137,17 +67,7 @@ TrainerState read_train_checkpoint(const std::string& path, const std::vector<st
                                          : 0) +
                       " names, expected " + std::to_string(names.size()) +
                       "); use another --out or run without --resume");
-  Fingerprint stored;
-  const json& fp = member(j, "fingerprint", path, "checkpoint");
-  if (!fp.is_object()) bad(path, "fingerprint must be a map");
-  for (auto it = fp.begin(); it != fp.end(); ++it) {
-    if (!it.value().is_string()) bad(path, "fingerprint." + it.key() + " must be a string");
-    stored[it.key()] = it.value().get<std::string>();
-  }
-  const std::string changed = fingerprint_difference(stored, fingerprint);
-  if (!changed.empty())
-    throw ConfigError(path + ": checkpoint was written for a different run (changed: " + changed +
-                      "); resume with the same config, data and seed, or use another --out");
+  check_fingerprint(j, fingerprint, path);
   const Eigen::Index n = static_cast<Eigen::Index>(names.size());
   TrainerState s;
   s.epoch = static_cast<int>(integer(j, "epoch", path, "checkpoint", 0, max_epochs));

@@ -1,0 +1,46 @@
+// Reading and writing a tool's checkpoint (JSON), shared by simid,
+// train-augment and distill-mpc. A checkpoint is input like any other: its
+// size is bounded before it is parsed, and every value is checked, with a
+// DataError "PATH: invalid checkpoint: WHAT" naming the key (exit 3). A
+// checkpoint written for another run (other fingerprint) is a ConfigError
+// naming what changed (exit 2).
+#pragma once
+
+#include <Eigen/Core>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace neuralsim::checkpoint_json {
+
+using nlohmann::json;
+using Fingerprint = std::map<std::string, std::string>;
+
+[[noreturn]] void bad(const std::string& path, const std::string& what);
+
+// The checkpoint at `path`, parsed, after checking that it exists (else
+// DataError "no checkpoint to resume from"), holds at most `max_bytes`
+// (`capacity` says what that bound is, for the message), and has the
+// tool's `format` and `version`.
+json read_document(const std::string& path, const char* format, int version, double max_bytes,
+                   const std::string& capacity);
+
+// Throws ConfigError when the stored `fingerprint` differs from this run's.
+void check_fingerprint(const json& document, const Fingerprint& expected, const std::string& path);
+
+// JSON has no NaN or inf: number() stores them as "nan", "inf", "-inf";
+// read_number() reads them back unless `finite`.
+json number(double v);
+double read_number(const json& j, const std::string& path, const std::string& where, bool finite);
+
+const json& member(const json& j, const char* key, const std::string& path, const std::string& where);
+long long integer(const json& j, const char* key, const std::string& path, const std::string& where, long long lo,
+                  long long hi);
+double finite_number(const json& j, const char* key, const std::string& path, const std::string& where);
+
+json vector_json(const Eigen::VectorXd& v);
+// Exactly n finite numbers at `key` (or an empty list when may_be_empty).
+Eigen::VectorXd read_vector(const json& j, const char* key, Eigen::Index n, bool may_be_empty, const std::string& path);
+
+}  // namespace neuralsim::checkpoint_json
