@@ -29,6 +29,7 @@
 #include "common/python.hpp"
 #include "common/work_size.hpp"
 #include "distill_mpc/distill_checkpoint.hpp"
+#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/experiment/distill_config.hpp"
@@ -47,13 +48,6 @@ using RowMatrixXd = DistillDataset::RowMatrixXd;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-std::uint64_t dj_splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Evaluation episodes use indices far from the training episodes', so their
 // commands, pushes and initial states are new to the network.
@@ -236,7 +230,7 @@ class LinearSystem : public DistillSystem {
                     bool trace) const override {
     EpisodeResult r;
     LinearMpc mpc(spec_.mpc);
-    std::mt19937_64 rng(dj_splitmix64(dj_splitmix64(seed_ ^ 0x6c696eULL) ^ static_cast<std::uint64_t>(index)));
+    std::mt19937_64 rng(splitmix64(splitmix64(seed_ ^ 0x6c696eULL) ^ static_cast<std::uint64_t>(index)));
     auto uniform = [&](const std::array<double, 2>& range) {
       return range[0] + (range[1] - range[0]) * nn::random::uniform01(rng);
     };
@@ -634,7 +628,7 @@ int run_distill_mpc(const AppOptions& opts, const DistillRequest& request) {
     RowMatrixXd xv = rows(dataset.features, va), yv = rows(dataset.targets, va);
     nn::Mlp mlp(sys->num_features(), spec.network.hidden, sys->num_targets(), spec.network.activation);
     fit_regression_normalization(mlp, xt, yt);
-    std::mt19937_64 init(dj_splitmix64(static_cast<std::uint64_t>(opts.seed) ^ 0x696e6974ULL));
+    std::mt19937_64 init(splitmix64(static_cast<std::uint64_t>(opts.seed) ^ 0x696e6974ULL));
     mlp.initialize(nn::Init::kXavierUniform, init);
     SupervisedRegression reg(mlp, std::move(xt), std::move(yt), std::move(xv), std::move(yv), spec.train);
 

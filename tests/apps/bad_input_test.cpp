@@ -15,6 +15,7 @@
 
 #include "support/files.hpp"
 #include "support/run_command.hpp"
+#include "support/test_models.hpp"
 
 namespace neuralsim {
 namespace {
@@ -75,8 +76,8 @@ TEST_P(BadInput, ExitCodeMessageAndCleanOut) {
   if (c.app == "train-augment") {
     // The training cases name their model and data relative to the config,
     // as a user's experiment directory does.
-    fs::copy_file(std::string(NEURALSIM_SOURCE_DIR) + "/configs/models/pendulum.yaml", dir + "/pendulum.yaml");
-    fs::copy_file(std::string(NEURALSIM_SOURCE_DIR) + "/datasets/pendulum_pd.h5", dir + "/pendulum_pd.h5");
+    fs::copy_file(testing::source_path("configs/models/pendulum.yaml"), dir + "/pendulum.yaml");
+    fs::copy_file(testing::source_path("datasets/pendulum_pd.h5"), dir + "/pendulum_pd.h5");
   }
   if (c.prepare) c.prepare(dir);
   const std::string out = dir + "/out";

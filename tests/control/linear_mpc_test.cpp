@@ -12,6 +12,7 @@
 
 #include "neuralsim/control/linear_mpc.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "support/allocation_counter.hpp"
 
 namespace neuralsim {
 namespace linear_mpc_test_detail {
@@ -118,6 +119,35 @@ TEST(LinearMpc, ClosedLoopWithInputLimitsConvergesToTheOrigin) {
     x = p.A * x + p.B * mpc.first_control();
   }
   EXPECT_LT(x.norm(), 1e-4);
+}
+
+// The MPC runs every control step: after construction, cold and warm
+// solves with input and state limits allocate nothing.
+TEST(LinearMpc, SolvesAllocateNothing) {
+  if (!testing::AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
+  LinearMpcParameters p = lm_di_parameters(20);
+  p.u_min = Eigen::VectorXd::Constant(1, -5.0);
+  p.u_max = Eigen::VectorXd::Constant(1, 5.0);
+  p.x_min = Eigen::Vector2d(-10.0, -10.0);
+  p.x_max = Eigen::Vector2d(10.0, 10.0);
+  LinearMpc mpc(p);
+  Eigen::VectorXd x(2), next(2);
+  x << 1.5, 0.0;
+  ASSERT_EQ(mpc.solve(x), QpStatus::kOptimal);
+  int optimal = 0;
+  long allocations = 0;
+  {
+    testing::AllocationCounter counter;
+    for (int k = 0; k < 50; ++k) {
+      optimal += mpc.solve(x, k % 2 == 0) == QpStatus::kOptimal;
+      next.noalias() = p.A * x;
+      next.noalias() += p.B * mpc.first_control();
+      x = next;
+    }
+    allocations = counter.count();
+  }
+  EXPECT_EQ(optimal, 50);
+  EXPECT_EQ(allocations, 0);
 }
 
 TEST(LinearMpc, InconsistentStateLimitsAreInfeasibleAndBadParametersAreRefused) {

@@ -5,19 +5,13 @@
 #include <random>
 #include <string>
 
+#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/step/external_force.hpp"
 
 namespace neuralsim {
 
 namespace push_detail {
-
-std::uint64_t push_splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // nn::random::uniform01's draw (the control layer does not link nn): the 53
 // high bits of one draw, times 2^−53, exact.
@@ -45,8 +39,8 @@ void PushOptions::check() const {
 bool PushSchedule::draw(const PushOptions& o, int trajectory_index, long long window, Push* push) {
   using namespace push_detail;
   const std::uint64_t per_trajectory =
-      push_splitmix64(push_splitmix64(o.seed ^ 0x70757368ULL) ^ static_cast<std::uint64_t>(trajectory_index));
-  std::mt19937_64 rng(push_splitmix64(per_trajectory ^ static_cast<std::uint64_t>(window)));
+      splitmix64(splitmix64(o.seed ^ 0x70757368ULL) ^ static_cast<std::uint64_t>(trajectory_index));
+  std::mt19937_64 rng(splitmix64(per_trajectory ^ static_cast<std::uint64_t>(window)));
   // Every quantity is drawn, also when there is no push, so the streams never shift.
   const double u_push = push_uniform01(rng);
   const double duration = push_uniform(o.duration_min, o.duration_max, rng);

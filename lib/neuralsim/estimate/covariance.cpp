@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 
+#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
@@ -15,13 +16,12 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): a counter-based stream, so
-// replicate b's draws depend only on (seed, b).
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+// A counter-based SplitMix64 stream (core/splitmix.hpp), so replicate b's
+// draws depend only on (seed, b).
+uint64_t next_splitmix64(uint64_t& state) {
+  const uint64_t z = splitmix64(state);
+  state += 0x9E3779B97F4A7C15ull;
+  return z;
 }
 
 // Pseudo-inverse of the symmetric positive semi-definite A = JᵀJ, keeping
@@ -122,10 +122,10 @@ CovarianceEstimate estimate_covariance(const Eigen::MatrixXd& J, const Eigen::Ve
       Eigen::MatrixXd delta(P, nb);
       tbb::parallel_for(0, nb, [&](int b) {
         uint64_t state = options.seed * 0xD1B54A32D192ED03ull + static_cast<uint64_t>(b);
-        splitmix64(state);
+        next_splitmix64(state);
         Eigen::VectorXi count = Eigen::VectorXi::Zero(G);
         for (int k = 0; k < G; ++k) {
-          const uint64_t u = splitmix64(state);
+          const uint64_t u = next_splitmix64(state);
           ++count[static_cast<int>((static_cast<unsigned __int128>(u) * static_cast<uint64_t>(G)) >> 64)];
         }
         Eigen::MatrixXd Hb = Eigen::MatrixXd::Zero(P, P);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <mutex>
 
+#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/centroidal.hpp"
 #include "neuralsim/dynamics/kinematics.hpp"
@@ -119,15 +120,6 @@ int mpc_fewest_stance_feet(const GaitParameters& g) {
   return fewest;
 }
 
-// SplitMix64 (Steele, Lea, Flood, OOPSLA 2014): a bijective 64-bit mixer,
-// fully specified, so the command streams are the same on every platform.
-std::uint64_t mpc_splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 double mpc_uniform(const std::array<double, 2>& r, std::mt19937_64& rng) {
   return r[0] + (r[1] - r[0]) * nn::random::uniform01(rng);
 }
@@ -136,8 +128,8 @@ double mpc_uniform(const std::array<double, 2>& r, std::mt19937_64& rng) {
 
 QuadrupedCommand RandomCommandSpec::command(int trajectory_index, long long segment) const {
   using namespace mpc_config_detail;
-  const std::uint64_t per_trajectory = mpc_splitmix64(mpc_splitmix64(seed) ^ static_cast<std::uint64_t>(trajectory_index));
-  const std::uint64_t key = mpc_splitmix64(per_trajectory ^ static_cast<std::uint64_t>(segment));
+  const std::uint64_t per_trajectory = splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(trajectory_index));
+  const std::uint64_t key = splitmix64(per_trajectory ^ static_cast<std::uint64_t>(segment));
   std::mt19937_64 rng(key);
   QuadrupedCommand c;  // every entry is drawn (also a fixed one), so the streams never shift
   c.forward_speed = mpc_uniform(forward_speed, rng);

@@ -10,19 +10,13 @@
 #include <random>
 #include <string>
 
+#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
 
 // Named (not anonymous): layers may be compiled as unity translation units.
 namespace supervised_detail {
-
-std::uint64_t sv_splitmix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 void sv_check_data(const nn::Mlp& net, const nn::RowMatrixXd& x, const nn::RowMatrixXd& y, const char* which,
                    bool may_be_empty) {
@@ -68,10 +62,9 @@ void fit_regression_normalization(nn::Mlp& network, const nn::RowMatrixXd& x, co
 }
 
 std::vector<int> supervised_epoch_order(std::uint64_t seed, int epoch, int n) {
-  using supervised_detail::sv_splitmix64;
   std::vector<int> order(static_cast<size_t>(std::max(n, 0)));
   for (int i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
-  std::mt19937_64 engine(sv_splitmix64(sv_splitmix64(seed) ^ (static_cast<std::uint64_t>(epoch) + 0x5851f42d4c957f2dULL)));
+  std::mt19937_64 engine(splitmix64(splitmix64(seed) ^ (static_cast<std::uint64_t>(epoch) + 0x5851f42d4c957f2dULL)));
   for (int i = n - 1; i > 0; --i) {
     // Portable: j = ⌊u (i + 1)⌋ with the 53-bit draw of nn::random.
     const int j = std::min(i, static_cast<int>(nn::random::uniform01(engine) * (i + 1)));

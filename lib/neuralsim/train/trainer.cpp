@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
 
@@ -22,16 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// Steele, Lea & Flood, "Fast splittable pseudorandom number generators"
-// (OOPSLA 2014): a bijective 64-bit mix, so nearby (seed, epoch) pairs give
-// unrelated generator states.
-std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // Uniform in [0, bound) without bias: reject the 2^64 mod bound lowest draws
 // (as OpenBSD's arc4random_uniform). std::uniform_int_distribution is
