@@ -1,5 +1,6 @@
 #include "simid/simid_job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -114,6 +115,12 @@ std::vector<int> residual_clusters(const ResidualContext& ctx, const std::vector
   for (const Trajectory* tr : train) {
     const int T = static_cast<int>(tr->size());
     const size_t first = sizes.size();
+    auto torque_windows = [&] {
+      DerivativeOptions d = po.derivatives;
+      if (d.method == DerivativeMethod::kCentralDifference) d.window = po.filter_window;
+      const int n = static_cast<int>(prepare_inverse_dynamics(*tr, d, po.sample_stride).q.rows());
+      for (int s = 0; s < n; s += window) sizes.push_back(std::min(window, n - s) * model.nv);
+    };
     switch (po.formulation) {
       case Formulation::kSingleShooting:
         for (int s = 0; s + 1 < T; s += stride) sizes.push_back(std::min(window, T - 1 - s) * per);
@@ -125,14 +132,10 @@ std::vector<int> residual_clusters(const ResidualContext& ctx, const std::vector
           sizes.push_back(last ? (length + 1) * per : length * per + 2 * model.nv);
         }
         break;
-      case Formulation::kInverseDynamics: {
-        DerivativeOptions d = po.derivatives;
-        if (d.method == DerivativeMethod::kCentralDifference) d.window = po.filter_window;
-        const int n = static_cast<int>(prepare_inverse_dynamics(*tr, d, po.sample_stride).q.rows());
-        for (int s = 0; s < n; s += window) sizes.push_back(std::min(window, n - s) * model.nv);
-        break;
-      }
+      case Formulation::kInverseDynamics: torque_windows(); break;
     }
+    // A combined objective's torque rows follow the trajectory's shooting rows.
+    if (po.torque_weight > 0 && po.formulation != Formulation::kInverseDynamics && tr->has_tau()) torque_windows();
     int rows = 0;
     for (size_t k = first; k < sizes.size(); ++k) rows += sizes[k];
     trajectory_rows.push_back(rows);
@@ -227,6 +230,13 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   if (targets && (observe.q_weight > 0 || observe.qd_weight > 0 || observe.link_positions.empty()))
     est.fail("observe", "with data.targets observe only link positions: {q: 0, link_positions: [{link: ...}]}");
   observe.check_available(data.train, data.train_source);
+  if (problem_options.torque_weight > 0) {
+    bool any = false;
+    for (const Trajectory& t : data.train.trajectories) any = any || t.has_tau();
+    if (!any)
+      throw DataError(data.train_source + ": estimate.residual.torque_weight needs recorded joint forces "
+                      "(/trajectories/<name>/tau), and no training trajectory has them");
+  }
   if (problem_options.formulation == Formulation::kInverseDynamics)
     for (const Trajectory& t : data.train.trajectories)
       if (!t.has_tau())
@@ -388,6 +398,14 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   }
   pj["parameters"] = values;
   pj["names"] = params.names();
+  // The values the run held fixed (`params:`, `params_file:`, --set), so that
+  // the file alone says which model the estimates belong to.
+  json fixed = json::object();
+  const std::vector<std::string> estimated = params.names();
+  for (const ExperimentParameter& p : exp.parameters)
+    if (std::find(estimated.begin(), estimated.end(), p.target.name) == estimated.end())
+      fixed[p.target.name] = {{"value", p.value}, {"source", p.source}};
+  pj["fixed"] = fixed;
   std::vector<std::vector<double>> corr(params.size(), std::vector<double>(params.size()));
   for (int i = 0; i < params.size(); ++i)
     for (int j = 0; j < params.size(); ++j) corr[i][j] = id.correlation(i, j);

@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/python.hpp"
+#include "neuralsim/io/parameter_file.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -51,6 +53,25 @@ TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
                               " --config configs/rollout_double_pendulum.yaml -q --set sim.duration=0.2 --set params_file=" +
                               out + "/params.json --out " + ro);
   EXPECT_EQ(rr.exit_code, 0) << rr.err;
+}
+
+// params.json records the values held fixed beside the estimates, and a
+// params_file reads both back (the estimate wins where a name is in both).
+TEST(SimidApp, ParamsJsonRecordsTheFixedValues) {
+  const std::string out = fresh_dir("simid_fixed");
+  const auto r = run_command(simid() + " --config configs/simid_double_pendulum_friction.yaml" + kFast +
+                             " --set estimate.basin_hopping.rounds=1 --set estimate.solver.max_iterations=2"
+                             " --set params.joint.joint2.spring.stiffness=0.25 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto p = read_json(out + "/params.json");
+  ASSERT_TRUE(p.contains("fixed")) << p.dump();
+  EXPECT_EQ(p["fixed"]["joint.joint1.friction_velocity"]["value"].get<double>(), 0.05);
+  EXPECT_EQ(p["fixed"]["joint.joint2.spring.stiffness"]["value"].get<double>(), 0.25);
+  EXPECT_NE(p["fixed"]["joint.joint1.friction_velocity"]["source"].get<std::string>().find(".yaml"), std::string::npos);
+  EXPECT_FALSE(p["fixed"].contains("link.link1.mass"));  // estimated, so under "parameters" only
+  const std::map<std::string, double> back = read_parameter_file(out + "/params.json");
+  EXPECT_EQ(back.at("joint.joint2.spring.stiffness"), 0.25);
+  EXPECT_EQ(back.at("link.link1.mass"), p["parameters"]["link.link1.mass"]["value"].get<double>());
 }
 
 // Basin hopping with a fixed budget (no early stop) must give bit-identical

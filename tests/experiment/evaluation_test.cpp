@@ -297,17 +297,33 @@ TEST(TorqueError, AConstantOffsetOnOneJointIsItsRmse) {
       const double t = tr.time[k];
       tr.q.row(k) << x.q(t), y.q(t);
       tr.qd.row(k) << x.qd(t), y.qd(t);
-      tr.tau.row(k) << (m1 + m2) * x.qdd(t), m2 * y.qdd(t) + cst;  // the y drive reads c too high
+      tr.tau.row(k) << (m1 + m2) * x.qdd(t), m2 * y.qdd(t) + cst * (n + 1);  // the y drive reads (n+1)·c too high
     }
     set.trajectories.push_back(tr);
   }
   const std::optional<TorqueError> e = torque_error(model, set);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->names, (std::vector<std::string>{"x", "y"}));
+  // Over both runs: 78 samples with offset c, 118 with 2c.
+  const double pooled = cst * std::sqrt((78 + 118 * 4) / 196.0);
   EXPECT_LT(e->rmse_per_dof[0], 1e-9);
-  EXPECT_NEAR(e->rmse_per_dof[1], cst, 1e-9);
-  EXPECT_NEAR(e->rmse, cst / std::sqrt(2.0), 1e-9);  // over both coordinates
+  EXPECT_NEAR(e->rmse_per_dof[1], pooled, 1e-9);
+  EXPECT_NEAR(e->rmse, pooled / std::sqrt(2.0), 1e-9);  // over both coordinates
   EXPECT_EQ(e->samples, 78 + 118);
+  // Per trajectory, each run's own offset.
+  ASSERT_EQ(e->per_trajectory.size(), 2u);
+  for (int n = 0; n < 2; ++n) {
+    const TorqueError::PerTrajectory& t = e->per_trajectory[n];
+    EXPECT_EQ(t.name, "run" + std::to_string(n));
+    EXPECT_EQ(t.samples, n == 0 ? 78 : 118);
+    EXPECT_LT(t.rmse_per_dof[0], 1e-9);
+    EXPECT_NEAR(t.rmse_per_dof[1], cst * (n + 1), 1e-9);
+    EXPECT_NEAR(t.rmse, cst * (n + 1) / std::sqrt(2.0), 1e-9);
+  }
+  const nlohmann::json j = torque_json(*e);
+  ASSERT_EQ(j["per_trajectory"].size(), 2u);
+  EXPECT_EQ(j["per_trajectory"][1]["name"], "run1");
+  EXPECT_NEAR(j["per_trajectory"][1]["rmse_per_joint"]["y"].get<double>(), 2 * cst, 1e-9);
 }
 
 TEST(TorqueError, AbsentWithANoteWithoutRecordedTorques) {

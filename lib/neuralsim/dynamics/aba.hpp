@@ -1,7 +1,8 @@
 // Articulated-body algorithm for forward dynamics (RBDA algorithm 7.1,
 // table 7.1): q̈ = M⁻¹(τ - C q̇ - g + Jᵀf_ext) in O(n).
 //
-// Joint armature adds to D = SᵀIᴬS, matching crba.hpp and rnea.hpp.
+// Joint armature adds to D = SᵀIᴬS, matching crba.hpp and rnea.hpp; motor
+// rotors are handled as clusters (internal::add_rotor_to_cluster).
 //
 // Coordinates. Table 7.1 is written in body coordinates, where the backward
 // pass transforms every articulated inertia to its parent, Iᴬ_λ += Xᵀ Iᵃ X.
@@ -195,6 +196,45 @@ void aba_free_root(const Joint<S>& j, Data<S>& data, int i, const VecX<S>& tau) 
   data.oa[i] = spd_solve<6>(data.oYaba[i], rhs);
 }
 
+// Motor rotors (Joint::has_rotor, RBDA §9.6). The rotor of joint i rides on
+// its parent p and spins about the joint's world axis a at gr·q̇ relative to
+// it, so body i and the rotor form one cluster with the single coordinate q_i
+// and the parent's motion in common (Chignoli, Adrian, Kim & Wensing,
+// "Recursive rigid-body dynamics algorithms for systems with kinematic
+// loops", 2023): the cluster's motion subspace stacks S_i and s_r = gr [a; 0],
+// and table 7.1 applies with the stacked quantities. The rotor is massless
+// and axisymmetric, I_r = [Ir a aᵀ, 0; 0, 0] about any point, which makes
+//   U = Iᴬ S + I_r s_r = Iᴬ S + [gr Ir a; 0],    D = SᵀIᴬS + armature + gr² Ir,
+// leaves u unchanged (s_rᵀ p_r = 0), and makes the rotor's own Iᵃc term and
+// its share of Uᵀc vanish (c_r = ω_p × gr q̇ a ⟂ a). The parent receives I_r
+// and the rotor's gyroscopic bias p_r = [ω_r × Ir a (aᵀω_r); 0] =
+// [Ir (aᵀω_p + gr q̇) ω_p × a; 0]. Pass 3 needs nothing more: q̈ = D⁻¹(u - Uᵀ
+// (a_p + c)) with the cluster's U, because s_rᵀ I_r c = 0. Consumers of the
+// factorization (inverse_inertia.hpp) read the cluster's U and D⁻¹.
+template <class S>
+inline Vec3<S> world_joint_axis(const Joint<S>& j, const Vec6<S>& Sw) {
+  return j.type == JointType::kRevolute ? Vec3<S>(Sw.template head<3>()) : Vec3<S>(Sw.template tail<3>());
+}
+
+template <class S>
+void add_rotor_to_cluster(const Joint<S>& j, const Vec6<S>& Sw, Vec6<S>& U, S& D) {
+  const S& gr = j.dynamics.gear_ratio;
+  const S& Ir = j.dynamics.rotor_inertia;
+  D += gr * gr * Ir;
+  U.template head<3>() += (gr * Ir) * world_joint_axis(j, Sw);
+}
+
+template <class S>
+void add_rotor_to_carrier(const Joint<S>& j, const Vec6<S>& Sw, const S& qd, const Vec6<S>& v_parent,
+                          Mat6<S>& IA_parent, Vec6<S>& f_parent) {
+  const S& gr = j.dynamics.gear_ratio;
+  const S& Ir = j.dynamics.rotor_inertia;
+  const Vec3<S> a = world_joint_axis(j, Sw);
+  const Vec3<S> w_p = v_parent.template head<3>();
+  IA_parent.template topLeftCorner<3, 3>() += Ir * a * a.transpose();
+  f_parent.template head<3>() += (Ir * (a.dot(w_p) + gr * qd)) * w_p.cross(a);
+}
+
 // Skips transforming external forces that are all zero (most bodies, most
 // steps). Only for double: a Jet's zero value may carry derivatives.
 inline bool all_zero(const Vec6<double>& f) {
@@ -302,8 +342,9 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
           U += IA.col(k) * Sw[k];
           Ic += IA.col(k) * c[k];
         }
-        const S D = Sw.dot(U) + j.dynamics.armature;
+        S D = Sw.dot(U) + j.dynamics.armature;
         const S u = tau[j.idx_v] - Sw.dot(f_[i]);
+        if (j.has_rotor) internal::add_rotor_to_cluster(j, Sw, U, D);
         const S Dinv = S(1) / D;
         U_[i].col(0) = U;
         Dinv_[i](0, 0) = Dinv;
@@ -316,6 +357,7 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
           Mat6<S>& IAp = IA_[j.parent];
           for (int k = 0; k < 6; ++k) IAp.col(k) += IA.col(k) - UDinv * U[k];
           f_[j.parent] += f_[i] + Ic + UDinv * (u - U.dot(c));
+          if (j.has_rotor) internal::add_rotor_to_carrier(j, Sw, qd[j.idx_v], v_[j.parent], IAp, f_[j.parent]);
         }
         break;
       }

@@ -3,7 +3,7 @@
 // spatial momentum about the COM in world-aligned axes, h_G = [k_G; l].
 #pragma once
 
-#include "neuralsim/dynamics/kinematics.hpp"
+#include "neuralsim/dynamics/rnea.hpp"
 
 namespace neuralsim {
 
@@ -34,6 +34,15 @@ Centroidal<S> centroidal(const Model<S>& model, const Data<S>& data) {
     const Vec3<S> l = R * hb.template tail<3>();
     out.linear_momentum += l;
     k_origin += R * hb.template head<3>() + p.cross(l);
+    // A motor rotor (massless) adds the pure angular momentum Ir (aᵀω_r) a.
+    const Joint<S>& j = model.joints[i];
+    if (j.has_rotor) {
+      // q̇ from S q̇ = v_i - X_up v_parent (RBDA eq. 5.7).
+      const Vec6<S> vj = j.parent < 0 ? data.v[i] : Vec6<S>(data.v[i] - data.X_up[i].apply_motion(data.v[j.parent]));
+      const S qd = j.type == JointType::kRevolute ? j.axis.dot(Vec3<S>(vj.template head<3>()))
+                                                  : j.axis.dot(Vec3<S>(vj.template tail<3>()));
+      k_origin += R * (j.axis * (j.dynamics.rotor_inertia * internal::rotor_spin_rate(j, data.v[i], qd)));
+    }
   }
   out.com = mc / out.mass;
   out.angular_momentum = k_origin - out.com.cross(out.linear_momentum);

@@ -1,8 +1,10 @@
 // Kinetic and potential energy (RBDA §9.2 / eq. 2.65):
-//   T = ½ Σ vᵢᵀ Iᵢ vᵢ + ½ Σ armature·q̇²,  V = -Σ mᵢ g·cᵢ + ½ Σ k (q - q_rest)².
+//   T = ½ Σ vᵢᵀ Iᵢ vᵢ + ½ Σ armature·q̇² + ½ Σ Ir (aᵀω_parent + gr q̇)²,
+//   V = -Σ mᵢ g·cᵢ + ½ Σ k (q - q_rest)²,
+// the third term for motor rotors (Joint::has_rotor; rnea.hpp).
 #pragma once
 
-#include "neuralsim/dynamics/kinematics.hpp"
+#include "neuralsim/dynamics/rnea.hpp"
 
 namespace neuralsim {
 
@@ -15,6 +17,10 @@ S kinetic_energy(const Model<S>& model, const Data<S>& data, const VecX<S>& qd) 
     const Joint<S>& j = model.joints[i];
     for (int k = 0; k < j.nv; ++k)
       T += S(0.5) * j.dynamics.armature * qd[j.idx_v + k] * qd[j.idx_v + k];
+    if (j.has_rotor) {
+      const S spin = internal::rotor_spin_rate(j, data.v[i], qd[j.idx_v]);
+      T += S(0.5) * j.dynamics.rotor_inertia * spin * spin;
+    }
   }
   return T;
 }

@@ -251,6 +251,14 @@ void EstimationProblem::build() {
           problem.AddResidualBlock(cached, make_loss(options_.loss, options_.loss_scale), blocks));
       block_trajectory_.push_back(static_cast<int>(t));
     };
+    auto add_torque_residuals = [&](const Trajectory* trajectory, double weight) {
+      DerivativeOptions derivatives = options_.derivatives;
+      if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
+      auto samples = std::make_shared<const InverseDynamicsSamples>(
+          prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
+      for (int r = 0; r < samples->q.rows(); ++r)
+        add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta});
+    };
     switch (options_.formulation) {
       case Formulation::kSingleShooting:
         for (int s = 0; s + 1 < T; s += stride) {
@@ -271,15 +279,10 @@ void EstimationProblem::build() {
         }
         break;
       }
-      case Formulation::kInverseDynamics: {
-        DerivativeOptions derivatives = options_.derivatives;
-        if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
-        auto samples = std::make_shared<const InverseDynamicsSamples>(
-            prepare_inverse_dynamics(*tr, derivatives, options_.sample_stride));
-        for (int r = 0; r < samples->q.rows(); ++r) add(make_inverse_dynamics_cost(ctx_, samples, r, 1.0), {theta});
-        break;
-      }
+      case Formulation::kInverseDynamics: add_torque_residuals(tr, 1.0); break;
     }
+    if (options_.torque_weight > 0 && options_.formulation != Formulation::kInverseDynamics && tr->has_tau())
+      add_torque_residuals(tr, options_.torque_weight);
   }
   if (ceres_->blocks.empty()) {
     long long longest = 0;

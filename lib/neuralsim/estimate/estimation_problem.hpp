@@ -31,6 +31,11 @@ struct ProblemOptions {
   // with central_difference its window is filter_window.
   DerivativeOptions derivatives;
   int sample_stride = 1;           // inverse dynamics: use every n-th sample
+  // Shooting formulations: > 0 adds the inverse-dynamics residuals of every
+  // trajectory with recorded τ, times this weight (rad per N·m), to the
+  // simulation residuals: one objective for both measures, whose weight
+  // moves the fit along their Pareto front.
+  double torque_weight = 0;
   Loss loss = Loss::kNone;
   double loss_scale = 1;
 };

@@ -112,7 +112,7 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 
 ProblemOptions read_problem_options(const Config& r) {
   r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
-                      "sample_stride", "loss", "loss_scale"});
+                      "sample_stride", "loss", "loss_scale", "torque_weight"});
   ProblemOptions o;
   const std::string type =
       r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
@@ -125,6 +125,9 @@ ProblemOptions read_problem_options(const Config& r) {
   o.derivatives = read_derivative_options(r);
   o.filter_window = o.derivatives.method == DerivativeMethod::kCentralDifference ? o.derivatives.window : 5;
   o.sample_stride = static_cast<int>(r.get_int_in_range("sample_stride", 1, 1, 100000000));
+  o.torque_weight = r.get_in_range("torque_weight", 0.0, 0, 1e12);
+  if (o.torque_weight > 0 && o.formulation == Formulation::kInverseDynamics)
+    r.fail("torque_weight", "adds torque residuals to a shooting fit; inverse_dynamics is all torque residuals already");
   const std::string loss = r.get_choice("loss", {"none", "squared", "huber", "cauchy"}, "none");
   o.loss = loss == "huber" ? Loss::kHuber : loss == "cauchy" ? Loss::kCauchy : Loss::kNone;
   o.loss_scale = r.get_or<double>("loss_scale", 1.0);

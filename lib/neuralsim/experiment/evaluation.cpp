@@ -264,14 +264,23 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
       out.too_short.push_back(tr.name);
       continue;
     }
+    Eigen::VectorXd traj_sum = Eigen::VectorXd::Zero(nv);
     for (int row = 0; row < samples->q.rows(); ++row) {
       const std::unique_ptr<ceres::CostFunction> cost(make_inverse_dynamics_cost(ctx, samples, row, 1.0));
       if (!cost->Evaluate(blocks, r.data(), nullptr))
         throw NumericalError("torque_error: the inverse-dynamics residual failed on '" + tr.name + "' (sample " +
                              std::to_string(row) + " of the filtered samples)");
-      sum += r.cwiseAbs2();
-      ++out.samples;
+      traj_sum += r.cwiseAbs2();
     }
+    const long long n = samples->q.rows();
+    sum += traj_sum;
+    out.samples += n;
+    TorqueError::PerTrajectory per;
+    per.name = tr.name;
+    per.samples = n;
+    per.rmse_per_dof = (traj_sum / static_cast<double>(n)).cwiseSqrt();
+    per.rmse = std::sqrt(traj_sum.sum() / (static_cast<double>(n) * std::max(1, nv)));
+    out.per_trajectory.push_back(std::move(per));
   }
   if (out.samples == 0) {
     if (note) {
@@ -383,6 +392,15 @@ nlohmann::json torque_json(const TorqueError& e) {
   nlohmann::json j{{"rmse_per_joint", per}, {"rmse", finite_or_null(e.rmse)}, {"samples", e.samples}};
   if (!e.without_tau.empty()) j["trajectories_without_tau"] = e.without_tau;
   if (!e.too_short.empty()) j["trajectories_too_short"] = e.too_short;
+  nlohmann::json trajectories = nlohmann::json::array();
+  for (const TorqueError::PerTrajectory& t : e.per_trajectory) {
+    nlohmann::json joints = nlohmann::json::object();
+    for (size_t i = 0; i < e.names.size(); ++i)
+      joints[e.names[i]] = finite_or_null(t.rmse_per_dof[static_cast<Eigen::Index>(i)]);
+    trajectories.push_back({{"name", t.name}, {"rmse_per_joint", joints}, {"rmse", finite_or_null(t.rmse)},
+                            {"samples", t.samples}});
+  }
+  j["per_trajectory"] = trajectories;
   return j;
 }
 

@@ -136,6 +136,14 @@ struct TorqueError {
   long long samples = 0;
   std::vector<std::string> without_tau;  // trajectories skipped: no recorded τ
   std::vector<std::string> too_short;    // trajectories skipped: too few samples
+  // The same per trajectory used, in data order.
+  struct PerTrajectory {
+    std::string name;
+    Eigen::VectorXd rmse_per_dof;
+    double rmse = 0;
+    long long samples = 0;
+  };
+  std::vector<PerTrajectory> per_trajectory;
 };
 
 // nullopt (with the reason in *note when given) when no trajectory of

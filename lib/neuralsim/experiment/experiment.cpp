@@ -3,6 +3,7 @@
 #include <map>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/contact_config.hpp"
@@ -51,8 +52,14 @@ std::vector<RawParameter> read_raw_parameters(const Config& root) {
   return out;
 }
 
+// The model is checked once, after every value is set: entries of one
+// inertia tensor are only jointly physical (raising ixx alone can break the
+// triangle inequality that raising iyy restores), whatever order the
+// params map, params_file and --set list them in. The error blames the
+// parameters of the link or joint the check names.
 void apply_model_parameters(Experiment& e) {
   std::map<int, std::pair<Eigen::Matrix<double, 10, 1>, int>> blocks;  // body -> (θ, components given)
+  std::vector<const ExperimentParameter*> applied;
   for (const ExperimentParameter& p : e.parameters) {
     if (p.target.kind == ParameterKind::kModel) {
       set_parameter(e.model, p.target.model, p.value);
@@ -63,18 +70,37 @@ void apply_model_parameters(Experiment& e) {
     } else {
       continue;
     }
-    try {
-      e.model.validate();
-    } catch (const ModelError& err) {
-      throw ConfigError(p.source + ": parameter '" + p.target.name + "' = " + std::to_string(p.value) +
-                        " makes the model non-physical: " + err.what());
-    }
+    applied.push_back(&p);
   }
   for (const auto& [body, block] : blocks) {
     if (block.second != 10)
       throw ConfigError(e.parameters.front().source + ": link '" + e.model.bodies[body].name +
                         "': a log-Cholesky inertia needs all ten coordinates, got " + std::to_string(block.second));
     e.model.bodies[body].inertia = inertia_from_log_cholesky<double>(block.first);
+  }
+  if (applied.empty()) return;
+  try {
+    e.model.validate();
+  } catch (const ModelError& err) {
+    const std::string what = err.what();
+    // "link.<name>.…" / "joint.<name>.…" / "gravity.…": the element is the second field.
+    std::vector<const ExperimentParameter*> blamed;
+    for (const ExperimentParameter* p : applied) {
+      const std::string& n = p->target.name;
+      const size_t a = n.find('.'), b = a == std::string::npos ? a : n.find('.', a + 1);
+      const std::string element = n.substr(0, a) == "gravity" ? "gravity"
+                                  : b == std::string::npos    ? n
+                                                              : "'" + n.substr(a + 1, b - a - 1) + "'";
+      if (what.find(element) != std::string::npos) blamed.push_back(p);
+    }
+    if (blamed.empty()) blamed.push_back(applied.back());
+    std::string also;
+    for (size_t k = 1; k < blamed.size(); ++k)
+      also += (k == 1 ? " (with " : ", ") + std::string("'") + blamed[k]->target.name +
+              "' = " + format_number(blamed[k]->value) + " from " + blamed[k]->source;
+    if (!also.empty()) also += ")";
+    throw ConfigError(blamed[0]->source + ": parameter '" + blamed[0]->target.name + "' = " +
+                      format_number(blamed[0]->value) + also + " makes the model non-physical: " + what);
   }
 }
 
@@ -107,7 +133,7 @@ std::vector<int> pd_position_index(const Model<double>& model) {
 }
 
 // Every moving joint must move something: a joint whose subtree has no mass
-// or inertia along it (and no armature) has a zero row in M, and the
+// or inertia along it (and no armature or rotor) has a zero row in M, and the
 // dynamics would be NaN at the first step. Checked at the neutral pose.
 void check_mass_matrix(const Model<double>& model, const Config& where) {
   Data<double> data(model);
@@ -116,7 +142,7 @@ void check_mass_matrix(const Model<double>& model, const Config& where) {
   const std::vector<std::string> names = model.velocity_names();
   for (int i = 0; i < model.nv; ++i)
     if (!(data.M(i, i) > 1e-12 * scale))
-      where.fail("", "coordinate '" + names[i] + "' moves no mass or inertia (and has no armature): the mass "
+      where.fail("", "coordinate '" + names[i] + "' moves no mass or inertia (and has no armature or rotor): the mass "
                      "matrix is singular (an <inertial> missing or zero?)");
 }
 

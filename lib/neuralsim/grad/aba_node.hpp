@@ -62,6 +62,11 @@ class AbaNode final : public ExternalFunction {
   // values every call).
   explicit AbaNode(const Model<Rev>& model)
       : model_(values_of(model)), data_(model_), out_(model_) {
+    // rnea_vjp() has no rotor terms: refuse rather than return a wrong gradient.
+    for (const Joint<double>& j : model_.joints)
+      if (j.has_rotor)
+        throw ModelError("reverse-mode gradients do not support motor rotors yet (joint '" + j.name +
+                         "' has one); use armature = gear_ratio²·Ir, which drops the coupling to the parent link");
     nq_ = model_.nq;
     nv_ = model_.nv;
     nb_ = model_.num_bodies();
@@ -160,6 +165,8 @@ class AbaNode final : public ExternalFunction {
       b.armature = to_double(a.armature);
       b.gear_ratio = to_double(a.gear_ratio);
       b.torque_offset = to_double(a.torque_offset);
+      b.rotor_inertia = to_double(a.rotor_inertia);
+      jd.has_rotor = j.has_rotor;
       jd.coordinate_axis = j.coordinate_axis;
       jd.axis_negative = j.axis_negative;
       jd.lower = j.lower;

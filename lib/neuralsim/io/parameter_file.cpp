@@ -22,19 +22,25 @@ std::map<std::string, double> read_parameter_file(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw DataError(path + ": invalid JSON: " + e.what());
   }
-  const nlohmann::json& params = j.is_object() && j.contains("parameters") ? j["parameters"] : j;
-  if (!params.is_object()) throw DataError(path + ": expected an object of parameters");
+  const bool simid_file = j.is_object() && j.contains("parameters");
   std::map<std::string, double> out;
-  for (auto it = params.begin(); it != params.end(); ++it) {
-    const nlohmann::json& v = it.value();
-    const nlohmann::json* number = v.is_number()                                            ? &v
-                                   : v.is_object() && v.contains("value") && v["value"].is_number() ? &v["value"]
-                                                                                           : nullptr;
-    if (!number) throw DataError(path + ": parameter '" + it.key() + "': expected a number or {\"value\": number}");
-    const double value = number->get<double>();
-    if (!std::isfinite(value)) throw DataError(path + ": parameter '" + it.key() + "' is not finite");
-    out[it.key()] = value;
-  }
+  auto read_values = [&](const nlohmann::json& params, const std::string& key) {
+    if (!params.is_object()) throw DataError(path + ": " + key + "expected an object of parameters");
+    for (auto it = params.begin(); it != params.end(); ++it) {
+      const nlohmann::json& v = it.value();
+      const nlohmann::json* number = v.is_number()                                            ? &v
+                                     : v.is_object() && v.contains("value") && v["value"].is_number() ? &v["value"]
+                                                                                             : nullptr;
+      if (!number)
+        throw DataError(path + ": " + key + "parameter '" + it.key() + "': expected a number or {\"value\": number}");
+      const double value = number->get<double>();
+      if (!std::isfinite(value)) throw DataError(path + ": " + key + "parameter '" + it.key() + "' is not finite");
+      out[it.key()] = value;
+    }
+  };
+  // A simid params.json: the values it held fixed, then its estimates.
+  if (simid_file && j.contains("fixed")) read_values(j["fixed"], "'fixed': ");
+  read_values(simid_file ? j["parameters"] : j, simid_file ? "'parameters': " : "");
   return out;
 }
 

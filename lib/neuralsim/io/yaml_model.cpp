@@ -271,10 +271,26 @@ void read_friction_law(const Config& jn, Joint<double>& joint) {
   joint.dynamics.stribeck_velocity = vst;
 }
 
+// `rotor: {inertia: Ir}`: a motor rotor on the parent link spinning at
+// gear_ratio·q̇ (Joint::has_rotor). 1-DoF joints only.
+void read_rotor(const Config& jn, Joint<double>& joint) {
+  if (!jn.has("rotor")) return;
+  if (joint.type != JointType::kRevolute && joint.type != JointType::kPrismatic)
+    jn.fail("rotor", "joint '" + joint.name + "': a rotor needs a revolute or prismatic joint, got " +
+                         joint_type_name(joint.type));
+  if (!jn.is_map("rotor")) jn.fail("rotor", "joint '" + joint.name + "': expected {inertia: Ir}");
+  const Config r = jn.at("rotor");
+  r.check_known_keys({"inertia"});
+  const double Ir = r.get<double>("inertia");
+  if (!(Ir >= 0)) r.fail("inertia", "joint '" + joint.name + "': rotor inertia must be >= 0, got " + std::to_string(Ir));
+  joint.has_rotor = true;
+  joint.dynamics.rotor_inertia = Ir;
+}
+
 void read_joint(const Config& jn, const std::string& body_name, Joint<double>& joint, bool& origin_at_parent_length) {
   jn.check_known_keys({"name", "type", "axis", "origin", "damping", "friction", "friction_velocity",
                        "friction_law", "friction_static", "stribeck_velocity", "spring", "armature",
-                       "gear_ratio", "torque_offset", "limits"});
+                       "gear_ratio", "torque_offset", "rotor", "limits"});
   joint.name = jn.get_or("name", body_name + "_joint");
   const std::string type = jn.get_or("type", "revolute");
   try {
@@ -301,6 +317,7 @@ void read_joint(const Config& jn, const std::string& body_name, Joint<double>& j
   joint.dynamics.armature = non_negative(jn, "armature", 0);
   joint.dynamics.gear_ratio = jn.get_or<double>("gear_ratio", 1);
   joint.dynamics.torque_offset = jn.get_or<double>("torque_offset", 0);
+  read_rotor(jn, joint);
   if (jn.has("spring")) {
     const Config sp = jn.at("spring");
     sp.check_known_keys({"stiffness", "rest"});
@@ -389,7 +406,7 @@ void read_bodies(const Config& node, Model<double>& model) {
 const std::vector<std::string>& joint_dynamics_keys() {
   static const std::vector<std::string> keys = {"damping", "friction", "friction_velocity", "friction_law",
                                                 "friction_static", "stribeck_velocity", "armature",
-                                                "gear_ratio", "torque_offset"};
+                                                "gear_ratio", "torque_offset", "rotor"};
   return keys;
 }
 
@@ -420,6 +437,7 @@ void apply_joint_dynamics(const Config& joints, Model<double>& model) {
     if (jn.has("armature")) d.armature = non_negative(jn, "armature", 0);
     if (jn.has("gear_ratio")) d.gear_ratio = jn.get<double>("gear_ratio");
     if (jn.has("torque_offset")) d.torque_offset = jn.get<double>("torque_offset");
+    read_rotor(jn, joint);
   }
 }
 

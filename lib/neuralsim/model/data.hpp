@@ -34,8 +34,8 @@ struct Data {
   std::vector<Vec6S> of;              // articulated bias forces pᴬ
   std::vector<Mat6S> oYaba;           // articulated-body inertias Iᴬ
   std::vector<Vec6S> oS;              // motion subspace of a 1-DoF joint
-  std::vector<Mat6S> U;               // Iᴬ S, first nv columns used
-  std::vector<Mat6S> Dinv;            // (SᵀIᴬS + armature)⁻¹, top-left nv×nv used
+  std::vector<Mat6S> U;               // Iᴬ S (+ a rotor's I_r s_r), first nv columns used
+  std::vector<Mat6S> Dinv;            // (SᵀIᴬS + armature + gr²Ir)⁻¹, top-left nv×nv used
                                       // (floating base: see complete_articulated_factorization)
   std::vector<Vec6S> u;               // τ - SᵀpA, first nv entries used
   // False after aba() solved a floating base directly (its U, Dinv unformed)

@@ -65,8 +65,9 @@ struct JointDynamics {
   S stribeck_velocity = S(0.1);   // v_st: Stribeck velocity, Stribeck law only
   S spring_stiffness = S(0);  // τ = -k·(q - q_rest)
   S spring_rest = S(0);
-  S armature = S(0);          // rotor inertia reflected at the joint, adds to M_ii
-  S gear_ratio = S(1);        // τ_joint = gear_ratio · control
+  S armature = S(0);          // constant inertia added to M_ii only (no coupling)
+  S gear_ratio = S(1);        // τ_joint = gear_ratio · control; rotor speed = gear_ratio · q̇
+  S rotor_inertia = S(0);     // Ir: spin inertia of the joint's motor rotor (Joint::has_rotor)
   S torque_offset = S(0);     // constant bias: τ = -offset (e.g. a motor's torque-sensor offset)
 
   template <class T>
@@ -82,6 +83,7 @@ struct JointDynamics {
     r.spring_rest = T(spring_rest);
     r.armature = T(armature);
     r.gear_ratio = T(gear_ratio);
+    r.rotor_inertia = T(rotor_inertia);
     r.torque_offset = T(torque_offset);
     return r;
   }
@@ -97,6 +99,15 @@ struct Joint {
   int idx_q = 0, idx_v = 0;         // first coordinate in q and in v
   int nq = 0, nv = 0;
   JointDynamics<S> dynamics;
+  // A motor rotor on a 1-DoF joint: a massless, axisymmetric body riding on
+  // the parent link (the carrier), spinning about the joint axis at
+  // gear_ratio·q̇ relative to it, with spin inertia dynamics.rotor_inertia
+  // (Featherstone, RBDA §9.6 "gears"; the rotor's transverse inertia and mass
+  // belong to the carrier link). Its kinetic energy ½·Ir·(aᵀω_parent + gr·q̇)²
+  // adds gr²·Ir to M_ii and gr·Ir·aᵀJ_parent,ω to row i: the coupling of a
+  // two-link arm whose second motor sits on the first link. A structural flag,
+  // so the rotor terms keep their derivatives at Ir = 0.
+  bool has_rotor = false;
   // k when `axis` is ±e_k (set by Model::add_body from the axis values),
   // else -1. A structural flag, so that kinematics can take the short path
   // of coordinate axes without branching on a scalar's value.
@@ -118,6 +129,7 @@ struct Joint {
     j.nq = nq;
     j.nv = nv;
     j.dynamics = dynamics.template cast<T>();
+    j.has_rotor = has_rotor;
     j.coordinate_axis = coordinate_axis;
     j.axis_negative = axis_negative;
     j.lower = lower;

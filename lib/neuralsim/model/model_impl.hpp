@@ -160,6 +160,16 @@ void Model<S>::validate() const {
       throw ModelError("joint '" + j.name + "': axis must be a finite unit vector");
     const std::string problem = inertia_problem(bodies[i].inertia.values());
     if (!problem.empty()) throw ModelError("link '" + bodies[i].name + "': " + problem);
+    if (j.has_rotor) {
+      if (j.type != JointType::kRevolute && j.type != JointType::kPrismatic)
+        throw ModelError("joint '" + j.name + "': a rotor needs a revolute or prismatic joint, got " +
+                         joint_type_name(j.type));
+      const double Ir = to_double(j.dynamics.rotor_inertia);
+      if (!(Ir >= 0) || !is_finite(j.dynamics.rotor_inertia))
+        throw ModelError("joint '" + j.name + "': rotor.inertia must be finite and >= 0, got " + std::to_string(Ir));
+      if (!is_finite(j.dynamics.gear_ratio))
+        throw ModelError("joint '" + j.name + "': gear_ratio must be finite");
+    }
   }
   for (int c = 0; c < 3; ++c)
     if (!is_finite(gravity[c])) throw ModelError("gravity must be finite");

@@ -49,6 +49,7 @@ std::vector<Entry> all_parameters(const Model<double>& model) {
     add(j + "spring.rest", K::kSpringRest, i, 0);
     add(j + "gear_ratio", K::kGearRatio, i, 0);
     add(j + "torque_offset", K::kTorqueOffset, i, 0);
+    if (model.joints[i].has_rotor) add(j + "rotor.inertia", K::kRotorInertia, i, 0);
   }
   return out;
 }

@@ -7,7 +7,8 @@
 //                    body axes) | .length (links declared with a length)
 //   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
 //                 .friction_static | .stribeck_velocity (act under friction_law: stribeck) |
-//                 .armature | .spring.stiffness | .spring.rest | .gear_ratio | .torque_offset
+//                 .armature | .spring.stiffness | .spring.rest | .gear_ratio | .torque_offset |
+//                 .rotor.inertia (joints declared with a rotor)
 // Resolve a name once (find_parameter) and use the ParameterRef in loops;
 // string handling never happens in the hot path.
 #pragma once
@@ -24,7 +25,7 @@ struct ParameterRef {
   enum class Kind {
     kGravity, kMass, kCom, kInertia, kLength, kOrigin, kDamping, kFriction,
     kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio, kTorqueOffset,
-    kFrictionStatic, kStribeckVelocity
+    kFrictionStatic, kStribeckVelocity, kRotorInertia
   };
   Kind kind = Kind::kGravity;
   int index = -1;      // body/joint index
@@ -68,6 +69,7 @@ S get_parameter(const Model<S>& model, const ParameterRef& p) {
     case K::kTorqueOffset: return model.joints[p.index].dynamics.torque_offset;
     case K::kFrictionStatic: return model.joints[p.index].dynamics.friction_static;
     case K::kStribeckVelocity: return model.joints[p.index].dynamics.stribeck_velocity;
+    case K::kRotorInertia: return model.joints[p.index].dynamics.rotor_inertia;
   }
   return S(0);
 }
@@ -115,6 +117,7 @@ void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
     case K::kTorqueOffset: model.joints[p.index].dynamics.torque_offset = value; return;
     case K::kFrictionStatic: model.joints[p.index].dynamics.friction_static = value; return;
     case K::kStribeckVelocity: model.joints[p.index].dynamics.stribeck_velocity = value; return;
+    case K::kRotorInertia: model.joints[p.index].dynamics.rotor_inertia = value; return;
   }
 }
 
