@@ -32,6 +32,15 @@
 //    gradient, and the driver's own accounting (tape blocks, checkpoints);
 //    with k = ceil(√T) and, for comparison, without checkpointing (k = T).
 //
+// 4. Tape nodes per swimmer step by phase (passive forces + τ + the
+//    stepper's forward kinematics, the augmentation hook, the ABA node, the
+//    integrator, the loss terms), and the external calls per step.
+// 5. --profile=gradient:W:N or --profile=forward:W:N runs N swimmer
+//    gradients (or forward rollouts) of width index W after one warm-up and
+//    exits: run it under `valgrind --tool=callgrind` for N = 1 and N = 3,
+//    the difference / 2 is the instruction count of one call (set-up and
+//    warm-up cancel), a load-independent measure on a shared machine.
+//
 // Timing goals are not asserted here (or in the tests): the summary prints
 // ratios.
 #include <sys/resource.h>
@@ -347,6 +356,106 @@ void BM_MujocoCentralDifferences(benchmark::State& state) {
 }
 #endif
 
+// ------------------------------------------------------------------ tape nodes by phase
+// One swimmer step on the tape, from variables, with marker hooks around the
+// augmentation hook and the dynamics solver (an AbaNode, as the driver
+// installs it); averaged over `steps` steps.
+void tape_breakdown(int width_index) {
+  const int steps = 30;
+  Swimmer s = make_swimmer(width_index, steps);
+  const Model<double>& md = s.problem.model;
+  Tape tape;
+  Model<Rev> m = md.cast<Rev>();
+  Stepper<Rev> st(m, s.problem.step);
+  auto aug = install_augmentation<Rev>(s.problem.augment, md, st);
+  aug->set_tape(&tape);
+  AbaNode node(m);
+  std::size_t mark = 0, passive_fk = 0, hook = 0, dyn = 0, integ = 0, loss_nodes = 0, loss_own = 0;
+  auto& hooks = st.hooks();
+  hooks.insert(hooks.begin(), [&](const Model<Rev>&, Data<Rev>&, const VecX<Rev>&, const VecX<Rev>&, double) {
+    passive_fk += tape.size() - mark;
+    mark = tape.size();
+  });
+  hooks.push_back([&](const Model<Rev>&, Data<Rev>&, const VecX<Rev>&, const VecX<Rev>&, double) {
+    hook += tape.size() - mark;
+    mark = tape.size();
+  });
+  struct Ctx {
+    Tape* tape;
+    AbaNode* node;
+    std::size_t* mark;
+    std::size_t* dyn;
+  } ctx{&tape, &node, &mark, &dyn};
+  DynamicsSolver<Rev> solver;
+  solver.context = &ctx;
+  solver.solve = [](void* c, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q, const VecX<Rev>& qd,
+                    const VecX<Rev>& tau) {
+    Ctx& x = *static_cast<Ctx*>(c);
+    x.node->record(*x.tape, model, q, qd, tau, data.f_ext, data.qdd);
+    *x.dyn += x.tape->size() - *x.mark;
+    *x.mark = x.tape->size();
+  };
+  st.set_dynamics_solver(solver);
+  VecX<Rev> q(md.nq), qd(md.nv), u(md.nv);
+  for (int i = 0; i < md.nq; ++i) q[i] = tape.variable(s.scene.q0[i]);
+  for (int i = 0; i < md.nv; ++i) qd[i] = tape.variable(s.scene.qd0[i]);
+  Data<Rev> loss_data(m);
+  const std::size_t start = tape.size(), ext0 = tape.num_externals();
+  for (int k = 0; k < steps; ++k) {
+    for (int i = 0; i < md.nv; ++i) u[i] = tape.variable(s.controls(i, k));
+    mark = tape.size();
+    st.step(q, qd, u, k * s.scene.step.dt);
+    integ += tape.size() - mark;
+    mark = tape.size();
+    // The loss terms as the driver records them (link poses from the
+    // stepper's kinematics: here those of the step's start, for counting)
+    // and with kinematics of their own (a segment's last state).
+    const LossState given(k + 1, (k + 1) * s.scene.step.dt, q, qd, m, loss_data, &st.data().X_world);
+    benchmark::DoNotOptimize(s.loss.stage(given));
+    loss_nodes += tape.size() - mark;
+    mark = tape.size();
+    const LossState own(k + 1, (k + 1) * s.scene.step.dt, q, qd, m, loss_data);
+    benchmark::DoNotOptimize(s.loss.stage(own));
+    loss_own += tape.size() - mark;
+  }
+  (void)start;
+  const double n = steps;
+  std::printf("  %8d weights: %4.0f nodes/step = passive+τ+kinematics %3.0f, augmentation hook %3.0f, ABA node %2.0f, "
+              "integrator %2.0f, stage loss %3.0f (%3.0f with its own kinematics), controls %d; %.0f external "
+              "calls/step\n",
+              s.weights, (passive_fk + hook + dyn + integ + loss_nodes) / n + md.nv, passive_fk / n, hook / n, dyn / n,
+              integ / n, loss_nodes / n, loss_own / n, md.nv, (tape.num_externals() - ext0) / n);
+}
+
+// --profile=gradient:W:N / forward:W:N (see the top of the file).
+int profile_child(const char* spec) {
+  char what[16] = "";
+  int w = 0, n = 1;
+  if (std::sscanf(spec, "%15[a-z]:%d:%d", what, &w, &n) != 3) return 2;
+  Swimmer s = make_swimmer(w, kSwimmerSteps);
+  if (std::strcmp(what, "gradient") == 0) {
+    HybridRollout sim(s.problem);
+    const std::vector<double> x = sim.parameters().initial_variables();
+    HybridRolloutGradient g;
+    for (int r = 0; r <= n; ++r) sim.gradient(x, s.scene.q0, s.scene.qd0, s.controls, s.loss, g);
+    std::printf("gradient %d weights, %d calls after warm-up, loss %.17g\n", s.weights, n, g.loss);
+    return 0;
+  }
+  Stepper<double> stepper(s.problem.model, s.problem.step);
+  auto aug = install_augmentation<double>(s.problem.augment, s.problem.model, stepper);
+  VecX<double> q, qd, u(s.scene.model.nv);
+  for (int r = 0; r <= n; ++r) {
+    q = s.scene.q0;
+    qd = s.scene.qd0;
+    for (int k = 0; k < kSwimmerSteps; ++k) {
+      u = s.controls.col(k);
+      stepper.step(q, qd, u, k * s.scene.step.dt);
+    }
+  }
+  std::printf("forward %d weights, %d calls after warm-up, q0 %.17g\n", s.weights, n, q[0]);
+  return 0;
+}
+
 // ------------------------------------------------------------------ memory
 long rss_kb() {
   std::ifstream f("/proc/self/status");
@@ -357,7 +466,7 @@ long rss_kb() {
 }
 
 // Child: one gradient of T swimmer steps with interval k (0: √T); prints
-// "T k peak_rss_increase_kB tape_bytes checkpoint_bytes seconds".
+// "T k peak_rss_increase_kB tape_bytes checkpoint_bytes seconds aba_cache_bytes".
 int memory_child(int T, int k) {
   Swimmer s = make_swimmer(1, T);
   HybridRollout sim(s.problem);
@@ -373,8 +482,8 @@ int memory_child(int T, int k) {
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   getrusage(RUSAGE_SELF, &ru);
   const RolloutGradientStats& st = sim.driver().stats();
-  std::printf("%d %d %ld %zu %zu %.3f\n", T, st.checkpoint_interval, ru.ru_maxrss - before, st.tape_capacity_bytes,
-              st.checkpoint_bytes, sec);
+  std::printf("%d %d %ld %zu %zu %.3f %zu\n", T, st.checkpoint_interval, ru.ru_maxrss - before,
+              st.tape_capacity_bytes, st.checkpoint_bytes, sec, st.aba_cache_bytes);
   return 0;
 }
 
@@ -382,8 +491,8 @@ std::string g_self;
 
 void memory_summary() {
   std::printf("\nPeak memory of one gradient (swimmer, 965 weights), each in a fresh process:\n");
-  std::printf("  %8s %7s %18s %14s %14s %9s\n", "steps", "k", "peak RSS incr (MB)", "tape (MB)", "checkpoints (kB)",
-              "time (s)");
+  std::printf("  %8s %7s %18s %10s %16s %15s %9s\n", "steps", "k", "peak RSS incr (MB)", "tape (MB)",
+              "checkpoints (kB)", "ABA cache (kB)", "time (s)");
   struct Run {
     int T, k;
   };
@@ -394,16 +503,16 @@ void memory_summary() {
     if (!p) continue;
     int T = 0, k = 0;
     long kb = 0;
-    std::size_t tape = 0, ck = 0;
+    std::size_t tape = 0, ck = 0, aba = 0;
     double sec = 0;
-    const int n = std::fscanf(p, "%d %d %ld %zu %zu %lf", &T, &k, &kb, &tape, &ck, &sec);
+    const int n = std::fscanf(p, "%d %d %ld %zu %zu %lf %zu", &T, &k, &kb, &tape, &ck, &sec, &aba);
     pclose(p);
-    if (n != 6) {
+    if (n != 7) {
       std::printf("  %8d: child failed\n", r.T);
       continue;
     }
-    std::printf("  %8d %7d %18.1f %14.1f %14.1f %9.2f%s\n", T, k, kb / 1024.0, tape / 1048576.0, ck / 1024.0, sec,
-                r.k == 0 ? "  (k = ceil(sqrt(T)))" : "  (no checkpointing)");
+    std::printf("  %8d %7d %18.1f %10.1f %16.1f %15.1f %9.2f%s\n", T, k, kb / 1024.0, tape / 1048576.0, ck / 1024.0,
+                aba / 1024.0, sec, r.k == 0 ? "  (k = ceil(sqrt(T)))" : "  (no checkpointing)");
   }
   std::printf("  (100k steps without checkpointing would hold the whole rollout on the tape: about 100x the 1k "
               "figure.)\n");
@@ -418,8 +527,12 @@ void summary(const RecordingReporter& r) {
     const double f = r.ns("BM_SwimmerForward/" + std::to_string(w)) * 1e-6;
     const double g = r.ns("BM_SwimmerGradient/" + std::to_string(w) + "/0") * 1e-6;
     const double j = r.ns("BM_SwimmerJetPass/" + std::to_string(w)) * 1e-6;
-    if (f <= 0 || g <= 0 || j <= 0) {
+    if (f <= 0 || g <= 0) {
       std::printf("  %8d (not run)\n", s.weights);
+      continue;
+    }
+    if (j <= 0) {  // no Jet pass (filtered out): the reverse-mode columns only
+      std::printf("  %8d %12.2f %12.2f %9.2f\n", s.weights, f, g, g / f);
       continue;
     }
     const int passes = (s.weights + 1 + 7) / 8;  // weights + the physical parameter
@@ -437,6 +550,8 @@ void summary(const RecordingReporter& r) {
 #else
   std::printf("  MuJoCo comparison not built (libmujoco-dev not found)\n");
 #endif
+  std::printf("\nTape nodes per swimmer step, by phase (the replay of a segment):\n");
+  for (int w = 0; w < static_cast<int>(kWidths.size()); ++w) tape_breakdown(w);
   memory_summary();
 }
 
@@ -450,6 +565,13 @@ int main(int argc, char** argv) {
       int T = 0, k = 0;
       std::sscanf(argv[i] + 20, "%d:%d", &T, &k);
       return memory_child(T, k);
+    }
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--profile=", 10) == 0) return profile_child(argv[i] + 10);
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--tape_breakdown") == 0) {
+      for (int w = 0; w < static_cast<int>(kWidths.size()); ++w) tape_breakdown(w);
+      return 0;
     }
   g_self = argv[0];
   return bench_main(

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 
+#include "neuralsim/augment/network_node.hpp"
 #include "neuralsim/grad/aba_node.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/io/urdf_model.hpp"
@@ -123,6 +124,144 @@ TEST(AbaNode, MatchesTheFullyTapedRolloutOnFloatingLaikago) {
   UrdfOptions floating;
   floating.floating_base = true;
   expect_node_matches_full_tape(load_urdf_model(path, floating), "laikago", 3);
+}
+
+// The forward cache (aba_node.hpp, network_node.hpp) is bookkeeping only: a
+// call reversed from its cache entry, a call whose entry was released by a
+// rewind below it, and a call recorded on a tape the node has left since
+// (recomputed) all give exactly what a fresh node gives for the same calls.
+Rev seeded_sum(const VecX<Rev>& y, const Eigen::VectorXd& c) {
+  Rev L = 0.0;
+  for (int k = 0; k < y.size(); ++k) L += c[k] * y[k];
+  return L;
+}
+
+TEST(AbaNode, ForwardCacheSurvivesRewindsAndOtherTapes) {
+  const Model<double> md = load_yaml_model(testing::source_path("configs/models/swimmer5.yaml"));
+  const Model<Rev> m = md.cast<Rev>();
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  auto rnd = [&](int n) { return Eigen::VectorXd(Eigen::VectorXd::NullaryExpr(n, [&] { return uni(rng); })); };
+  const Eigen::VectorXd c = rnd(md.nv);
+  Eigen::VectorXd qs[3], vs[3], ts[3];
+  for (int i = 0; i < 3; ++i) {
+    qs[i] = rnd(md.nq);
+    vs[i] = rnd(md.nv);
+    ts[i] = rnd(md.nv);
+  }
+  const std::vector<Vec6<Rev>> f(md.num_bodies(), Vec6<Rev>::Zero());
+  struct Call {
+    VecX<Rev> q, qd, tau, qdd;
+  };
+  auto record = [&](AbaNode& node, Tape& tape, int i) {
+    Call k{VecX<Rev>(md.nq), VecX<Rev>(md.nv), VecX<Rev>(md.nv), VecX<Rev>(md.nv)};
+    for (int j = 0; j < md.nq; ++j) k.q[j] = tape.variable(qs[i][j]);
+    for (int j = 0; j < md.nv; ++j) k.qd[j] = tape.variable(vs[i][j]);
+    for (int j = 0; j < md.nv; ++j) k.tau[j] = tape.variable(ts[i][j]);
+    node.record(tape, m, k.q, k.qd, k.tau, f, k.qdd);
+    return k;
+  };
+  auto grad = [&](Tape& tape, const Call& k) {
+    std::vector<double> g;
+    for (const VecX<Rev>* v : {&k.q, &k.qd, &k.tau})
+      for (int j = 0; j < v->size(); ++j) g.push_back(tape.adjoint((*v)[j]));
+    return g;
+  };
+  // Reference: each call alone, on a fresh node and tape.
+  std::vector<double> ref[3];
+  for (int i = 0; i < 3; ++i) {
+    AbaNode fresh(m);
+    Tape t;
+    const Call k = record(fresh, t, i);
+    t.reverse(seeded_sum(k.qdd, c));
+    ref[i] = grad(t, k);
+  }
+  AbaNode node(m);
+  // Calls 0 and 1, then a rewind below call 1 and call 2 in its place.
+  Tape a;
+  const Call k0 = record(node, a, 0);
+  const std::size_t mark = a.size();
+  record(node, a, 1);
+  EXPECT_EQ(node.cached_calls(), 2u);
+  a.rewind(mark);
+  const Call k2 = record(node, a, 2);
+  EXPECT_EQ(node.cached_calls(), 2u);  // call 1's entry released, call 2's pushed
+  a.seed(seeded_sum(k0.qdd, c), 1.0);
+  a.seed(seeded_sum(k2.qdd, c), 1.0);
+  a.reverse();
+  EXPECT_EQ(grad(a, k0), ref[0]);
+  EXPECT_EQ(grad(a, k2), ref[2]);
+  // A second tape: a new generation; tape a's calls are then recomputed.
+  Tape b;
+  const Call kb = record(node, b, 1);
+  b.reverse(seeded_sum(kb.qdd, c));
+  EXPECT_EQ(grad(b, kb), ref[1]);
+  a.seed(seeded_sum(k0.qdd, c), 1.0);
+  a.seed(seeded_sum(k2.qdd, c), 1.0);
+  a.reverse();
+  EXPECT_EQ(grad(a, k0), ref[0]);
+  EXPECT_EQ(grad(a, k2), ref[2]);
+  // Clearing the tape releases everything; the capacity is kept.
+  a.clear();
+  const Call kc = record(node, a, 0);
+  EXPECT_EQ(node.cached_calls(), 1u);
+  a.reverse(seeded_sum(kc.qdd, c));
+  EXPECT_EQ(grad(a, kc), ref[0]);
+}
+
+// The same for NetworkNode (its cached workspaces).
+TEST(AbaNode, NetworkNodeCacheSurvivesRewindsAndOtherTapes) {
+  nn::Mlp net(3, std::vector<nn::Index>{6, 5}, 2, nn::Activation::kTanh);
+  std::mt19937_64 eng(5);
+  net.initialize(nn::Init::kXavierUniform, eng);
+  const double xs[3][3] = {{0.3, -0.2, 0.5}, {-0.7, 0.1, 0.2}, {0.4, 0.9, -0.6}};
+  auto run = [&](NetworkNode& node, Tape& tape, int i, Rev* x, Rev* y) {
+    for (int j = 0; j < 3; ++j) x[j] = tape.variable(xs[i][j]);
+    node.record(tape, x, y);
+  };
+  std::vector<double> wref[3], xref[3];
+  for (int i = 0; i < 3; ++i) {
+    std::vector<double> g(static_cast<std::size_t>(net.num_parameters()), 0.0);
+    NetworkNode fresh(net, g.data());
+    Tape t;
+    Rev x[3], y[2];
+    run(fresh, t, i, x, y);
+    t.reverse(0.7 * y[0] - 1.3 * y[1]);
+    wref[i] = g;
+    for (const Rev& xi : x) xref[i].push_back(t.adjoint(xi));
+  }
+  std::vector<double> g(static_cast<std::size_t>(net.num_parameters()), 0.0);
+  NetworkNode node(net, g.data());
+  Tape a, b;
+  Rev x0[3], y0[2], x1[3], y1[2], x2[3], y2[2];
+  run(node, a, 0, x0, y0);
+  const std::size_t mark = a.size();
+  run(node, a, 1, x1, y1);
+  a.rewind(mark);
+  run(node, a, 2, x2, y2);
+  EXPECT_EQ(node.cached_calls(), 2u);  // call 1's workspace released, call 2's pushed
+  a.seed(0.7 * y0[0] - 1.3 * y0[1], 1.0);
+  a.seed(0.7 * y2[0] - 1.3 * y2[1], 1.0);
+  a.reverse();  // both from the cache
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(a.adjoint(x0[i]), xref[0][static_cast<std::size_t>(i)]);
+    EXPECT_EQ(a.adjoint(x2[i]), xref[2][static_cast<std::size_t>(i)]);
+  }
+  for (std::size_t i = 0; i < g.size(); ++i) EXPECT_EQ(g[i], wref[2][i] + wref[0][i]) << i;
+  std::fill(g.begin(), g.end(), 0.0);
+  run(node, b, 1, x1, y1);  // another tape: a's calls are recomputed in its sweep
+  a.seed(0.7 * y0[0] - 1.3 * y0[1], 1.0);
+  a.reverse();
+  std::vector<double> gx;
+  for (const Rev& xi : x0) gx.push_back(a.adjoint(xi));
+  EXPECT_EQ(gx, xref[0]);
+  EXPECT_EQ(g, wref[0]);
+  std::fill(g.begin(), g.end(), 0.0);
+  b.reverse(0.7 * y1[0] - 1.3 * y1[1]);  // from the cache
+  gx.clear();
+  for (const Rev& xi : x1) gx.push_back(b.adjoint(xi));
+  EXPECT_EQ(gx, xref[1]);
+  EXPECT_EQ(g, wref[1]);
 }
 
 }  // namespace

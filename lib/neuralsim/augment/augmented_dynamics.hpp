@@ -15,7 +15,12 @@
 //                       external node (NetworkNode: forward in double, VJP =
 //                       nn::Mlp::backward); ∂L/∂weights accumulates into
 //                       gradient(), owned here, the weights never appear on
-//                       the tape. set_tape() names the tape to record on.
+//                       the tape. So do a network's link inputs that need
+//                       arithmetic (world velocities, angle of attack,
+//                       speed: one LinkInputsNode per network) and each drag
+//                       site's force (DragSiteNode), both in drag.hpp with
+//                       hand-written VJPs. set_tape() names the tape to
+//                       record on.
 //
 // Parameters. The weights of network i are a flat vector of
 // network(i).num_parameters() values (nn/mlp.hpp layout), named
@@ -113,6 +118,15 @@ class AugmentedDynamics final : public ContactForceModifier<S> {
     std::vector<S> weights;  // set_scalar_parameters()
     bool scalar_weights = false;
     std::unique_ptr<NetworkNode> node;  // Rev
+    // Rev: the link inputs with arithmetic as one node (inputs marked in
+    // from_link_node, links_of_node[k] = the body of its link slot k), and
+    // a drag site as one node; their Rev argument buffers.
+    std::unique_ptr<LinkInputsNode> link_node;
+    std::vector<char> from_link_node;
+    std::vector<int> links_of_node;
+    std::vector<S> link_in, link_out;
+    std::unique_ptr<DragSiteNode> drag_node;
+    std::vector<S> drag_in;
   };
 
   void gather(Slot& s, const Contact<S>* contact, const S* normal_force);
@@ -122,6 +136,10 @@ class AugmentedDynamics final : public ContactForceModifier<S> {
     return s.bp.site.body < 0 || c.body_a == s.bp.site.body || c.body_b == s.bp.site.body;
   }
   void require_state(const char* function) const;
+  // Rev: the tape to record a node on (set_tape's, else that of the first
+  // variable among x[0..n)); nullptr if there is none.
+  Tape* tape_for(const S* x, std::size_t n) const;
+  void record_link_inputs(Slot& s, const Data<S>& data);
 
   const Model<S>& model_;
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -230,7 +248,39 @@ AugmentedDynamics<S>::AugmentedDynamics(const Model<S>& model, const Model<doubl
   }
   gradient_.assign(static_cast<std::size_t>(num_parameters_), 0.0);
   if constexpr (kReverse)
-    for (auto& s : slots_) s->node = std::make_unique<NetworkNode>(s->bp.network, gradient_.data() + s->offset);
+    for (auto& s : slots_) {
+      s->node = std::make_unique<NetworkNode>(s->bp.network, gradient_.data() + s->offset);
+      s->from_link_node.assign(s->bp.inputs.size(), 0);
+      auto link = std::make_unique<LinkInputsNode>();
+      for (std::size_t k = 0; k < s->bp.inputs.size(); ++k) {
+        const AugmentInput& in = s->bp.inputs[k];
+        const bool world_velocity = (in.kind == InputKind::kLinkLinearVelocity ||
+                                     in.kind == InputKind::kLinkAngularVelocity) &&
+                                    in.frame != AugmentFrame::kBody;
+        if (in.index < 0 ||
+            !(world_velocity || in.kind == InputKind::kLinkAngleOfAttack || in.kind == InputKind::kLinkSpeed))
+          continue;
+        int slot = -1;
+        for (std::size_t l = 0; l < s->links_of_node.size(); ++l)
+          if (s->links_of_node[l] == in.index) slot = static_cast<int>(l);
+        if (slot < 0) {
+          slot = link->add_link();
+          s->links_of_node.push_back(in.index);
+        }
+        link->add_quantity(in.kind, slot, s->input_axes[k]);
+        s->from_link_node[k] = 1;
+      }
+      if (!link->empty()) {
+        s->link_in.assign(static_cast<std::size_t>(link->num_inputs()), S(0.0));
+        s->link_out.assign(static_cast<std::size_t>(link->num_outputs()), S(0.0));
+        s->link_node = std::move(link);
+      }
+      const SiteQuantity q = s->bp.site.quantity;
+      if (q == SiteQuantity::kDragForce || q == SiteQuantity::kDragCoefficient) {
+        s->drag_node = std::make_unique<DragSiteNode>(q, s->bp.mode, s->bp.site.frame, s->bp.site.drag, s->site_axis);
+        s->drag_in.assign(static_cast<std::size_t>(s->drag_node->num_inputs()), S(0.0));
+      }
+    }
 }
 
 template <class S>
@@ -305,8 +355,20 @@ void AugmentedDynamics<S>::gather(Slot& s, const Contact<S>* contact, const S* n
   const VecX<S>& q = *q_;
   const VecX<S>& qd = *qd_;
   S* x = s.x.data();
+  const S* from_node = nullptr;
+  if constexpr (kReverse) {
+    if (s.link_node) {
+      record_link_inputs(s, data);
+      from_node = s.link_out.data();
+    }
+  }
   for (std::size_t k = 0; k < s.bp.inputs.size(); ++k) {
     const AugmentInput& in = s.bp.inputs[k];
+    if (from_node != nullptr && s.from_link_node[k]) {  // Rev: the LinkInputsNode's outputs
+      const int n = in.kind == InputKind::kLinkLinearVelocity || in.kind == InputKind::kLinkAngularVelocity ? 3 : 1;
+      for (int i = 0; i < n; ++i) *x++ = *from_node++;
+      continue;
+    }
     switch (in.kind) {
       case InputKind::kTime:
         *x++ = S(t_);
@@ -370,6 +432,46 @@ void AugmentedDynamics<S>::gather(Slot& s, const Contact<S>* contact, const S* n
         *x++ = *normal_force;
         break;
     }
+  }
+}
+
+template <class S>
+Tape* AugmentedDynamics<S>::tape_for(const S* x, std::size_t n) const {
+  if constexpr (kReverse) {
+    Tape* tape = tape_;
+    for (std::size_t i = 0; tape == nullptr && i < n; ++i) tape = x[i].tape();
+    return tape;
+  } else {
+    (void)x;
+    (void)n;
+    return nullptr;
+  }
+}
+
+template <class S>
+void AugmentedDynamics<S>::record_link_inputs(Slot& s, const Data<S>& data) {
+  if constexpr (kReverse) {
+    for (std::size_t l = 0; l < s.links_of_node.size(); ++l)
+      pack_link_state(model_, data, s.links_of_node[l], s.link_in.data() + l * kLinkStateSize);
+    Tape* tape = tape_for(s.link_in.data(), s.link_in.size());
+    if (tape != nullptr) {
+      s.link_node->record(*tape, s.link_in.data(), s.link_out.data());
+    } else {  // constants only: values, nothing to record
+      double xv[8 * kLinkStateSize], yv[32];
+      if (s.link_in.size() > 8 * kLinkStateSize || s.link_out.size() > 32) {
+        std::vector<double> xs(s.link_in.size()), ys(s.link_out.size());  // rare: many links, constant inputs
+        for (std::size_t k = 0; k < xs.size(); ++k) xs[k] = s.link_in[k].value();
+        s.link_node->evaluate(xs.data(), ys.data());
+        for (std::size_t k = 0; k < ys.size(); ++k) s.link_out[k] = Rev(ys[k]);
+        return;
+      }
+      for (std::size_t k = 0; k < s.link_in.size(); ++k) xv[k] = s.link_in[k].value();
+      s.link_node->evaluate(xv, yv);
+      for (std::size_t k = 0; k < s.link_out.size(); ++k) s.link_out[k] = Rev(yv[k]);
+    }
+  } else {
+    (void)s;
+    (void)data;
   }
 }
 
@@ -446,8 +548,26 @@ void AugmentedDynamics<S>::apply_step_site(Slot& s, Data<S>& data) {
     }
     case SiteQuantity::kDragForce:
     case SiteQuantity::kDragCoefficient: {
-      // The same sequence as apply_drag (the analytical model), then the change.
       const int b = site.body;
+      if constexpr (kReverse) {  // one DragSiteNode: the same computation, its VJP by hand
+        S* in = s.drag_in.data();
+        pack_link_state(model_, data, b, in);
+        const int ny = s.drag_node->num_network_outputs();
+        for (int k = 0; k < ny; ++k) in[kLinkStateSize + k] = s.y[k];
+        S w[6];
+        Tape* tape = tape_for(in, s.drag_in.size());
+        if (tape != nullptr) {
+          s.drag_node->record(*tape, in, w);
+        } else {
+          double xv[kLinkStateSize + 3], wv[6];
+          for (std::size_t k = 0; k < s.drag_in.size(); ++k) xv[k] = in[k].value();
+          s.drag_node->evaluate(xv, wv);
+          for (int k = 0; k < 6; ++k) w[k] = Rev(wv[k]);
+        }
+        for (int k = 0; k < 6; ++k) data.f_ext[b][k] += w[k];
+        return;
+      }
+      // The same sequence as apply_drag (the analytical model), then the change.
       const Vec3<S> v = link_com_velocity_world(model_, data, b);
       const Vec3<S> a = data.X_world[b].E.transpose() * s.site_axis.template cast<S>();
       Vec3<S> f = drag_force_world(site.drag, a, v);

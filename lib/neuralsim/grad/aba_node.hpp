@@ -3,11 +3,12 @@
 //
 // WHY. Recording aba<Rev> puts ~7500 elementary nodes per Laikago call on
 // the tape and costs ~35x a double ABA (tape.hpp, COST MODEL). As one node,
-// the forward pass is aba<double> and the reverse pass re-runs aba<double>
-// at the recorded inputs and applies forward_dynamics_vjp (λ = M⁻¹μ through
-// the articulated-body factorization, then RNEA's adjoint): about 3 double
-// ABAs per call in all, and 8 bytes per input on the tape instead of 40
-// bytes per elementary operation.
+// the forward pass is aba<double>, whose factorization the node keeps for
+// the call (FORWARD CACHE below), and the reverse pass applies
+// forward_dynamics_vjp to it (λ = M⁻¹μ through the articulated-body
+// factorization, then RNEA's adjoint): about 2.7 double ABAs per call in
+// all, and 8 bytes per input on the tape instead of 40 bytes per elementary
+// operation.
 //
 // WHAT IS AN INPUT. Everything aba() reads that may carry a derivative, as
 // the Revs that the caller's Model<Rev> and state hold (constants are
@@ -30,15 +31,26 @@
 // symmetric parameterization (both entries one variable, or equal
 // expressions) receives the whole.
 //
-// MEMORY AND ALLOCATION. The tape keeps each call's inputs and outputs
-// (nq + 2nv + 23·bodies + 3 inputs); the node keeps one workspace. vjp()
-// recomputes aba() from the recorded inputs (the calls are reversed last to
-// first, so the factorization of the recording pass is long overwritten)
-// and checks that it reproduces the recorded q̈ bit for bit (a
-// std::logic_error otherwise, e.g. if the model's structure changed). No
-// allocation per call once constructed (the tape's arenas aside:
-// Tape::reserve). The node holds a workspace: one node per thread, and it
-// must outlive every reverse() of a tape that recorded it.
+// FORWARD CACHE. The reverse sweep visits the calls last to first, long
+// after the node's workspace was overwritten by later calls, so each
+// recorded call keeps what forward_dynamics_vjp reads from aba()'s Data:
+// per body X_up, X_world and the factorization (1-DoF joints: oS, U·e₁,
+// D⁻¹; spherical: U (6x3), D⁻¹ (3x3); free: Iᴬ, U, D⁻¹), and q̈ — 37
+// doubles per 1-DoF body, 2.1 kB per swimmer call, 5 kB per Laikago call.
+// Without it vjp() would run aba() again (a third ABA per step in a
+// rollout). The entries form a stack ordered by tape position, reused with
+// the tape: a call recorded at a position at or before that of earlier
+// calls (the tape was rewound or cleared, e.g. the next BPTT segment)
+// releases those calls' entries, so the cache holds at most the calls of
+// one recording and stops growing after the first segment (no allocation
+// per call after warm-up). The entry's index and a generation number travel
+// as the tape's tag of the call; a call whose entry is gone (recorded on
+// another tape since, or whose q̈ differs) falls back to re-running aba()
+// from the recorded inputs and checks that it reproduces the recorded q̈ bit
+// for bit (a std::logic_error otherwise). The tape keeps each call's inputs
+// and outputs (nq + 2nv + 23·bodies + 3 inputs). The node holds a
+// workspace: one node per thread, and it must outlive every reverse() of a
+// tape that recorded it.
 //
 // USAGE (one semi-implicit Euler step; the rest of the step stays on the tape):
 //   AbaNode node(model);                 // model: Model<Rev>
@@ -46,7 +58,10 @@
 //   semi_implicit_velocity_update(model, qd, qdd, h);  ...
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -77,14 +92,19 @@ class AbaNode final : public ExternalFunction {
     x_.assign(num_inputs(), Rev(0.0));
     xv_.assign(num_inputs(), 0.0);
     y_.assign(nv_, Rev(0.0));
+    qdd_ = VecX<double>::Zero(nv_);
+    stride_ = nv_;  // q̈, then per body (cache_body below)
+    for (const Joint<double>& j : model_.joints) stride_ += cached_doubles(j.nv);
   }
 
   int num_inputs() const { return nq_ + 2 * nv_ + 23 * nb_ + 3; }
 
   // q̈ = aba(model, q, q̇, τ, f_ext) recorded on `tape` as one node; qdd
-  // (size nv) receives the outputs as new variables of `tape`.
+  // (size nv) receives the outputs as new variables of `tape`. The node
+  // uses the call's tape tag itself (FORWARD CACHE); `tag` is ignored.
   void record(Tape& tape, const Model<Rev>& model, const VecX<Rev>& q, const VecX<Rev>& qd, const VecX<Rev>& tau,
               const std::vector<Vec6<Rev>>& f_ext, VecX<Rev>& qdd, std::int64_t tag = 0) {
+    (void)tag;
     check_argument_size("AbaNode::record", "q", q.size(), nq_);
     check_argument_size("AbaNode::record", "q̇", qd.size(), nv_);
     check_argument_size("AbaNode::record", "τ", tau.size(), nv_);
@@ -110,20 +130,35 @@ class AbaNode final : public ExternalFunction {
     for (int k = 0; k < num_inputs(); ++k) xv_[k] = x_[k].value();
     load(xv_.data());
     aba(model_, data_, q_, qd_, tau_);
-    tape.external(*this, x_.data(), num_inputs(), data_.qdd.data(), y_.data(), nv_, tag);
+    const std::size_t slot = push_slot(tape);
+    save(cache_.data() + slot * stride_);
+    tape.external(*this, x_.data(), num_inputs(), data_.qdd.data(), y_.data(), nv_, tag_of(slot));
     for (int k = 0; k < nv_; ++k) qdd[k] = y_[k];
+  }
+
+  // Calls whose forward values are cached (entries in use) and the doubles
+  // held for them (capacity, kept across segments).
+  std::size_t cached_calls() const { return n_slots_; }
+  std::size_t cache_capacity_bytes() const {
+    return cache_.capacity() * sizeof(double) + slot_pos_.capacity() * sizeof(std::int64_t);
   }
 
   void vjp(const ExternalCall& call, const double* out_adj, double* in_adj) override {
     if (call.n_in != num_inputs() || call.n_out != nv_)
       throw std::logic_error("AbaNode::vjp: a call recorded by another node");
     load(call.x);
-    aba(model_, data_, q_, qd_, tau_);
-    for (int k = 0; k < nv_; ++k)
-      if (data_.qdd[k] != call.y[k])
-        throw std::logic_error("AbaNode::vjp: aba() does not reproduce the recorded q̈ (model structure changed?)");
+    const double* c = cached(call);
+    if (c != nullptr) {
+      restore(c);  // aba()'s factorization of this call, q̈ into qdd_
+    } else {       // entry gone: recompute
+      aba(model_, data_, q_, qd_, tau_);
+      for (int k = 0; k < nv_; ++k)
+        if (data_.qdd[k] != call.y[k])
+          throw std::logic_error("AbaNode::vjp: aba() does not reproduce the recorded q̈ (model structure changed?)");
+      qdd_ = data_.qdd;
+    }
     for (int k = 0; k < nv_; ++k) mu_[k] = out_adj[k];
-    forward_dynamics_vjp(model_, data_, q_, qd_, data_.qdd, mu_, out_);
+    forward_dynamics_vjp(model_, data_, q_, qd_, qdd_, mu_, out_);
     write_input_adjoints(in_adj);
   }
 
@@ -248,6 +283,117 @@ class AbaNode final : public ExternalFunction {
     g[i + 3] = -(2.0 / n) * u.dot(gw);
   }
 
+  // ---- forward cache (see FORWARD CACHE above) ----
+  // Doubles kept per body by save(), by the joint's number of velocities.
+  static int cached_doubles(int nv) {
+    switch (nv) {
+      case 0: return 24;                 // X_up, X_world
+      case 1: return 24 + 6 + 6 + 1;     // + oS, U·e₁, D⁻¹(0,0)
+      case 3: return 24 + 18 + 9;        // + U (6x3), D⁻¹ (3x3)
+      default: return 24 + 36 + 36 + 36; // free: + Iᴬ (floating base), U, D⁻¹
+    }
+  }
+  static double* put(double* c, const Transform<double>& X) {
+    std::memcpy(c, X.E.data(), 9 * sizeof(double));
+    std::memcpy(c + 9, X.r.data(), 3 * sizeof(double));
+    return c + 12;
+  }
+  static const double* get(const double* c, Transform<double>& X) {
+    std::memcpy(X.E.data(), c, 9 * sizeof(double));
+    std::memcpy(X.r.data(), c + 9, 3 * sizeof(double));
+    return c + 12;
+  }
+  // data_ (after aba()) → one entry: what apply_inverse_inertia_joint and
+  // rnea_vjp_sweeps read, and q̈.
+  void save(double* c) const {
+    std::memcpy(c, data_.qdd.data(), static_cast<std::size_t>(nv_) * sizeof(double));
+    c += nv_;
+    for (int i = 0; i < nb_; ++i) {
+      c = put(c, data_.X_up[i]);
+      c = put(c, data_.X_world[i]);
+      switch (model_.joints[i].nv) {
+        case 0: break;
+        case 1:
+          for (int k = 0; k < 6; ++k) *c++ = data_.oS[i][k];
+          for (int k = 0; k < 6; ++k) *c++ = data_.U[i](k, 0);
+          *c++ = data_.Dinv[i](0, 0);
+          break;
+        case 3:
+          for (int col = 0; col < 3; ++col)
+            for (int k = 0; k < 6; ++k) *c++ = data_.U[i](k, col);
+          for (int col = 0; col < 3; ++col)
+            for (int k = 0; k < 3; ++k) *c++ = data_.Dinv[i](k, col);
+          break;
+        default:
+          std::memcpy(c, data_.oYaba[i].data(), 36 * sizeof(double));
+          std::memcpy(c + 36, data_.U[i].data(), 36 * sizeof(double));
+          std::memcpy(c + 72, data_.Dinv[i].data(), 36 * sizeof(double));
+          c += 108;
+          break;
+      }
+    }
+  }
+  // One entry → data_ and qdd_ (the inverse of save()).
+  void restore(const double* c) {
+    std::memcpy(qdd_.data(), c, static_cast<std::size_t>(nv_) * sizeof(double));
+    c += nv_;
+    for (int i = 0; i < nb_; ++i) {
+      c = get(c, data_.X_up[i]);
+      c = get(c, data_.X_world[i]);
+      switch (model_.joints[i].nv) {
+        case 0: break;
+        case 1:
+          for (int k = 0; k < 6; ++k) data_.oS[i][k] = *c++;
+          for (int k = 0; k < 6; ++k) data_.U[i](k, 0) = *c++;
+          data_.Dinv[i](0, 0) = *c++;
+          break;
+        case 3:
+          for (int col = 0; col < 3; ++col)
+            for (int k = 0; k < 6; ++k) data_.U[i](k, col) = *c++;
+          for (int col = 0; col < 3; ++col)
+            for (int k = 0; k < 3; ++k) data_.Dinv[i](k, col) = *c++;
+          break;
+        default:
+          std::memcpy(data_.oYaba[i].data(), c, 36 * sizeof(double));
+          std::memcpy(data_.U[i].data(), c + 36, 36 * sizeof(double));
+          std::memcpy(data_.Dinv[i].data(), c + 72, 36 * sizeof(double));
+          c += 108;
+          break;
+      }
+    }
+  }
+  // The entry for a call about to be recorded on `tape`: entries of calls at
+  // or after its position are dead (the tape was rewound below them), a new
+  // tape starts a new generation. Grows only while warming up.
+  std::size_t push_slot(const Tape& tape) {
+    const auto pos = static_cast<std::int64_t>(tape.size());
+    if (&tape != slot_tape_) {
+      slot_tape_ = &tape;
+      n_slots_ = 0;
+      ++generation_;
+    }
+    while (n_slots_ > 0 && slot_pos_[n_slots_ - 1] >= pos) --n_slots_;
+    const std::size_t slot = n_slots_++;
+    if (slot_pos_.size() < n_slots_) {
+      slot_pos_.resize(std::max<std::size_t>(n_slots_, 2 * slot_pos_.size()));
+      cache_.resize(slot_pos_.size() * stride_);
+    }
+    slot_pos_[slot] = pos;
+    return slot;
+  }
+  std::int64_t tag_of(std::size_t slot) const {
+    return static_cast<std::int64_t>((static_cast<std::uint64_t>(generation_) << 32) | slot);
+  }
+  // The entry of a recorded call, nullptr if it is gone.
+  const double* cached(const ExternalCall& call) const {
+    const auto t = static_cast<std::uint64_t>(call.tag);
+    const std::size_t slot = t & 0xffffffffu;
+    if ((t >> 32) != (generation_ & 0xffffffffu) || slot >= n_slots_) return nullptr;
+    const double* c = cache_.data() + slot * stride_;
+    if (std::memcmp(c, call.y, static_cast<std::size_t>(nv_) * sizeof(double)) != 0) return nullptr;
+    return c;
+  }
+
   Model<double> model_;
   Data<double> data_;
   ForwardDynamicsVjp<double> out_;
@@ -256,6 +402,14 @@ class AbaNode final : public ExternalFunction {
   std::vector<Rev> x_;
   std::vector<double> xv_;
   std::vector<Rev> y_;
+  VecX<double> qdd_;  // q̈ of the call being reversed
+  // Forward cache: entry k at cache_[k·stride_], recorded at tape position slot_pos_[k].
+  std::size_t stride_ = 0;
+  std::vector<double> cache_;
+  std::vector<std::int64_t> slot_pos_;
+  std::size_t n_slots_ = 0;
+  const Tape* slot_tape_ = nullptr;
+  std::uint32_t generation_ = 0;
 };
 
 }  // namespace neuralsim

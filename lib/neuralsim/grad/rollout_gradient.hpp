@@ -61,18 +61,22 @@
 namespace neuralsim {
 
 // What a loss term sees after step k (k = 1..T): the state and, on demand,
-// the world poses of the links at that state (forward kinematics on the
-// tape, computed once per state).
+// the world poses of the links at that state: `poses` if given (the driver
+// passes the stepper's own forward kinematics of that state, see
+// RolloutGradient::gradient), else forward kinematics of the positions on
+// the tape, computed once per state (no velocities: the terms see poses).
 class LossState {
  public:
-  LossState(int step, double t, const VecX<Rev>& q, const VecX<Rev>& qd, const Model<Rev>& model, Data<Rev>& data)
-      : step(step), t(t), q(q), qd(qd), model_(model), data_(data) {}
+  LossState(int step, double t, const VecX<Rev>& q, const VecX<Rev>& qd, const Model<Rev>& model, Data<Rev>& data,
+            const std::vector<Transform<Rev>>* poses = nullptr)
+      : step(step), t(t), q(q), qd(qd), model_(model), data_(data), poses_(poses) {}
   const int step;  // k: the state after k steps
   const double t;  // its time
   const VecX<Rev>& q;
   const VecX<Rev>& qd;
   // World pose of link b (Data::X_world: E = Rᵀ, r = the link origin in world).
   const Transform<Rev>& link_pose(int body) const {
+    if (poses_ != nullptr) return poses_->at(static_cast<std::size_t>(body));
     kinematics();
     return data_.X_world.at(static_cast<std::size_t>(body));
   }
@@ -83,11 +87,12 @@ class LossState {
 
  private:
   void kinematics() const {
-    if (!kinematics_done_) forward_kinematics(model_, data_, q, qd);
+    if (!kinematics_done_) forward_kinematics(model_, data_, q);
     kinematics_done_ = true;
   }
   const Model<Rev>& model_;
   Data<Rev>& data_;
+  const std::vector<Transform<Rev>>* poses_;
   mutable bool kinematics_done_ = false;
 };
 
@@ -172,6 +177,7 @@ struct RolloutGradientStats {
   std::size_t checkpoint_bytes = 0;
   std::size_t peak_tape_nodes = 0;      // largest segment + prefix
   std::size_t tape_capacity_bytes = 0;  // arena blocks held by the tape
+  std::size_t aba_cache_bytes = 0;      // AbaNode's forward cache (capacity)
 };
 
 class RolloutGradient {
@@ -194,6 +200,9 @@ class RolloutGradient {
     ur_ = VecX<Rev>::Zero(nv);
     q_in_ = VecX<Rev>::Zero(nq);
     qd_in_ = VecX<Rev>::Zero(nv);
+    q_prev_ = VecX<Rev>::Zero(nq);
+    qd_prev_ = VecX<Rev>::Zero(nv);
+    poses_.assign(static_cast<std::size_t>(reverse.model().num_bodies()), Transform<Rev>());
     carry_q_ = VecX<double>::Zero(nq);
     carry_qd_ = VecX<double>::Zero(nv);
     DynamicsSolver<Rev> solver;
@@ -201,6 +210,10 @@ class RolloutGradient {
     solver.solve = [](void* self, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q, const VecX<Rev>& qd,
                       const VecX<Rev>& tau) {
       RolloutGradient& g = *static_cast<RolloutGradient*>(self);
+      if (g.capture_poses_) {  // the step's first dynamics call: data.X_world is the kinematics of its start
+        g.poses_ = data.X_world;
+        g.capture_poses_ = false;
+      }
       g.node_.record(g.tape_, model, q, qd, tau, data.f_ext, data.qdd);
     };
     rev_.set_dynamics_solver(solver);
@@ -225,7 +238,7 @@ class RolloutGradient {
       fwd_.step(q_, qd_, ud_, t0 + k * dt);
       for (int i = 0; i < q_.size(); ++i) qr_[i] = Rev(q_[i]);
       for (int i = 0; i < qd_.size(); ++i) qdr_[i] = Rev(qd_[i]);
-      L += loss_terms(loss, k + 1, T, t0 + (k + 1) * dt).value();
+      L += loss_terms(loss, k + 1, T, t0 + (k + 1) * dt, qr_, qdr_, nullptr).value();
       tape_.rewind(prefix);  // link poses may have recorded on the model's parameters
     }
     return L;
@@ -272,7 +285,15 @@ class RolloutGradient {
     stats_.checkpoint_interval = k;
     stats_.checkpoints = segments;
     stats_.checkpoint_bytes = ckpt_.size() * sizeof(double);
-    // Reverse, segment by segment, last first.
+    // Reverse, segment by segment, last first. With force hooks the stepper
+    // runs forward kinematics of each step's starting state on the tape
+    // (Stepper::forward_dynamics), so the link poses of state j are taken
+    // from step j's first dynamics call (the same Revs a separate kinematics
+    // of q_j would give, at no extra nodes): state j's loss terms are
+    // recorded after step j; only the segment's final state gets kinematics
+    // of its own. (Hooks read data.X_world; a hook that overwrote it with
+    // the poses of another configuration would break this.)
+    const bool reuse_poses = !rev_.hooks().empty();
     for (int s = segments - 1; s >= 0; --s) {
       tape_.rewind(prefix);
       const double* c = ckpt_.data() + static_cast<std::size_t>(s) * (nq + nv);
@@ -283,9 +304,21 @@ class RolloutGradient {
       for (int j = first; j < last; ++j) {
         Rev* u = u_vars_.data() + static_cast<std::size_t>(j - first) * nv;
         for (int i = 0; i < nv; ++i) ur_[i] = u[i] = tape_.variable(controls(i, j));
+        const bool pending = reuse_poses && j > first;  // state j's terms wait for step j's kinematics
+        if (pending) {
+          q_prev_ = qr_;
+          qd_prev_ = qdr_;
+          capture_poses_ = true;
+        }
         rev_.step(qr_, qdr_, ur_, t0 + j * dt);
-        L += loss_terms(loss, j + 1, T, t0 + (j + 1) * dt);
+        if (pending) {
+          capture_poses_ = false;
+          L += loss_terms(loss, j, T, t0 + j * dt, q_prev_, qd_prev_, &poses_);
+        } else if (!reuse_poses) {
+          L += loss_terms(loss, j + 1, T, t0 + (j + 1) * dt, qr_, qdr_, nullptr);
+        }
       }
+      if (reuse_poses && last > first) L += loss_terms(loss, last, T, t0 + last * dt, qr_, qdr_, nullptr);
       out.loss += L.value();
       tape_.seed(L, 1.0);
       for (int i = 0; i < nq; ++i) tape_.seed(qr_[i], carry_q_[i]);
@@ -304,6 +337,7 @@ class RolloutGradient {
     out.qd0 = carry_qd_;
     tape_.rewind(prefix);
     stats_.tape_capacity_bytes = tape_.capacity() / detail::kNodesPerBlock * detail::kBlockBytes;
+    stats_.aba_cache_bytes = node_.cache_capacity_bytes();
     return out.loss;
   }
 
@@ -325,11 +359,13 @@ class RolloutGradient {
           "force-level contact model (hunt_crossley, penalty)");
   }
 
-  // The loss terms of the state after `step` steps, held in qr_, qdr_.
-  Rev loss_terms(const TrajectoryLoss& loss, int step, int T, double t) {
+  // The loss terms of the state (q, q̇) after `step` steps; poses: its link
+  // poses if known (else computed on demand).
+  Rev loss_terms(const TrajectoryLoss& loss, int step, int T, double t, const VecX<Rev>& q, const VecX<Rev>& qd,
+                 const std::vector<Transform<Rev>>* poses) {
     Rev L = 0.0;
     if (!loss.stage && !(loss.terminal && step == T)) return L;
-    const LossState state(step, t, qr_, qdr_, rev_.model(), loss_data_);
+    const LossState state(step, t, q, qd, rev_.model(), loss_data_, poses);
     if (loss.stage) {
       const double w = loss.horizon_weight.empty() ? 1.0 : loss.horizon_weight[static_cast<std::size_t>(step - 1)];
       if (w != 0.0) L += w * loss.stage(state);
@@ -344,7 +380,9 @@ class RolloutGradient {
   AbaNode node_;
   Data<Rev> loss_data_;
   VecX<double> q_, qd_, ud_, carry_q_, carry_qd_;
-  VecX<Rev> qr_, qdr_, ur_, q_in_, qd_in_;
+  VecX<Rev> qr_, qdr_, ur_, q_in_, qd_in_, q_prev_, qd_prev_;
+  std::vector<Transform<Rev>> poses_;  // link poses of the current step's starting state
+  bool capture_poses_ = false;
   std::vector<double> ckpt_;
   std::vector<Rev> u_vars_;
   RolloutGradientStats stats_;
