@@ -507,6 +507,24 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
       summary.add_warning(w);
     }
   }
+  // Plain inertia entries (link.<b>.inertia.yy, ...) are bounded one at a
+  // time, so a fit can leave the physical set (the triangle inequality of
+  // the principal moments); log-Cholesky blocks cannot. Say so, not silently.
+  {
+    Model<double> fitted = model;
+    params.apply(best.x.data(), fitted);
+    try {
+      fitted.validate();
+      summary.metrics()["physically_consistent"] = true;
+    } catch (const ModelError& e) {
+      summary.metrics()["physically_consistent"] = false;
+      const std::string w = std::string("the fitted parameters are not physical: ") + e.what() +
+                            "; estimate the link's inertia as 'link.<body>.inertial' with transform log_cholesky "
+                            "(docs/simid.md) to keep the fit physically consistent";
+      spdlog::warn("{}", w);
+      summary.add_warning(w);
+    }
+  }
   summary.metrics()["prediction_window"] = window;
   summary.metrics()["cost"] = best.cost;
   summary.metrics()["parameters"] = json::object();

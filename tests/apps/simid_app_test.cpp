@@ -11,7 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "common/python.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/parameter_file.hpp"
+#include "neuralsim/io/yaml_model.hpp"
+#include "neuralsim/step/simulate.hpp"
+#include "support/files.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -72,6 +76,63 @@ TEST(SimidApp, ParamsJsonRecordsTheFixedValues) {
   const std::map<std::string, double> back = read_parameter_file(out + "/params.json");
   EXPECT_EQ(back.at("joint.joint2.spring.stiffness"), 0.25);
   EXPECT_EQ(back.at("link.link1.mass"), p["parameters"]["link.link1.mass"]["value"].get<double>());
+}
+
+// Data from a pendulum whose motor adds armature 0.05 to a link with
+// (Ixx, Iyy, Izz) = (0.01, 0.01, 0.001) about y: a fit of the plain entry
+// inertia.yy absorbs it, Iyy ≈ 0.06 > Ixx + Izz, which no rigid body has.
+// simid says so in the summary instead of reporting it silently.
+TEST(SimidApp, WarnsWhenPlainInertiaEntriesFitANonPhysicalBody) {
+  const std::string dir = fresh_dir("simid_nonphysical");
+  const std::string body =
+      "  bodies:\n"
+      "    - {name: link1, joint: {name: j1, axis: [0, 1, 0], ARM}, mass: 1.0, com: [0, 0, -0.5],"
+      " inertia: [0.01, 0.01, 0.001]}\n";
+  auto model_with = [&](const std::string& armature) {
+    std::string b = body;
+    b.replace(b.find("ARM"), 3, "armature: " + armature);
+    return "model:\n  name: geared\n" + b;
+  };
+  const Model<double> truth = [&] {
+    Config c = Config::parse(model_with("0.05"), "truth.yaml");
+    return build_yaml_model(c.at("model"));
+  }();
+  StepOptions step;
+  step.integrator = Integrator::kRK4;
+  step.dt = 0.01;
+  TrajectorySet set;
+  set.meta.joint_names = {"j1"};
+  for (int k = 0; k < 2; ++k) {
+    Stepper<double> stepper(truth, step);
+    Sinusoid sine;
+    sine.offset = sine.phase = Eigen::VectorXd::Zero(1);
+    sine.amplitude = Eigen::VectorXd::Constant(1, 3.0 + k);
+    sine.frequency_hz = Eigen::VectorXd::Constant(1, 0.7 + 0.3 * k);
+    SinusoidControl<double> control(sine);
+    set.trajectories.push_back(simulate(stepper, Eigen::VectorXd::Constant(1, 0.2 * k),
+                                        Eigen::VectorXd::Zero(1), control, 200, [] { return false; }));
+    set.trajectories.back().name = "run" + std::to_string(k);
+  }
+  write_trajectories(dir + "/data.h5", set);
+  testing::write_file(dir + "/fit.yaml",
+             model_with("0.0") +
+                 "sim: {integrator: rk4, dt: 0.01}\n"
+                 "data: {train: data.h5}\n"
+                 "estimate:\n"
+                 "  parameters: [{name: link.link1.inertia.yy, initial: 0.01, bounds: [0, 1]}]\n"
+                 "  residual: {type: single_shooting, window: 50}\n"
+                 "  basin_hopping: {enabled: false}\n");
+  const std::string out = dir + "/out";
+  const auto r = run_command(simid() + " --config " + dir + "/fit.yaml -q --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  EXPECT_NEAR(s["metrics"]["parameters"]["link.link1.inertia.yy"].get<double>(), 0.06, 1e-4);
+  EXPECT_EQ(s["metrics"]["physically_consistent"], false);
+  bool warned = false;
+  for (const auto& w : s["warnings"])
+    warned = warned || (w.get<std::string>().find("not physical") != std::string::npos &&
+                        w.get<std::string>().find("log_cholesky") != std::string::npos);
+  EXPECT_TRUE(warned) << s["warnings"].dump();
 }
 
 // Basin hopping with a fixed budget (no early stop) must give bit-identical
