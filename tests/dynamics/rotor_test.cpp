@@ -21,6 +21,7 @@
 #include "neuralsim/dynamics/energy.hpp"
 #include "neuralsim/dynamics/inverse_inertia.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
+#include "neuralsim/dynamics/rnea_vjp.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/grad/aba_node.hpp"
@@ -427,6 +428,17 @@ TEST(Rotor, YamlDeclaresRotorsAndNamesTheirParameters) {
   EXPECT_NEAR(crba_matrix(geared, z)(1, 1) - crba_matrix(plain, z)(1, 1), 16 * 0.003, 1e-14);
 }
 
+// The shipped example model is the arm above.
+TEST(Rotor, ShippedGearedArmModel) {
+  const Model<double> m = load_yaml_model(testing::source_path("configs/models/geared_arm.yaml"));
+  const Model<double> ref = planar_arm(0.01, 3, 0.02, -5);
+  for (double q2 : {0.0, 1.1}) {
+    const Eigen::VectorXd q = Eigen::Vector2d(-0.4, q2);
+    EXPECT_LT((crba_matrix(m, q) - crba_matrix(ref, q)).norm(), 1e-14);
+  }
+  testing::expect_algorithms_agree(m);
+}
+
 TEST(Rotor, BadRotorsAreRefusedWithTheKey) {
   std::string yaml = kGearedArmYaml;
   auto replaced = [&](const std::string& from, const std::string& to) {
@@ -474,6 +486,12 @@ TEST(Rotor, ReverseModeRefusesRotors) {
     EXPECT_NE(std::string(e.what()).find("rotor"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(AbaNode(planar_arm(-1, 3, -1, -5).cast<Rev>()));
+  // So do the analytic adjoints it is built on.
+  const Model<double> md = planar_arm(0.01, 3, 0.02, -5);
+  Data<double> data(md);
+  RneaVjp<double> out(md);
+  const Eigen::VectorXd z = Eigen::VectorXd::Zero(2);
+  EXPECT_THROW(rnea_vjp(md, data, z, z, z, z, out), ModelError);
 }
 
 }  // namespace

@@ -51,6 +51,12 @@ inline Model<double> mixed_joint_model() {
   return m;
 }
 
+inline bool has_rotors(const Model<double>& m) {
+  for (const Joint<double>& j : m.joints)
+    if (j.has_rotor) return true;
+  return false;
+}
+
 inline std::vector<std::string> shipped_yaml_models() {
   return {"configs/models/pendulum.yaml", "configs/models/double_pendulum.yaml",
           "configs/models/chain5.yaml", "configs/models/cartpole.yaml",

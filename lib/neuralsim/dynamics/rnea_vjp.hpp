@@ -169,6 +169,11 @@ inline void add_inertia_bilinear_gradient(const Vec6<S>& x, const Vec6<S>& y, In
 template <class S>
 void rnea_vjp_sweeps(const Model<S>& model, const Data<S>& data, const VecX<S>& qd, const VecX<S>& qdd,
                      const VecX<S>& w, RneaVjp<S>& out, VecX<S>* tau) {
+  // The adjoint has no motor-rotor terms (Joint::has_rotor, rnea.hpp): refuse
+  // rather than return a gradient without them.
+  for (const Joint<S>& jt : model.joints)
+    if (jt.has_rotor)
+      throw ModelError("rnea_vjp / forward_dynamics_vjp do not support motor rotors yet (joint '" + jt.name + "')");
   const int n = model.num_bodies();
   auto& ws = out.work;
   // Raw pointers: stores through Eigen's double* would otherwise force
