@@ -79,13 +79,15 @@ TEST(DistillMpcApp, DistilledNetworkStabilizesTheDoubleIntegratorAndAZeroNetwork
   }
 
   // A zero network (u ≡ 0) in the MPC's place: the mass keeps drifting.
-  const std::string zero_dir = testing::fresh_dir("distill_di_zero");
+  // Every path lives under the test's fresh temporary directory.
+  const std::filesystem::path zero_dir = testing::fresh_dir("distill_di_zero");
+  const std::string weights = (zero_dir / "zero.h5").string(), run_dir = (zero_dir / "run").string();
   NamedNetwork zero{"mpc_control", nn::Mlp(2, std::vector<nn::Index>{8}, 1, nn::Activation::kTanh), {}, {}};
-  write_networks(zero_dir + "/zero.h5", {zero});
-  const auto z = testing::run_command(distill_app_cmd("--seed 1 --out " + zero_dir + "/run --set distill.evaluate.weights=" +
-                                         zero_dir + "/zero.h5"));
+  write_networks(weights, {zero});
+  const auto z = testing::run_command(distill_app_cmd("--seed 1 --out " + run_dir + " --set distill.evaluate.weights=" +
+                                                      weights));
   ASSERT_EQ(z.exit_code, 0) << z.err;
-  const auto zs = testing::read_json(zero_dir + "/run/summary.json")["metrics"]["evaluation"];
+  const auto zs = testing::read_json((std::filesystem::path(run_dir) / "summary.json").string())["metrics"]["evaluation"];
   EXPECT_EQ(zs["mpc"]["stable"].get<int>(), 10);
   EXPECT_LE(zs["network"]["stable"].get<int>(), 1);  // only an episode that starts (and stays) near rest could pass
 }
