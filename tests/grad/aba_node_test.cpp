@@ -209,6 +209,85 @@ TEST(AbaNode, ForwardCacheSurvivesRewindsAndOtherTapes) {
   EXPECT_EQ(grad(a, kc), ref[0]);
 }
 
+// A call whose model parameters are all constants records only the state
+// (q, q̇, τ, f_ext) as inputs: its state gradient is that of a call with
+// every parameter a variable, bit for bit.
+struct StateCall {
+  std::vector<Rev> inputs;  // q, q̇, τ, f_ext
+  VecX<Rev> qdd;
+};
+StateCall record_state_call(AbaNode& node, Tape& tape, const Model<Rev>& m, const Eigen::VectorXd& x) {
+  StateCall k;
+  int n = 0;
+  VecX<Rev> q(m.nq), qd(m.nv), tau(m.nv);
+  std::vector<Vec6<Rev>> f(m.num_bodies());
+  auto var = [&]() {
+    k.inputs.push_back(tape.variable(x[n++]));
+    return k.inputs.back();
+  };
+  for (int j = 0; j < m.nq; ++j) q[j] = var();
+  for (int j = 0; j < m.nv; ++j) qd[j] = var();
+  for (int j = 0; j < m.nv; ++j) tau[j] = var();
+  for (auto& fb : f)
+    for (int c = 0; c < 6; ++c) fb[c] = var();
+  k.qdd.resize(m.nv);
+  node.record(tape, m, q, qd, tau, f, k.qdd);
+  return k;
+}
+
+TEST(AbaNode, StateOnlyCallsGiveTheStateGradientOfFullCalls) {
+  const Model<double> md = testing::mixed_joint_model();
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  Eigen::VectorXd q0, qd0;
+  testing::random_state(md, rng, q0, qd0);
+  Eigen::VectorXd x(md.nq + 2 * md.nv + 6 * md.num_bodies());
+  for (int k = 0; k < x.size(); ++k) x[k] = uni(rng);
+  x.head(md.nq) = q0;
+  const Eigen::VectorXd c = Eigen::VectorXd::NullaryExpr(md.nv, [&] { return uni(rng); });
+  std::vector<double> g[2];
+  for (int variable_parameters = 0; variable_parameters < 2; ++variable_parameters) {
+    Tape tape;
+    Model<Rev> m = md.cast<Rev>();
+    if (variable_parameters) {
+      for (auto& b : m.bodies) b.inertia.mass = tape.variable(b.inertia.mass.value());
+      m.gravity[2] = tape.variable(m.gravity[2].value());
+    }
+    AbaNode node(m);
+    const StateCall k = record_state_call(node, tape, m, x);
+    tape.reverse(seeded_sum(k.qdd, c));
+    for (const Rev& v : k.inputs) g[variable_parameters].push_back(tape.adjoint(v));
+  }
+  EXPECT_EQ(g[0], g[1]);
+  EXPECT_GT(Eigen::Map<const Eigen::VectorXd>(g[0].data(), static_cast<long>(g[0].size())).norm(), 0.1);
+}
+
+// A state-only call reversed after its cache entry is gone is recomputed
+// with the parameter values the node last saw; when those changed, the
+// recomputed q̈ differs and the sweep refuses (no silently wrong gradient).
+TEST(AbaNode, StateOnlyRecomputeRefusesChangedParameters) {
+  const Model<double> md = testing::mixed_joint_model();
+  Model<double> heavier = md;
+  Inertia<double>& I = heavier.bodies[2].inertia;
+  I.mass *= 2.0;
+  I.h *= 2.0;
+  I.I_origin *= 2.0;
+  const Model<Rev> m1 = md.cast<Rev>(), m2 = heavier.cast<Rev>();
+  std::mt19937 rng(6);
+  Eigen::VectorXd q0, qd0;
+  testing::random_state(md, rng, q0, qd0);
+  Eigen::VectorXd x = Eigen::VectorXd::Constant(md.nq + 2 * md.nv + 6 * md.num_bodies(), 0.3);
+  x.head(md.nq) = q0;
+  const Eigen::VectorXd c = Eigen::VectorXd::Ones(md.nv);
+  AbaNode node(m1);
+  Tape a, b;
+  const StateCall ka = record_state_call(node, a, m1, x);
+  const StateCall kb = record_state_call(node, b, m2, x);  // a new tape: a's entry is gone
+  a.seed(seeded_sum(ka.qdd, c), 1.0);
+  EXPECT_THROW(a.reverse(), std::logic_error);
+  b.reverse(seeded_sum(kb.qdd, c));  // its own entry: fine
+}
+
 // The same for NetworkNode (its cached workspaces).
 TEST(AbaNode, NetworkNodeCacheSurvivesRewindsAndOtherTapes) {
   nn::Mlp net(3, std::vector<nn::Index>{6, 5}, 2, nn::Activation::kTanh);

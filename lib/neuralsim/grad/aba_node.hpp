@@ -19,7 +19,10 @@
 //   per joint: armature, then gravity (3), then per joint origin.r (3).
 // The joint axes, the rotations of the joint origins (origin.E) and the tree
 // are structure: their values are taken at record time and they get no
-// derivative (treat them as constants in the Model<Rev>).
+// derivative (treat them as constants in the Model<Rev>). When none of the
+// model's parameters (mass ... origin.r) is a tape variable, the call
+// records only q, q̇, τ and f_ext as inputs (on the swimmer 49 of 213, for a
+// cheaper tape), and the parameters' values travel in the forward cache.
 //
 // DERIVATIVES OF RAW COORDINATES. forward_dynamics_vjp gives ∂L/∂δ in the
 // tangent coordinates of rnea_vjp.hpp. The engine normalizes quaternions
@@ -35,8 +38,9 @@
 // after the node's workspace was overwritten by later calls, so each
 // recorded call keeps what forward_dynamics_vjp reads from aba()'s Data:
 // per body X_up, X_world and the factorization (1-DoF joints: oS, U·e₁,
-// D⁻¹; spherical: U (6x3), D⁻¹ (3x3); free: Iᴬ, U, D⁻¹), and q̈ — 37
-// doubles per 1-DoF body, 2.1 kB per swimmer call, 5 kB per Laikago call.
+// D⁻¹; spherical: U (6x3), D⁻¹ (3x3); free: Iᴬ, U, D⁻¹), q̈ and the
+// values of the model parameters (which a state-only call does not
+// record): 60 doubles per 1-DoF body, 3.4 kB per swimmer call.
 // Without it vjp() would run aba() again (a third ABA per step in a
 // rollout). The entries form a stack ordered by tape position, reused with
 // the tape: a call recorded at a position at or before that of earlier
@@ -67,6 +71,7 @@
 
 #include "neuralsim/dynamics/aba.hpp"
 #include "neuralsim/dynamics/forward_dynamics_vjp.hpp"
+#include "neuralsim/grad/model_values.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
 
 namespace neuralsim {
@@ -76,7 +81,7 @@ class AbaNode final : public ExternalFunction {
   // Sized for the model's structure; `model` is not kept (record() reads the
   // values every call).
   explicit AbaNode(const Model<Rev>& model)
-      : model_(values_of(model)), data_(model_), out_(model_) {
+      : model_(model_values(model)), data_(model_), out_(model_) {
     // rnea_vjp() has no rotor terms: refuse rather than return a wrong gradient.
     for (const Joint<double>& j : model_.joints)
       if (j.has_rotor)
@@ -93,11 +98,16 @@ class AbaNode final : public ExternalFunction {
     xv_.assign(num_inputs(), 0.0);
     y_.assign(nv_, Rev(0.0));
     qdd_ = VecX<double>::Zero(nv_);
-    stride_ = nv_;  // q̈, then per body (cache_body below)
+    stride_ = nv_;  // q̈, then per body (cached_doubles below), then the parameter values
     for (const Joint<double>& j : model_.joints) stride_ += cached_doubles(j.nv);
+    stride_ += num_parameter_inputs();
   }
 
-  int num_inputs() const { return nq_ + 2 * nv_ + 23 * nb_ + 3; }
+  // Inputs of a call: the state (q, q̇, τ, f_ext) and, when any of them is a
+  // tape variable, the model parameters (WHAT IS AN INPUT).
+  int num_state_inputs() const { return nq_ + 2 * nv_ + 6 * nb_; }
+  int num_parameter_inputs() const { return 23 * nb_ + 3; }
+  int num_inputs() const { return num_state_inputs() + num_parameter_inputs(); }
 
   // q̈ = aba(model, q, q̇, τ, f_ext) recorded on `tape` as one node; qdd
   // (size nv) receives the outputs as new variables of `tape`. The node
@@ -117,22 +127,29 @@ class AbaNode final : public ExternalFunction {
     for (int k = 0; k < nv_; ++k) *x++ = tau[k];
     for (int b = 0; b < nb_; ++b)
       for (int c = 0; c < 6; ++c) *x++ = f_ext[b][c];
+    bool parameters_variable = false;
+    auto parameter = [&](const Rev& p) {
+      parameters_variable |= !p.is_constant();
+      *x++ = p;
+    };
     for (int b = 0; b < nb_; ++b) {
       const Inertia<Rev>& I = model.bodies[b].inertia;
-      *x++ = I.mass;
-      for (int c = 0; c < 3; ++c) *x++ = I.h[c];
-      for (int c = 0; c < 9; ++c) *x++ = I.I_origin(c % 3, c / 3);
+      parameter(I.mass);
+      for (int c = 0; c < 3; ++c) parameter(I.h[c]);
+      for (int c = 0; c < 9; ++c) parameter(I.I_origin(c % 3, c / 3));
     }
-    for (int b = 0; b < nb_; ++b) *x++ = model.joints[b].dynamics.armature;
-    for (int c = 0; c < 3; ++c) *x++ = model.gravity[c];
+    for (int b = 0; b < nb_; ++b) parameter(model.joints[b].dynamics.armature);
+    for (int c = 0; c < 3; ++c) parameter(model.gravity[c]);
     for (int b = 0; b < nb_; ++b)
-      for (int c = 0; c < 3; ++c) *x++ = model.joints[b].origin.r[c];
+      for (int c = 0; c < 3; ++c) parameter(model.joints[b].origin.r[c]);
     for (int k = 0; k < num_inputs(); ++k) xv_[k] = x_[k].value();
-    load(xv_.data());
+    load_state(xv_.data());
+    load_parameters(xv_.data() + num_state_inputs());
     aba(model_, data_, q_, qd_, tau_);
     const std::size_t slot = push_slot(tape);
     save(cache_.data() + slot * stride_);
-    tape.external(*this, x_.data(), num_inputs(), data_.qdd.data(), y_.data(), nv_, tag_of(slot));
+    const int n_in = parameters_variable ? num_inputs() : num_state_inputs();
+    tape.external(*this, x_.data(), n_in, data_.qdd.data(), y_.data(), nv_, tag_of(slot));
     for (int k = 0; k < nv_; ++k) qdd[k] = y_[k];
   }
 
@@ -144,13 +161,15 @@ class AbaNode final : public ExternalFunction {
   }
 
   void vjp(const ExternalCall& call, const double* out_adj, double* in_adj) override {
-    if (call.n_in != num_inputs() || call.n_out != nv_)
+    const bool with_parameters = call.n_in == num_inputs();
+    if ((!with_parameters && call.n_in != num_state_inputs()) || call.n_out != nv_)
       throw std::logic_error("AbaNode::vjp: a call recorded by another node");
-    load(call.x);
+    load_state(call.x);
     const double* c = cached(call);
     if (c != nullptr) {
-      restore(c);  // aba()'s factorization of this call, q̈ into qdd_
-    } else {       // entry gone: recompute
+      restore(c);  // aba()'s factorization of this call, q̈ into qdd_, the parameters into model_
+    } else {       // entry gone: recompute (a state-only call with the parameters model_ holds)
+      if (with_parameters) load_parameters(call.x + num_state_inputs());
       aba(model_, data_, q_, qd_, tau_);
       for (int k = 0; k < nv_; ++k)
         if (data_.qdd[k] != call.y[k])
@@ -159,72 +178,20 @@ class AbaNode final : public ExternalFunction {
     }
     for (int k = 0; k < nv_; ++k) mu_[k] = out_adj[k];
     forward_dynamics_vjp(model_, data_, q_, qd_, qdd_, mu_, out_);
-    write_input_adjoints(in_adj);
+    write_input_adjoints(in_adj, with_parameters);
   }
 
  private:
-  // The structure and current values of a Model<Rev> in double (Model::cast
-  // converts with T(x), which a Rev deliberately does not offer).
-  static Model<double> values_of(const Model<Rev>& m) {
-    Model<double> d;
-    d.name = m.name;
-    for (const Body<Rev>& b : m.bodies) {
-      Body<double> bd;
-      bd.name = b.name;
-      bd.inertia = b.inertia.values();
-      bd.length = to_double(b.length);
-      bd.length_spec = b.length_spec;
-      d.bodies.push_back(bd);
-    }
-    auto vec = [](const Vec3<Rev>& v) { return Vec3<double>(to_double(v[0]), to_double(v[1]), to_double(v[2])); };
-    for (const Joint<Rev>& j : m.joints) {
-      Joint<double> jd;
-      jd.name = j.name;
-      jd.type = j.type;
-      jd.axis = vec(j.axis);
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) jd.origin.E(r, c) = to_double(j.origin.E(r, c));
-      jd.origin.r = vec(j.origin.r);
-      jd.parent = j.parent;
-      jd.idx_q = j.idx_q;
-      jd.idx_v = j.idx_v;
-      jd.nq = j.nq;
-      jd.nv = j.nv;
-      const JointDynamics<Rev>& a = j.dynamics;
-      JointDynamics<double>& b = jd.dynamics;
-      b.damping = to_double(a.damping);
-      b.coulomb_friction = to_double(a.coulomb_friction);
-      b.friction_velocity = to_double(a.friction_velocity);
-      b.spring_stiffness = to_double(a.spring_stiffness);
-      b.spring_rest = to_double(a.spring_rest);
-      b.armature = to_double(a.armature);
-      b.gear_ratio = to_double(a.gear_ratio);
-      b.torque_offset = to_double(a.torque_offset);
-      b.rotor_inertia = to_double(a.rotor_inertia);
-      jd.has_rotor = j.has_rotor;
-      jd.coordinate_axis = j.coordinate_axis;
-      jd.axis_negative = j.axis_negative;
-      jd.lower = j.lower;
-      jd.upper = j.upper;
-      jd.effort = j.effort;
-      jd.velocity = j.velocity;
-      d.joints.push_back(jd);
-    }
-    d.geometries = m.geometries;
-    d.gravity = vec(m.gravity);
-    d.nq = m.nq;
-    d.nv = m.nv;
-    d.origin_follows_parent_length = m.origin_follows_parent_length;
-    return d;
-  }
-
-  // Inputs → model_ parameters, q_, q̇_, τ_, data_.f_ext.
-  void load(const double* x) {
+  // State inputs → q_, q̇_, τ_, data_.f_ext.
+  void load_state(const double* x) {
     for (int k = 0; k < nq_; ++k) q_[k] = *x++;
     for (int k = 0; k < nv_; ++k) qd_[k] = *x++;
     for (int k = 0; k < nv_; ++k) tau_[k] = *x++;
     for (int b = 0; b < nb_; ++b)
       for (int c = 0; c < 6; ++c) data_.f_ext[b][c] = *x++;
+  }
+  // Parameter values (num_parameter_inputs(), in input order) → model_.
+  void load_parameters(const double* x) {
     for (int b = 0; b < nb_; ++b) {
       Inertia<double>& I = model_.bodies[b].inertia;
       I.mass = *x++;
@@ -237,19 +204,22 @@ class AbaNode final : public ExternalFunction {
       for (int c = 0; c < 3; ++c) model_.joints[b].origin.r[c] = *x++;
   }
 
-  // ∂L/∂(inputs) from out_ (tangent coordinates → raw q, see above).
-  void write_input_adjoints(double* g) const {
+  // ∂L/∂(inputs) from out_ (tangent coordinates → raw q, see above); the
+  // parameters' only when they are inputs.
+  void write_input_adjoints(double* g, bool with_parameters) const {
     for (const Joint<double>& j : model_.joints) {
       switch (j.type) {
         case JointType::kFixed: break;
         case JointType::kRevolute:
         case JointType::kPrismatic: g[j.idx_q] = out_.q[j.idx_v]; break;
-        case JointType::kSpherical: quaternion_adjoint(j.idx_q, Vec3<double>(out_.q.segment<3>(j.idx_v)), g); break;
+        case JointType::kSpherical:
+          quaternion_adjoint(q_.data() + j.idx_q, Vec3<double>(out_.q.segment<3>(j.idx_v)), g + j.idx_q);
+          break;
         case JointType::kFree: {
           const Quat<double> r = joint_quaternion<double>(q_, j.idx_q + 3).normalized();
           const Vec3<double> gp = r.toRotationMatrix() * out_.q.segment<3>(j.idx_v + 3);
           for (int c = 0; c < 3; ++c) g[j.idx_q + c] = gp[c];
-          quaternion_adjoint(j.idx_q + 3, Vec3<double>(out_.q.segment<3>(j.idx_v)), g);
+          quaternion_adjoint(q_.data() + j.idx_q + 3, Vec3<double>(out_.q.segment<3>(j.idx_v)), g + j.idx_q + 3);
           break;
         }
       }
@@ -259,6 +229,7 @@ class AbaNode final : public ExternalFunction {
     for (int k = 0; k < nv_; ++k) *g++ = out_.tau[k];
     for (int b = 0; b < nb_; ++b)
       for (int c = 0; c < 6; ++c) *g++ = out_.f_ext[b][c];
+    if (!with_parameters) return;
     for (int b = 0; b < nb_; ++b) {
       const InertiaParameters<double>& p = out_.inertia[b];
       for (int c = 0; c < 4; ++c) *g++ = p[c];  // m, h
@@ -271,16 +242,6 @@ class AbaNode final : public ExternalFunction {
     for (int c = 0; c < 3; ++c) *g++ = out_.gravity[c];
     for (int b = 0; b < nb_; ++b)
       for (int c = 0; c < 3; ++c) *g++ = out_.origin[b][c];
-  }
-
-  // Raw quaternion (x y z w at g[i..i+4)) adjoint from ḡ = ∂L/∂δ_ω.
-  void quaternion_adjoint(int i, const Vec3<double>& gw, double* g) const {
-    const double n = std::sqrt(q_[i] * q_[i] + q_[i + 1] * q_[i + 1] + q_[i + 2] * q_[i + 2] + q_[i + 3] * q_[i + 3]);
-    const Vec3<double> u(q_[i] / n, q_[i + 1] / n, q_[i + 2] / n);
-    const double w = q_[i + 3] / n;
-    const Vec3<double> gu = (2.0 / n) * (w * gw + u.cross(gw));
-    for (int c = 0; c < 3; ++c) g[i + c] = gu[c];
-    g[i + 3] = -(2.0 / n) * u.dot(gw);
   }
 
   // ---- forward cache (see FORWARD CACHE above) ----
@@ -304,7 +265,7 @@ class AbaNode final : public ExternalFunction {
     return c + 12;
   }
   // data_ (after aba()) → one entry: what apply_inverse_inertia_joint and
-  // rnea_vjp_sweeps read, and q̈.
+  // rnea_vjp_sweeps read, q̈, and the parameter values of the call.
   void save(double* c) const {
     std::memcpy(c, data_.qdd.data(), static_cast<std::size_t>(nv_) * sizeof(double));
     c += nv_;
@@ -332,8 +293,9 @@ class AbaNode final : public ExternalFunction {
           break;
       }
     }
+    std::memcpy(c, xv_.data() + num_state_inputs(), static_cast<std::size_t>(num_parameter_inputs()) * sizeof(double));
   }
-  // One entry → data_ and qdd_ (the inverse of save()).
+  // One entry → data_, qdd_ and model_'s parameters (the inverse of save()).
   void restore(const double* c) {
     std::memcpy(qdd_.data(), c, static_cast<std::size_t>(nv_) * sizeof(double));
     c += nv_;
@@ -361,6 +323,7 @@ class AbaNode final : public ExternalFunction {
           break;
       }
     }
+    load_parameters(c);
   }
   // The entry for a call about to be recorded on `tape`: entries of calls at
   // or after its position are dead (the tape was rewound below them), a new

@@ -31,7 +31,9 @@
 // content at the start of gradient(), which is kept; every segment rewinds
 // to it) and listed in `parameters`. The driver installs an AbaNode as the
 // reverse stepper's dynamics solver (one external node per ABA call,
-// grad/aba_node.hpp), so aba() is never taped operation by operation.
+// grad/aba_node.hpp), so aba() is never taped operation by operation, and
+// a KinematicsNode for the kinematics the stepper runs before its force
+// hooks (grad/kinematics_node.hpp).
 // Velocity hooks (impulse contact) are refused: use a force-level contact
 // model (Hunt–Crossley, penalty). parameters/hybrid_rollout.hpp builds both
 // steppers from named parameters and augmentation blueprints.
@@ -55,6 +57,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/grad/aba_node.hpp"
+#include "neuralsim/grad/kinematics_node.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/step/stepper.hpp"
 
@@ -185,7 +188,12 @@ class RolloutGradient {
   // `reverse` must record on `tape`; installs the AbaNode solver on it (and
   // restores aba() on destruction). Both steppers must outlive this object.
   RolloutGradient(Stepper<double>& forward, Stepper<Rev>& reverse, Tape& tape)
-      : fwd_(forward), rev_(reverse), tape_(tape), node_(reverse.model()), loss_data_(reverse.model()) {
+      : fwd_(forward),
+        rev_(reverse),
+        tape_(tape),
+        node_(reverse.model()),
+        kinematics_node_(reverse.model()),
+        loss_data_(reverse.model()) {
     const int nq = forward.model().nq, nv = forward.model().nv;
     if (reverse.model().nq != nq || reverse.model().nv != nv)
       throw InvalidArgument("RolloutGradient: the double and Rev systems differ");
@@ -215,6 +223,11 @@ class RolloutGradient {
         g.capture_poses_ = false;
       }
       g.node_.record(g.tape_, model, q, qd, tau, data.f_ext, data.qdd);
+    };
+    solver.kinematics = [](void* self, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q,
+                           const VecX<Rev>& qd) {
+      RolloutGradient& g = *static_cast<RolloutGradient*>(self);
+      g.kinematics_node_.record(g.tape_, model, data, q, qd);
     };
     rev_.set_dynamics_solver(solver);
   }
@@ -378,6 +391,7 @@ class RolloutGradient {
   Stepper<Rev>& rev_;
   Tape& tape_;
   AbaNode node_;
+  KinematicsNode kinematics_node_;
   Data<Rev> loss_data_;
   VecX<double> q_, qd_, ud_, carry_q_, carry_qd_;
   VecX<Rev> qr_, qdr_, ur_, q_in_, qd_in_, q_prev_, qd_prev_;

@@ -132,8 +132,6 @@ void Tape::external(ExternalFunction& f, const Rev* x, int n_in, const double* y
   if (n_in < 0 || n_out < 0) throw std::invalid_argument("neuralsim::Tape::external: negative size");
   if (static_cast<std::size_t>(n_out) > kNodesPerBlock)
     throw std::length_error("neuralsim::Tape::external: more outputs than a tape block holds");
-  for (int k = 0; k < n_in; ++k)
-    if (!x[k].is_constant() && x[k].tape() != this) detail::throw_mixed_tapes();
   const std::size_t nin = static_cast<std::size_t>(n_in), nout = static_cast<std::size_t>(n_out);
   auto grow = [this](auto& v, std::size_t need) {
     if (need > v.size()) {
@@ -145,6 +143,18 @@ void Tape::external(ExternalFunction& f, const Rev* x, int n_in, const double* y
   grow(ext_in_, n_in_ + nin);
   grow(ext_val_, n_val_ + nin + nout);
   grow(scratch_, nin);
+  // Inputs: adjoint slots and values, through local pointers (stores through
+  // a Rev* or double* could otherwise alias the tape's own members and force
+  // reloads). Nothing is committed before every input is checked.
+  double** in = ext_in_.data() + n_in_;
+  double* val = ext_val_.data() + n_val_;
+  for (std::size_t k = 0; k < nin; ++k) {
+    double* g = detail::RevAccess::g(x[k]);
+    if (g != nullptr && detail::block_of(g)->tape != this) detail::throw_mixed_tapes();
+    in[k] = g;
+    val[k] = x[k].value();
+  }
+  std::memcpy(val + nin, y_values, nout * sizeof(double));
   // The outputs' adjoints must be contiguous: one block.
   if (static_cast<std::size_t>(node_end_ - node_) < nout) next_block();
   ExternalRecord& r = ext_[n_ext_++];
@@ -154,14 +164,18 @@ void Tape::external(ExternalFunction& f, const Rev* x, int n_in, const double* y
   r.n_out = n_out;
   r.in_offset = n_in_;
   r.val_offset = n_val_;
-  for (std::size_t k = 0; k < nin; ++k) {
-    ext_in_[n_in_++] = detail::RevAccess::g(x[k]);
-    ext_val_[n_val_++] = x[k].value();
-  }
-  for (std::size_t k = 0; k < nout; ++k) ext_val_[n_val_++] = y_values[k];
+  n_in_ += nin;
+  n_val_ += nin + nout;
   r.first_out = static_cast<std::int64_t>(size());
   r.out_adj = adj_;
-  for (std::size_t k = 0; k < nout; ++k) y[k] = variable(y_values[k]);  // leaves, contiguous
+  // The outputs: contiguous slots with zero adjoints. Their TapeNodes are
+  // left unwritten: the sweep stops above every external call's outputs and
+  // resumes below them (reverse()), so it never reads them.
+  double* adj = adj_;
+  std::memset(adj, 0, nout * sizeof(double));
+  for (std::size_t k = 0; k < nout; ++k) y[k] = detail::RevAccess::make(y_values[k], adj + k);
+  node_ += nout;
+  adj_ += nout;
 }
 
 void Tape::check_own(const Rev& x, const char* what) const {

@@ -45,12 +45,18 @@ using VelocityHook = std::function<void(const Model<S>&, Data<S>&, const VecX<S>
 // aba(); it must write q̈ to data.qdd (other Data fields, e.g. the world
 // poses and the articulated-body factorization, are then not updated, so
 // velocity hooks are refused). grad/rollout_gradient.hpp sets it to record
-// aba() as ONE AbaNode per call on a Stepper<Rev>. A plain function pointer
-// and context: no allocation, and without one the step is unchanged.
+// aba() as ONE AbaNode per call on a Stepper<Rev>. When `kinematics` is
+// also set, it replaces forward_kinematics(model, data, q, q̇) before the
+// force hooks and must fill data.X_up, X_world and v as that does (the
+// rollout gradient records them as one KinematicsNode). Plain function
+// pointers and a context: no allocation, and without them the step is
+// unchanged.
 template <class S>
 struct DynamicsSolver {
   void (*solve)(void* context, const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
                 const VecX<S>& tau) = nullptr;
+  void (*kinematics)(void* context, const Model<S>& model, Data<S>& data, const VecX<S>& q,
+                     const VecX<S>& qd) = nullptr;
   void* context = nullptr;
 };
 
@@ -118,7 +124,10 @@ void Stepper<S>::forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const Vec
     for (int k = 0; k < j.nv; ++k) data_.tau[j.idx_v + k] = j.dynamics.gear_ratio * control[j.idx_v + k];
   data_.tau += data_.tau_passive;
   if (!hooks_.empty()) {
-    forward_kinematics(model_, data_, q, qd);
+    if (solver_.kinematics)
+      solver_.kinematics(solver_.context, model_, data_, q, qd);
+    else
+      forward_kinematics(model_, data_, q, qd);
     for (auto& hook : hooks_) hook(model_, data_, q, qd, t);
   }
   if (solver_.solve)
