@@ -26,6 +26,9 @@
 //    on the same robot (shared/models/laikago/laikago_floating_mujoco.xml
 //    plus a ground plane), each with one of 20 parameters (13 body masses,
 //    7 joint dampings) moved by ±h (built only with libmujoco-dev).
+//    The same with impulse contact (/1): aba<Rev> and the PGS solve taped
+//    (rollout_gradient.hpp), 13 masses, 4 dampings, friction, erp and
+//    restitution; the forward rollout with the same settings (no warm start).
 // 3. Peak memory of the gradient for 1k, 10k and 100k swimmer steps (965
 //    weights): each measurement in a fresh process (this program re-run with
 //    --bptt_memory_child), peak RSS (getrusage) minus the RSS before the
@@ -201,49 +204,60 @@ struct Laikago {
 constexpr int kLaikagoSteps = 1000;
 const double kLaikagoQ0[19] = {0, 0, 0.356162, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25};
 
-Laikago& laikago() {
-  static Laikago L = [] {
-    Laikago l;
-    const Config cfg = Config::load(std::string(NEURALSIM_SOURCE_DIR) + "/configs/rollout_laikago_standing.yaml",
-                                    {"contact.model=hunt_crossley"});
-    const Experiment e = load_experiment(cfg);
-    l.problem.model = e.model;
-    l.problem.step = e.step;
-    l.problem.contact = e.contact;
-    const Model<double>& m = e.model;
-    for (const Body<double>& b : m.bodies)
-      if (b.inertia.mass > 0) l.names.push_back("link." + b.name + ".mass");
-    int damped = 0;
-    for (const Joint<double>& j : m.joints)
-      if (j.type == JointType::kRevolute && damped < 4) {
-        l.names.push_back("joint." + j.name + ".damping");
-        ++damped;
-      }
-    for (const char* c : {"contact.stiffness", "contact.damping", "contact.friction"}) l.names.push_back(c);
-    l.names.resize(std::min<std::size_t>(l.names.size(), 20));
-    l.problem.physical = named_parameters(m, e.contact, l.names);
-    l.q0 = Eigen::Map<const Eigen::VectorXd>(kLaikagoQ0, 19);
-    l.qd0 = Eigen::VectorXd::Zero(m.nv);
-    // Open-loop torques: PD (kp 400, kd 4) about the initial pose along a
-    // double rollout, then held fixed as the controls.
-    Stepper<double> st(m, e.step);
-    auto contact = install_contact<double>(*e.contact, m, st);
-    VecX<double> q = l.q0, qd = l.qd0, u = VecX<double>::Zero(m.nv);
-    l.controls = Eigen::MatrixXd::Zero(m.nv, kLaikagoSteps);
-    for (int k = 0; k < kLaikagoSteps; ++k) {
-      for (int i = 6; i < m.nv; ++i) u[i] = 400.0 * (l.q0[i + 1] - q[i + 1]) - 4.0 * qd[i];
-      l.controls.col(k) = u;
-      st.step(q, qd, u, k * e.step.dt);
+// contact_model: hunt_crossley, or impulse (taped in reverse mode, PGS
+// without warm start as HybridRollout runs it; its 3 contact parameters are
+// friction, erp and restitution).
+Laikago make_laikago(const std::string& contact_model) {
+  Laikago l;
+  const bool impulse = contact_model == "impulse";
+  const Config cfg = Config::load(std::string(NEURALSIM_SOURCE_DIR) + "/configs/rollout_laikago_standing.yaml",
+                                  {"contact.model=" + contact_model});
+  Experiment e = load_experiment(cfg);
+  if (impulse) e.contact->pgs.warm_start = false;
+  l.problem.model = e.model;
+  l.problem.step = e.step;
+  l.problem.contact = e.contact;
+  const Model<double>& m = e.model;
+  for (const Body<double>& b : m.bodies)
+    if (b.inertia.mass > 0) l.names.push_back("link." + b.name + ".mass");
+  int damped = 0;
+  for (const Joint<double>& j : m.joints)
+    if (j.type == JointType::kRevolute && damped < 4) {
+      l.names.push_back("joint." + j.name + ".damping");
+      ++damped;
     }
-    l.loss.stage = state_tracking_loss(l.q0, l.qd0, Eigen::VectorXd::Ones(m.nq), Eigen::VectorXd::Constant(m.nv, 0.01));
-    l.loss.terminal = link_position_loss(0, Eigen::Vector3d(0.0, 0.0, 0.4), 100.0);
-    return l;
-  }();
-  return L;
+  if (impulse)
+    for (const char* c : {"contact.friction", "contact.erp", "contact.restitution"}) l.names.push_back(c);
+  else
+    for (const char* c : {"contact.stiffness", "contact.damping", "contact.friction"}) l.names.push_back(c);
+  l.names.resize(std::min<std::size_t>(l.names.size(), 20));
+  l.problem.physical = named_parameters(m, e.contact, l.names);
+  l.q0 = Eigen::Map<const Eigen::VectorXd>(kLaikagoQ0, 19);
+  l.qd0 = Eigen::VectorXd::Zero(m.nv);
+  // Open-loop torques: PD (kp 400, kd 4) about the initial pose along a
+  // double rollout, then held fixed as the controls.
+  Stepper<double> st(m, e.step);
+  auto contact = install_contact<double>(*e.contact, m, st);
+  VecX<double> q = l.q0, qd = l.qd0, u = VecX<double>::Zero(m.nv);
+  l.controls = Eigen::MatrixXd::Zero(m.nv, kLaikagoSteps);
+  for (int k = 0; k < kLaikagoSteps; ++k) {
+    for (int i = 6; i < m.nv; ++i) u[i] = 400.0 * (l.q0[i + 1] - q[i + 1]) - 4.0 * qd[i];
+    l.controls.col(k) = u;
+    st.step(q, qd, u, k * e.step.dt);
+  }
+  l.loss.stage = state_tracking_loss(l.q0, l.qd0, Eigen::VectorXd::Ones(m.nq), Eigen::VectorXd::Constant(m.nv, 0.01));
+  l.loss.terminal = link_position_loss(0, Eigen::Vector3d(0.0, 0.0, 0.4), 100.0);
+  return l;
+}
+
+Laikago& laikago(bool impulse = false) {
+  static Laikago hunt_crossley = make_laikago("hunt_crossley");
+  static Laikago with_impulse = make_laikago("impulse");
+  return impulse ? with_impulse : hunt_crossley;
 }
 
 void BM_LaikagoForward(benchmark::State& state) {
-  Laikago& l = laikago();
+  Laikago& l = laikago(state.range(0) != 0);
   Stepper<double> st(l.problem.model, l.problem.step);
   auto contact = install_contact<double>(*l.problem.contact, l.problem.model, st);
   VecX<double> q, qd, u;
@@ -259,7 +273,7 @@ void BM_LaikagoForward(benchmark::State& state) {
 }
 
 void BM_LaikagoGradient(benchmark::State& state) {
-  Laikago& l = laikago();
+  Laikago& l = laikago(state.range(0) != 0);
   HybridRollout sim(l.problem);
   const std::vector<double> x = sim.parameters().initial_variables();
   HybridRolloutGradient g;
@@ -541,9 +555,12 @@ void summary(const RecordingReporter& r) {
   }
   print_ratio("95 weights: gradient with the terminal cost only / forward", r.ns("BM_SwimmerGradient/0/1"),
               r.ns("BM_SwimmerForward/0"));
-  const double lf = r.ns("BM_LaikagoForward"), lg = r.ns("BM_LaikagoGradient");
+  const double lf = r.ns("BM_LaikagoForward/0"), lg = r.ns("BM_LaikagoGradient/0");
   std::printf("\nLaikago, Hunt–Crossley contact, %d steps, 20 physical parameters:\n", kLaikagoSteps);
   print_ratio("reverse-mode gradient / forward rollout (NeuralSim)", lg, lf);
+  std::printf("Laikago, impulse contact (aba and PGS taped), %d steps, 20 physical parameters:\n", kLaikagoSteps);
+  print_ratio("reverse-mode gradient / forward rollout (NeuralSim)", r.ns("BM_LaikagoGradient/1"),
+              r.ns("BM_LaikagoForward/1"));
 #ifdef NEURALSIM_BENCH_MUJOCO
   const double mj = r.ns("BM_MujocoCentralDifferences");
   print_ratio("MuJoCo central differences (40 rollouts) / our gradient", mj, lg);
@@ -588,9 +605,12 @@ int main(int argc, char** argv) {
           configure(benchmark::RegisterBenchmark("BM_SwimmerJetPass", BM_SwimmerJetPass)->Arg(w))
               ->Unit(benchmark::kMillisecond);
         }
-        configure(benchmark::RegisterBenchmark("BM_LaikagoForward", BM_LaikagoForward))->Unit(benchmark::kMillisecond);
-        configure(benchmark::RegisterBenchmark("BM_LaikagoGradient", BM_LaikagoGradient))
-            ->Unit(benchmark::kMillisecond);
+        for (int impulse = 0; impulse < 2; ++impulse) {
+          configure(benchmark::RegisterBenchmark("BM_LaikagoForward", BM_LaikagoForward)->Arg(impulse))
+              ->Unit(benchmark::kMillisecond);
+          configure(benchmark::RegisterBenchmark("BM_LaikagoGradient", BM_LaikagoGradient)->Arg(impulse))
+              ->Unit(benchmark::kMillisecond);
+        }
 #ifdef NEURALSIM_BENCH_MUJOCO
         configure(benchmark::RegisterBenchmark("BM_MujocoCentralDifferences", BM_MujocoCentralDifferences))
             ->Unit(benchmark::kMillisecond)

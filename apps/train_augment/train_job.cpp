@@ -82,12 +82,7 @@ ModelUnderTraining build_model(const Experiment& exp, const TrainConfig& tc, con
     RolloutProblem p;
     p.model = model;
     p.step = exp.step;
-    if (exp.contact) {
-      if (exp.contact->model == ContactModelType::kImpulse)
-        cfg.fail("contact.model", "the impulse contact model has no reverse-mode gradient; train with hunt_crossley or "
-                                  "penalty");
-      p.contact = *exp.contact;
-    }
+    if (exp.contact) p.contact = *exp.contact;  // impulse: taped, without warm start (docs/gradients.md)
     p.augment = exp.augment;
     p.physical = tc.physical;
     auto h = std::make_unique<HybridWindowModel>(std::move(p));

@@ -285,6 +285,98 @@ TEST(RolloutGradient, MatchesFiniteDifferencesOnLaikagoWithHuntCrossley) {
   }
 }
 
+template <class J>
+J jet_loss(const RolloutProblem& p, const HybridParameters& hp, const std::vector<J>& x, const Scene& s, int T,
+           int body, VecX<J> q, VecX<J> qd);  // the forward-mode oracle, below
+
+// Impulse contact (a velocity hook: aba<Rev> and the projected Gauss–Seidel
+// solve on the tape): the box sliding on the ground under a network force,
+// and Laikago standing on its four toes.
+TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
+  // A fixed number of PGS iterations (tolerance 0): the stopping rule
+  // "max |Δλ| <= tol·max |λ|" is a branch on values, so with a tolerance the
+  // rollout itself is piecewise (its iteration count jumps under the finite
+  // differences' steps, ~1e-5 relative here); the tape differentiates the
+  // iterations that ran, as forward-mode Jets would.
+  Scene box = testing::box_scene();
+  box.contact->model = ContactModelType::kImpulse;
+  box.contact->pgs.tolerance = 0;
+  box.contact->pgs.max_iterations = 30;
+  const AugmentBlueprint push =
+      testing::make_blueprint(box.model, "push", testing::link_site(box.model, "box", SiteQuantity::kLinkForce),
+                              AugmentMode::kResidual, {"link.box.linear_velocity"}, {2}, 0.5, 21);
+  const std::vector<std::string> names = {"contact.friction", "contact.erp", "link.box.mass", "link.box.inertia.zz"};
+  expect_matches_finite_differences(
+      {"box impulse + force net [euler]", box, problem_of(box, {push}, names), 60, 0, 1e-3, 1e-6});
+
+  const std::string cfg_path = testing::source_path("configs/rollout_laikago_standing.yaml");
+  if (!std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")))
+    GTEST_SKIP() << "shared Laikago model not found";
+  const Experiment e = load_experiment(Config::load(cfg_path, {"contact.model=impulse"}));
+  Scene s;
+  s.name = "laikago";
+  s.model = e.model;
+  s.contact = e.contact;
+  s.contact->pgs.tolerance = 0;
+  s.contact->pgs.max_iterations = 30;
+  s.step = e.step;
+  s.q0 = Eigen::VectorXd::Zero(19);
+  s.q0 << 0, 0, 0.356162 - 1e-4, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
+  s.qd0 = Eigen::VectorXd::Zero(18);
+  s.qd0.head(6) << 0.02, -0.01, 0.0, 0.01, 0.005, -0.01;
+  s.amplitude = Eigen::VectorXd::Zero(18);
+  s.amplitude.tail(12).setConstant(0.5);
+  s.frequency = Eigen::VectorXd::Constant(18, 3.0);
+  s.phase = Eigen::VectorXd::LinSpaced(18, 0.0, 3.0);
+  // Four toes sticking: finite differences of the state and the torques
+  // lose digits to the stiff contact (4e-6 at best); forward-mode Jets give
+  // the derivative of the same iterations exactly.
+  const std::vector<std::string> lnames = {"link.chassis.mass", "contact.friction",
+                                           "joint." + s.model.joints[2].name + ".damping"};
+  RolloutProblem p = problem_of(s, {}, lnames);
+  p.contact->pgs.warm_start = false;  // as HybridRollout runs it (jet_loss uses p.contact as given)
+  HybridRollout sim(p);
+  const int T = 30;
+  const std::vector<double> x0 = sim.parameters().initial_variables();
+  HybridRolloutGradient g;
+  sim.gradient(x0, s.q0, s.qd0, controls_of(s, T), loss_of(s, T, 4), g);
+  using J = ceres::Jet<double, 4>;
+  std::vector<J> xj(x0.size());
+  for (std::size_t i = 0; i < x0.size(); ++i) xj[i] = J(x0[i], static_cast<int>(i));
+  VecX<J> qj = s.q0.cast<J>(), qdj = s.qd0.cast<J>();
+  const int v_seeded = 8;  // a knee velocity
+  qdj[v_seeded].v[3] = 1.0;
+  const J L = jet_loss<J>(p, sim.parameters(), xj, s, T, 4, qj, qdj);
+  EXPECT_NEAR(L.a, g.loss, 1e-12 * std::abs(L.a));
+  const double rev[4] = {g.x[0], g.x[1], g.x[2], g.qd0[v_seeded]};
+  double worst = 0;
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(rev[k], L.v[k], 1e-10 * std::abs(L.v[k])) << "direction " << k;
+    worst = std::max(worst, std::abs(rev[k] - L.v[k]) / std::abs(L.v[k]));
+  }
+  std::printf("[ bptt vs jet ] laikago impulse, %d steps: 3 parameters + q̇0[%d], max rel diff %.2e\n", T, v_seeded,
+              worst);
+}
+
+// Motor rotors (aba<Rev> on the tape: the AbaNode's adjoint has no rotor
+// terms): the geared two-link arm, its rotor inertias and gear ratios.
+TEST(RolloutGradient, MatchesFiniteDifferencesWithMotorRotors) {
+  Scene arm;
+  arm.name = "geared_arm";
+  arm.model = load_yaml_model(testing::source_path("configs/models/geared_arm.yaml"));
+  arm.step.dt = 0.002;
+  arm.q0 = Eigen::Vector2d(0.3, -0.4);
+  arm.qd0 = Eigen::Vector2d(0.5, -1.0);
+  arm.amplitude = Eigen::Vector2d(0.4, 0.2);
+  arm.frequency = Eigen::Vector2d(2.0, 3.0);
+  arm.phase = Eigen::Vector2d(0.0, 1.0);
+  const std::vector<std::string> names = {"joint.shoulder.rotor.inertia", "joint.elbow.rotor.inertia",
+                                          "joint.elbow.gear_ratio", "link.link2.mass", "joint.elbow.damping"};
+  for (Integrator integ : {Integrator::kSemiImplicitEuler, Integrator::kRK4})
+    expect_matches_finite_differences({std::string("geared arm rotors") + (integ == Integrator::kRK4 ? " [rk4]" : " [euler]"),
+                                       arm, problem_of(arm, {}, names, integ), 60, 1});
+}
+
 // Initial velocities as named parameters (initial.qd.*) and the checkpoint
 // interval: 1 step per segment, 7, √T (default) and the whole rollout.
 TEST(RolloutGradient, CheckpointIntervalChangesOnlyRounding) {
@@ -316,14 +408,14 @@ TEST(RolloutGradient, CheckpointIntervalChangesOnlyRounding) {
 // ---- forward mode oracle: the same rollout and loss in ceres::Jet ----
 template <class J>
 J jet_loss(const RolloutProblem& p, const HybridParameters& hp, const std::vector<J>& x, const Scene& s, int T,
-           int body) {
+           int body, VecX<J> q, VecX<J> qd) {
   Model<J> m = p.model.template cast<J>();
   Stepper<J> st(m, p.step);
   std::shared_ptr<ContactSystem<J>> contact;
   if (p.contact) contact = install_contact<J>(*p.contact, p.model, st);
   std::shared_ptr<AugmentedDynamics<J>> aug;
   if (!p.augment.empty()) aug = install_augmentation<J>(p.augment, p.model, st, contact.get());
-  VecX<J> q = s.q0.template cast<J>(), qd = s.qd0.template cast<J>(), u = VecX<J>::Zero(m.nv);
+  VecX<J> u = VecX<J>::Zero(m.nv);
   hp.apply<J>(x.data(), &m, contact ? &contact->parameters() : nullptr, &qd, aug.get());
   Data<J> d(m);
   const Eigen::VectorXd wq = Eigen::VectorXd::LinSpaced(m.nq, 1.0, 2.0);
@@ -342,6 +434,11 @@ J jet_loss(const RolloutProblem& p, const HybridParameters& hp, const std::vecto
   }
   for (int i = 0; i < m.nv; ++i) L += 0.3 * qd[i] * qd[i];
   return L + 2.0 * d.X_world[0].r[0];
+}
+template <class J>
+J jet_loss(const RolloutProblem& p, const HybridParameters& hp, const std::vector<J>& x, const Scene& s, int T,
+           int body) {
+  return jet_loss<J>(p, hp, x, s, T, body, s.q0.template cast<J>(), s.qd0.template cast<J>());
 }
 
 TEST(RolloutGradient, EqualsForwardModeJetsOnFourParameters) {

@@ -29,14 +29,20 @@
 // Whatever Model<Rev> / contact fields are to be differentiated must be
 // variables recorded on `tape` BEFORE the call (the "prefix": the tape's
 // content at the start of gradient(), which is kept; every segment rewinds
-// to it) and listed in `parameters`. The driver installs an AbaNode as the
-// reverse stepper's dynamics solver (one external node per ABA call,
-// grad/aba_node.hpp), so aba() is never taped operation by operation, and
-// a KinematicsNode for the kinematics the stepper runs before its force
-// hooks (grad/kinematics_node.hpp).
-// Velocity hooks (impulse contact) are refused: use a force-level contact
-// model (Hunt–Crossley, penalty). parameters/hybrid_rollout.hpp builds both
-// steppers from named parameters and augmentation blueprints.
+// to it) and listed in `parameters`. The driver installs a KinematicsNode
+// for the kinematics the stepper runs before its force hooks
+// (grad/kinematics_node.hpp) and, as the reverse stepper's dynamics solver,
+// an AbaNode (one external node per ABA call, grad/aba_node.hpp), so
+// neither is taped operation by operation.
+// Two cases keep aba<Rev> on the tape instead (exact, at the taped cost of
+// ~35x a double ABA per call, tape.hpp): motor rotors (AbaNode's adjoint has
+// no rotor terms) and velocity hooks (impulse contact), which read the
+// articulated-body factorization aba<Rev> leaves in Data and are then taped
+// too: the projected Gauss–Seidel iterations of the impulse solver are
+// differentiated as the iterated algorithm, as forward-mode Jets would.
+// Velocity hooks must be installed before the driver is built.
+// parameters/hybrid_rollout.hpp builds both steppers from named parameters
+// and augmentation blueprints.
 //
 // The two passes agree to rounding: the replay starts from the double
 // checkpoints, so the gradient is that of the double trajectory.
@@ -50,6 +56,7 @@
 #include <cmath>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -191,7 +198,6 @@ class RolloutGradient {
       : fwd_(forward),
         rev_(reverse),
         tape_(tape),
-        node_(reverse.model()),
         kinematics_node_(reverse.model()),
         loss_data_(reverse.model()) {
     const int nq = forward.model().nq, nv = forward.model().nv;
@@ -213,21 +219,26 @@ class RolloutGradient {
     poses_.assign(static_cast<std::size_t>(reverse.model().num_bodies()), Transform<Rev>());
     carry_q_ = VecX<double>::Zero(nq);
     carry_qd_ = VecX<double>::Zero(nv);
+    bool rotors = false;
+    for (const Joint<Rev>& j : reverse.model().joints) rotors |= j.has_rotor;
+    taped_aba_ = rotors || !reverse.velocity_hooks().empty();
+    if (!taped_aba_) node_.emplace(reverse.model());
     DynamicsSolver<Rev> solver;
     solver.context = this;
-    solver.solve = [](void* self, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q, const VecX<Rev>& qd,
-                      const VecX<Rev>& tau) {
-      RolloutGradient& g = *static_cast<RolloutGradient*>(self);
-      if (g.capture_poses_) {  // the step's first dynamics call: data.X_world is the kinematics of its start
-        g.poses_ = data.X_world;
-        g.capture_poses_ = false;
-      }
-      g.node_.record(g.tape_, model, q, qd, tau, data.f_ext, data.qdd);
-    };
+    if (!taped_aba_)
+      solver.solve = [](void* self, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q,
+                        const VecX<Rev>& qd, const VecX<Rev>& tau) {
+        RolloutGradient& g = *static_cast<RolloutGradient*>(self);
+        g.node_->record(g.tape_, model, q, qd, tau, data.f_ext, data.qdd);
+      };
     solver.kinematics = [](void* self, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q,
                            const VecX<Rev>& qd) {
       RolloutGradient& g = *static_cast<RolloutGradient*>(self);
       g.kinematics_node_.record(g.tape_, model, data, q, qd);
+      if (g.capture_poses_) {  // the step's first dynamics call: the kinematics of its start
+        g.poses_ = data.X_world;
+        g.capture_poses_ = false;
+      }
     };
     rev_.set_dynamics_solver(solver);
   }
@@ -350,7 +361,7 @@ class RolloutGradient {
     out.qd0 = carry_qd_;
     tape_.rewind(prefix);
     stats_.tape_capacity_bytes = tape_.capacity() / detail::kNodesPerBlock * detail::kBlockBytes;
-    stats_.aba_cache_bytes = node_.cache_capacity_bytes();
+    stats_.aba_cache_bytes = node_ ? node_->cache_capacity_bytes() : 0;
     return out.loss;
   }
 
@@ -366,10 +377,12 @@ class RolloutGradient {
     if (!loss.horizon_weight.empty() && static_cast<long>(loss.horizon_weight.size()) != controls.cols())
       throw InvalidArgument("RolloutGradient: " + std::to_string(loss.horizon_weight.size()) +
                             " horizon weights for " + std::to_string(controls.cols()) + " steps");
-    if (!rev_.velocity_hooks().empty() || !fwd_.velocity_hooks().empty())
+    if (rev_.velocity_hooks().size() != fwd_.velocity_hooks().size())
+      throw InvalidArgument("RolloutGradient: the double and Rev steppers have different velocity hooks");
+    if (!rev_.velocity_hooks().empty() && !taped_aba_)
       throw InvalidArgument(
-          "RolloutGradient: velocity hooks (impulse contact) are not differentiated in reverse mode; use a "
-          "force-level contact model (hunt_crossley, penalty)");
+          "RolloutGradient: velocity hooks (impulse contact) were installed after the driver was built; install "
+          "them first");
   }
 
   // The loss terms of the state (q, q̇) after `step` steps; poses: its link
@@ -390,7 +403,8 @@ class RolloutGradient {
   Stepper<double>& fwd_;
   Stepper<Rev>& rev_;
   Tape& tape_;
-  AbaNode node_;
+  std::optional<AbaNode> node_;  // empty: aba<Rev> on the tape (rotors, velocity hooks)
+  bool taped_aba_ = false;
   KinematicsNode kinematics_node_;
   Data<Rev> loss_data_;
   VecX<double> q_, qd_, ud_, carry_q_, carry_qd_;

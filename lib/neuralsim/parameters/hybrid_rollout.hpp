@@ -27,7 +27,11 @@ namespace neuralsim {
 struct RolloutProblem {
   Model<double> model;
   StepOptions step;
-  std::optional<ContactSettings> contact;  // force-level models only
+  // Force-level models, or impulse contact (taped: see rollout_gradient.hpp),
+  // whose projected Gauss–Seidel solve then starts from zero impulses every
+  // step (no warm start: the last step's impulses are state the checkpoints
+  // do not hold, so a replayed segment would start from another guess).
+  std::optional<ContactSettings> contact;
   std::vector<AugmentBlueprint> augment;
   ParameterSet physical;
 };
@@ -50,6 +54,7 @@ class HybridRollout {
         model_r_(p_.model.cast<Rev>()),
         stepper_r_(model_r_, p_.step) {
     if (p_.contact) {
+      if (p_.contact->model == ContactModelType::kImpulse) p_.contact->pgs.warm_start = false;
       contact_d_ = install_contact<double>(*p_.contact, p_.model, stepper_d_);
       contact_r_ = install_contact<Rev>(*p_.contact, p_.model, stepper_r_);
       contact_base_ = contact_d_->parameters();
