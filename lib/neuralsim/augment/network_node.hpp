@@ -11,8 +11,8 @@
 // a workspace of its own (nn::Workspace<double>: the normalized input, every
 // layer's pre-activation and activation, the two gradient buffers), which
 // backward() then reads directly: no second forward pass per call. The
-// workspaces form a stack ordered by tape position and are reused with the
-// tape: a call recorded at a position at or before that of earlier calls
+// workspaces form a stack ordered by tape position (grad/call_slots.hpp) and
+// are reused with the tape: a call recorded at a position at or before that of earlier calls
 // (the tape was rewound or cleared, e.g. the next BPTT segment) releases
 // theirs, so the node holds at most the calls of one recording (n_0 +
 // 2 Σ n_l + 2 max n_l doubles each, 0.5 kB for 4 → 10 → 10 → 3) and stops
@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "neuralsim/grad/call_slots.hpp"
 #include "neuralsim/grad/tape.hpp"
 #include "neuralsim/nn/mlp.hpp"
 
@@ -56,7 +57,7 @@ class NetworkNode final : public ExternalFunction {
   void set_gradient_buffer(double* grad) { grad_ = grad; }
 
   // Calls whose activations are cached, and the workspaces held (capacity).
-  std::size_t cached_calls() const { return n_slots_; }
+  std::size_t cached_calls() const { return slots_.size(); }
   std::size_t cached_workspaces() const { return pool_.size(); }
 
  private:
@@ -64,10 +65,7 @@ class NetworkNode final : public ExternalFunction {
   double* grad_;
   nn::Workspace<double> ws_;             // recomputation of a call whose workspace is gone
   std::vector<nn::Workspace<double>> pool_;  // one per cached call
-  std::vector<std::int64_t> slot_pos_;       // tape position of each cached call
-  std::size_t n_slots_ = 0;
-  const Tape* slot_tape_ = nullptr;
-  std::uint32_t generation_ = 0;
+  CallSlots slots_;
   std::vector<double> x_, y_, y_check_;
 };
 

@@ -43,16 +43,13 @@
 // record): 60 doubles per 1-DoF body, 3.4 kB per swimmer call.
 // Without it vjp() would run aba() again (a third ABA per step in a
 // rollout). The entries form a stack ordered by tape position, reused with
-// the tape: a call recorded at a position at or before that of earlier
-// calls (the tape was rewound or cleared, e.g. the next BPTT segment)
-// releases those calls' entries, so the cache holds at most the calls of
-// one recording and stops growing after the first segment (no allocation
-// per call after warm-up). The entry's index and a generation number travel
-// as the tape's tag of the call; a call whose entry is gone (recorded on
-// another tape since, or whose q̈ differs) falls back to re-running aba()
-// from the recorded inputs and checks that it reproduces the recorded q̈ bit
-// for bit (a std::logic_error otherwise). The tape keeps each call's inputs
-// and outputs (nq + 2nv + 23·bodies + 3 inputs). The node holds a
+// the tape (grad/call_slots.hpp): the cache holds at most the calls of one
+// recording and stops growing after the first segment (no allocation per
+// call after warm-up). A call whose entry is gone (recorded on another tape
+// since, or whose q̈ differs) falls back to re-running aba() from the
+// recorded inputs and checks that it reproduces the recorded q̈ bit for bit
+// (a std::logic_error otherwise). The tape keeps each call's inputs and
+// outputs (nq + 2nv + 6·bodies inputs, + 23·bodies + 3 with parameters). The node holds a
 // workspace: one node per thread, and it must outlive every reverse() of a
 // tape that recorded it.
 //
@@ -71,6 +68,7 @@
 
 #include "neuralsim/dynamics/aba.hpp"
 #include "neuralsim/dynamics/forward_dynamics_vjp.hpp"
+#include "neuralsim/grad/call_slots.hpp"
 #include "neuralsim/grad/model_values.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
 
@@ -149,15 +147,15 @@ class AbaNode final : public ExternalFunction {
     const std::size_t slot = push_slot(tape);
     save(cache_.data() + slot * stride_);
     const int n_in = parameters_variable ? num_inputs() : num_state_inputs();
-    tape.external(*this, x_.data(), n_in, data_.qdd.data(), y_.data(), nv_, tag_of(slot));
+    tape.external(*this, x_.data(), n_in, data_.qdd.data(), y_.data(), nv_, slots_.tag(slot));
     for (int k = 0; k < nv_; ++k) qdd[k] = y_[k];
   }
 
   // Calls whose forward values are cached (entries in use) and the doubles
   // held for them (capacity, kept across segments).
-  std::size_t cached_calls() const { return n_slots_; }
+  std::size_t cached_calls() const { return slots_.size(); }
   std::size_t cache_capacity_bytes() const {
-    return cache_.capacity() * sizeof(double) + slot_pos_.capacity() * sizeof(std::int64_t);
+    return cache_.capacity() * sizeof(double) + slots_.capacity_bytes();
   }
 
   void vjp(const ExternalCall& call, const double* out_adj, double* in_adj) override {
@@ -325,33 +323,18 @@ class AbaNode final : public ExternalFunction {
     }
     load_parameters(c);
   }
-  // The entry for a call about to be recorded on `tape`: entries of calls at
-  // or after its position are dead (the tape was rewound below them), a new
-  // tape starts a new generation. Grows only while warming up.
+  // The cache entry for a call about to be recorded on `tape` (CallSlots);
+  // the cache grows only while warming up.
   std::size_t push_slot(const Tape& tape) {
-    const auto pos = static_cast<std::int64_t>(tape.size());
-    if (&tape != slot_tape_) {
-      slot_tape_ = &tape;
-      n_slots_ = 0;
-      ++generation_;
-    }
-    while (n_slots_ > 0 && slot_pos_[n_slots_ - 1] >= pos) --n_slots_;
-    const std::size_t slot = n_slots_++;
-    if (slot_pos_.size() < n_slots_) {
-      slot_pos_.resize(std::max<std::size_t>(n_slots_, 2 * slot_pos_.size()));
-      cache_.resize(slot_pos_.size() * stride_);
-    }
-    slot_pos_[slot] = pos;
+    const std::size_t slot = slots_.push(tape);
+    if (cache_.size() < slots_.size() * stride_)
+      cache_.resize(std::max(slots_.size(), 2 * (cache_.size() / stride_)) * stride_);
     return slot;
-  }
-  std::int64_t tag_of(std::size_t slot) const {
-    return static_cast<std::int64_t>((static_cast<std::uint64_t>(generation_) << 32) | slot);
   }
   // The entry of a recorded call, nullptr if it is gone.
   const double* cached(const ExternalCall& call) const {
-    const auto t = static_cast<std::uint64_t>(call.tag);
-    const std::size_t slot = t & 0xffffffffu;
-    if ((t >> 32) != (generation_ & 0xffffffffu) || slot >= n_slots_) return nullptr;
+    const std::size_t slot = slots_.find(call.tag);
+    if (slot == CallSlots::kGone) return nullptr;
     const double* c = cache_.data() + slot * stride_;
     if (std::memcmp(c, call.y, static_cast<std::size_t>(nv_) * sizeof(double)) != 0) return nullptr;
     return c;
@@ -366,13 +349,10 @@ class AbaNode final : public ExternalFunction {
   std::vector<double> xv_;
   std::vector<Rev> y_;
   VecX<double> qdd_;  // q̈ of the call being reversed
-  // Forward cache: entry k at cache_[k·stride_], recorded at tape position slot_pos_[k].
+  // Forward cache: entry k at cache_[k·stride_].
   std::size_t stride_ = 0;
   std::vector<double> cache_;
-  std::vector<std::int64_t> slot_pos_;
-  std::size_t n_slots_ = 0;
-  const Tape* slot_tape_ = nullptr;
-  std::uint32_t generation_ = 0;
+  CallSlots slots_;
 };
 
 }  // namespace neuralsim
