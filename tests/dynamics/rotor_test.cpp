@@ -31,6 +31,7 @@
 #include "neuralsim/step/simulate.hpp"
 #include "neuralsim/step/stepper.hpp"
 #include "support/algorithms_agree.hpp"
+#include "support/fit_support.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -343,41 +344,25 @@ TEST(Rotor, SimidRecoversRotorInertiasAndGearRatio) {
   StepOptions step;
   step.integrator = Integrator::kRK4;
   step.dt = 0.01;
-  std::vector<Trajectory> data;
-  for (int k = 0; k < 2; ++k) {
-    Stepper<double> stepper(truth, step);
-    Sinusoid s;
-    s.offset = s.phase = Eigen::VectorXd::Zero(2);
-    s.amplitude = Eigen::Vector2d(3.0 + k, 0.8 - 0.3 * k);
-    s.frequency_hz = Eigen::Vector2d(0.5 + 0.2 * k, 0.9 - 0.1 * k);
-    SinusoidControl<double> control(s);
-    const Eigen::VectorXd q0 = Eigen::Vector2d(0.3 - 0.5 * k, 0.2), qd0 = Eigen::VectorXd::Zero(2);
-    data.push_back(simulate(stepper, q0, qd0, control, 300, [] { return false; }));
-    data.back().name = std::to_string(k);
-  }
+  std::vector<testing::SinusoidRun> runs;
+  for (int k = 0; k < 2; ++k)
+    runs.push_back({Eigen::Vector2d(0.3 - 0.5 * k, 0.2), Eigen::Vector2d(3.0 + k, 0.8 - 0.3 * k),
+                    Eigen::Vector2d(0.5 + 0.2 * k, 0.9 - 0.1 * k)});
+  const std::vector<Trajectory> data = testing::record_sinusoids(truth, step, runs, 300);
   Model<double> start = truth;
   set_parameter(start, resolve_parameter(start, "joint.shoulder.rotor.inertia"), 0.02);
   set_parameter(start, resolve_parameter(start, "joint.elbow.rotor.inertia"), 0.005);
   set_parameter(start, resolve_parameter(start, "joint.elbow.gear_ratio"), 4.0);
-  const ParameterSet params = read_parameter_set(
-      Config::parse("p: [{name: joint.shoulder.rotor.inertia, initial: 0.02, bounds: [0, 1]},"
-                    " {name: joint.elbow.rotor.inertia, initial: 0.005, bounds: [0, 1]},"
-                    " {name: joint.elbow.gear_ratio, initial: 4.0, bounds: [1, 20]}]",
-                    "test.yaml"),
-      "p", start);
-  std::vector<const Trajectory*> train;
-  for (const auto& t : data) train.push_back(&t);
-  ResidualContext ctx{&start, &params, step, ObservationSpec{}};
-  ProblemOptions po;
-  po.window = 100;
-  EstimationProblem problem(ctx, train, po);
-  SolverOptions so;
-  so.max_iterations = 100;
-  const LocalResult r = problem.solve(params.initial_variables(), so);
-  ASSERT_TRUE(r.usable) << r.report;
-  EXPECT_NEAR(params.physical<double>(0, r.x[0]), ir1, 1e-5 * ir1) << r.report;
-  EXPECT_NEAR(params.physical<double>(1, r.x[1]), ir2, 1e-5 * ir2) << r.report;
-  EXPECT_NEAR(params.physical<double>(2, r.x[2]), gr2, 1e-5 * gr2) << r.report;
+  const testing::SingleShootingFit fit =
+      testing::fit_single_shooting(start,
+                                   "[{name: joint.shoulder.rotor.inertia, initial: 0.02, bounds: [0, 1]},"
+                                   " {name: joint.elbow.rotor.inertia, initial: 0.005, bounds: [0, 1]},"
+                                   " {name: joint.elbow.gear_ratio, initial: 4.0, bounds: [1, 20]}]",
+                                   data, step, 100);
+  ASSERT_TRUE(fit.result.usable) << fit.result.report;
+  EXPECT_NEAR(fit.value(0), ir1, 1e-5 * ir1) << fit.result.report;
+  EXPECT_NEAR(fit.value(1), ir2, 1e-5 * ir2) << fit.result.report;
+  EXPECT_NEAR(fit.value(2), gr2, 1e-5 * gr2) << fit.result.report;
 }
 
 const char* kGearedArmYaml = R"(

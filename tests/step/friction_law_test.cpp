@@ -21,6 +21,7 @@
 #include "neuralsim/step/passive_forces.hpp"
 #include "neuralsim/step/simulate.hpp"
 #include "neuralsim/step/stepper.hpp"
+#include "support/fit_support.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -366,39 +367,22 @@ TEST(FrictionLaw, SimidRecoversStribeckParameters) {
   StepOptions step;
   step.integrator = Integrator::kRK4;
   step.dt = 0.01;
-  std::vector<Trajectory> data;
-  for (int k = 0; k < 2; ++k) {
-    Stepper<double> stepper(truth, step);
-    Sinusoid s;
-    s.offset = s.phase = Eigen::VectorXd::Zero(1);
-    s.amplitude = Eigen::VectorXd::Constant(1, 2.0 + k);
-    s.frequency_hz = Eigen::VectorXd::Constant(1, 0.4 + 0.3 * k);
-    SinusoidControl<double> control(s);
-    Eigen::VectorXd q0 = Eigen::VectorXd::Constant(1, 0.3 - 0.5 * k), qd0 = Eigen::VectorXd::Zero(1);
-    data.push_back(simulate(stepper, q0, qd0, control, 300, [] { return false; }));
-    data.back().name = std::to_string(k);
-  }
+  std::vector<testing::SinusoidRun> runs;
+  for (int k = 0; k < 2; ++k)
+    runs.push_back({Eigen::VectorXd::Constant(1, 0.3 - 0.5 * k), Eigen::VectorXd::Constant(1, 2.0 + k),
+                    Eigen::VectorXd::Constant(1, 0.4 + 0.3 * k)});
+  const std::vector<Trajectory> data = testing::record_sinusoids(truth, step, runs, 300);
   Model<double> start = truth;
   set_parameter(start, resolve_parameter(start, "joint.joint1.friction_static"), 0.4);
   set_parameter(start, resolve_parameter(start, "joint.joint1.stribeck_velocity"), 0.3);
-  const ParameterSet params = read_parameter_set(
-      Config::parse("p: [{name: joint.joint1.friction_static, initial: 0.4, bounds: [0, 5]},"
-                    " {name: joint.joint1.stribeck_velocity, initial: 0.3, bounds: [0.01, 5]}]",
-                    "test.yaml"),
-      "p", start);
-  std::vector<const Trajectory*> train;
-  for (const auto& t : data) train.push_back(&t);
-  ResidualContext ctx{&start, &params, step, ObservationSpec{}};
-  ProblemOptions po;
-  po.window = 100;
-  EstimationProblem problem(ctx, train, po);
-  SolverOptions so;
-  so.max_iterations = 50;
-  const LocalResult r = problem.solve(params.initial_variables(), so);
-  ASSERT_TRUE(r.usable) << r.report;
-  const double fs_hat = params.physical<double>(0, r.x[0]), vst_hat = params.physical<double>(1, r.x[1]);
-  EXPECT_NEAR(fs_hat, fs, 1e-4 * fs) << r.report;
-  EXPECT_NEAR(vst_hat, vst, 1e-4 * vst) << r.report;
+  const testing::SingleShootingFit fit =
+      testing::fit_single_shooting(start,
+                                   "[{name: joint.joint1.friction_static, initial: 0.4, bounds: [0, 5]},"
+                                   " {name: joint.joint1.stribeck_velocity, initial: 0.3, bounds: [0.01, 5]}]",
+                                   data, step, 50);
+  ASSERT_TRUE(fit.result.usable) << fit.result.report;
+  EXPECT_NEAR(fit.value(0), fs, 1e-4 * fs) << fit.result.report;
+  EXPECT_NEAR(fit.value(1), vst, 1e-4 * vst) << fit.result.report;
 }
 
 }  // namespace
