@@ -36,7 +36,8 @@
 //    with k = ceil(√T) and, for comparison, without checkpointing (k = T).
 //
 // 4. Tape nodes per swimmer step by phase (passive forces + τ + the
-//    stepper's forward kinematics, the augmentation hook, the ABA node, the
+//    stepper's forward kinematics as the driver records them, one
+//    KinematicsNode of 30 outputs per body, the augmentation hook, the ABA node, the
 //    integrator, the loss terms), and the external calls per step.
 // 5. --profile=gradient:W:N or --profile=forward:W:N runs N swimmer
 //    gradients (or forward rollouts) of width index W after one warm-up and
@@ -384,6 +385,7 @@ void tape_breakdown(int width_index) {
   auto aug = install_augmentation<Rev>(s.problem.augment, md, st);
   aug->set_tape(&tape);
   AbaNode node(m);
+  KinematicsNode kinematics(m);
   std::size_t mark = 0, passive_fk = 0, hook = 0, dyn = 0, integ = 0, loss_nodes = 0, loss_own = 0;
   auto& hooks = st.hooks();
   hooks.insert(hooks.begin(), [&](const Model<Rev>&, Data<Rev>&, const VecX<Rev>&, const VecX<Rev>&, double) {
@@ -397,9 +399,10 @@ void tape_breakdown(int width_index) {
   struct Ctx {
     Tape* tape;
     AbaNode* node;
+    KinematicsNode* kinematics;
     std::size_t* mark;
     std::size_t* dyn;
-  } ctx{&tape, &node, &mark, &dyn};
+  } ctx{&tape, &node, &kinematics, &mark, &dyn};
   DynamicsSolver<Rev> solver;
   solver.context = &ctx;
   solver.solve = [](void* c, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q, const VecX<Rev>& qd,
@@ -408,6 +411,11 @@ void tape_breakdown(int width_index) {
     x.node->record(*x.tape, model, q, qd, tau, data.f_ext, data.qdd);
     *x.dyn += x.tape->size() - *x.mark;
     *x.mark = x.tape->size();
+  };
+  solver.kinematics = [](void* c, const Model<Rev>& model, Data<Rev>& data, const VecX<Rev>& q,
+                         const VecX<Rev>& qd) {  // as RolloutGradient installs it
+    Ctx& x = *static_cast<Ctx*>(c);
+    x.kinematics->record(*x.tape, model, data, q, qd);
   };
   st.set_dynamics_solver(solver);
   VecX<Rev> q(md.nq), qd(md.nv), u(md.nv);
