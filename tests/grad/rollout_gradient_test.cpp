@@ -251,30 +251,37 @@ TEST(RolloutGradient, MatchesFiniteDifferencesForPhysicalParameters) {
   }
 }
 
-// A floating base on four Hunt–Crossley toe contacts: Laikago standing at
-// its static depth, 40 steps, joint torques as controls.
-TEST(RolloutGradient, MatchesFiniteDifferencesOnLaikagoWithHuntCrossley) {
-  const std::string cfg_path = testing::source_path("configs/rollout_laikago_standing.yaml");
-  if (!std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")))
-    GTEST_SKIP() << "shared Laikago model not found";
-  const Experiment e = load_experiment(Config::load(cfg_path, {"contact.model=hunt_crossley"}));
+// Laikago standing on its four toes (configs/rollout_laikago_standing.yaml)
+// `depth` into the ground, a small base velocity, sinusoidal joint torques.
+Scene laikago_standing_scene(const std::string& contact_model, double depth) {
+  const Experiment e = load_experiment(Config::load(testing::source_path("configs/rollout_laikago_standing.yaml"),
+                                                    {"contact.model=" + contact_model}));
   Scene s;
   s.name = "laikago";
   s.model = e.model;
   s.contact = e.contact;
-  // Softer than the config's 1e7 (whose rollouts are too stiff for finite
-  // differences to resolve at 1e-6): k δ^1.5 = mg / 4 at δ ≈ 7 mm.
-  s.contact->parameters.stiffness = 1e5;
-  s.contact->parameters.damping = 1e3;
   s.step = e.step;
   s.q0 = Eigen::VectorXd::Zero(19);
-  s.q0 << 0, 0, 0.356162 - 7e-3, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
+  s.q0 << 0, 0, 0.356162 - depth, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
   s.qd0 = Eigen::VectorXd::Zero(18);
   s.qd0.head(6) << 0.02, -0.01, 0.0, 0.01, 0.005, -0.01;
   s.amplitude = Eigen::VectorXd::Zero(18);
   s.amplitude.tail(12).setConstant(0.5);
   s.frequency = Eigen::VectorXd::Constant(18, 3.0);
   s.phase = Eigen::VectorXd::LinSpaced(18, 0.0, 3.0);
+  return s;
+}
+
+// A floating base on four Hunt–Crossley toe contacts: Laikago standing at
+// its static depth, 40 steps, joint torques as controls.
+TEST(RolloutGradient, MatchesFiniteDifferencesOnLaikagoWithHuntCrossley) {
+  if (!std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")))
+    GTEST_SKIP() << "shared Laikago model not found";
+  Scene s = laikago_standing_scene("hunt_crossley", 7e-3);
+  // Softer than the config's 1e7 (whose rollouts are too stiff for finite
+  // differences to resolve at 1e-6): k δ^1.5 = mg / 4 at δ ≈ 7 mm.
+  s.contact->parameters.stiffness = 1e5;
+  s.contact->parameters.damping = 1e3;
   const std::vector<std::string> names = {"link.chassis.mass", "contact.stiffness", "contact.damping",
                                           "contact.friction", "joint." + s.model.joints[2].name + ".damping"};
   // Steps: parameters 1e-4 (relative), state 1e-6, torques 1e-2 N·m (the
@@ -309,25 +316,11 @@ TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
   expect_matches_finite_differences(
       {"box impulse + force net [euler]", box, problem_of(box, {push}, names), 60, 0, 1e-3, 1e-6});
 
-  const std::string cfg_path = testing::source_path("configs/rollout_laikago_standing.yaml");
   if (!std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")))
     GTEST_SKIP() << "shared Laikago model not found";
-  const Experiment e = load_experiment(Config::load(cfg_path, {"contact.model=impulse"}));
-  Scene s;
-  s.name = "laikago";
-  s.model = e.model;
-  s.contact = e.contact;
+  Scene s = laikago_standing_scene("impulse", 1e-4);
   s.contact->pgs.tolerance = 0;
   s.contact->pgs.max_iterations = 30;
-  s.step = e.step;
-  s.q0 = Eigen::VectorXd::Zero(19);
-  s.q0 << 0, 0, 0.356162 - 1e-4, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
-  s.qd0 = Eigen::VectorXd::Zero(18);
-  s.qd0.head(6) << 0.02, -0.01, 0.0, 0.01, 0.005, -0.01;
-  s.amplitude = Eigen::VectorXd::Zero(18);
-  s.amplitude.tail(12).setConstant(0.5);
-  s.frequency = Eigen::VectorXd::Constant(18, 3.0);
-  s.phase = Eigen::VectorXd::LinSpaced(18, 0.0, 3.0);
   // Four toes sticking: finite differences of the state and the torques
   // lose digits to the stiff contact (4e-6 at best); forward-mode Jets give
   // the derivative of the same iterations exactly.
