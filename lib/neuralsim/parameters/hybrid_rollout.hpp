@@ -1,7 +1,7 @@
 // Gradients of a trajectory loss through a whole rollout w.r.t. named
 // physical parameters and network weights together (the HybridParameters
 // vector), the initial state and the controls: builds the double and Rev
-// systems of grad/rollout_gradient.hpp (model, force-level contact,
+// systems of grad/rollout_gradient.hpp (model, contact of any model,
 // augmentations) from one description and runs its checkpointed reverse
 // mode. The physical variables are recorded on the tape first (the prefix
 // every segment rewinds to), with their transformations and scales, so
