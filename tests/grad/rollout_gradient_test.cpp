@@ -351,6 +351,35 @@ TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
               worst);
 }
 
+// A hook with state across steps (the PGS warm start, which HybridRollout
+// turns off) makes a replayed segment leave the double trajectory: the
+// driver refuses rather than return the gradient of another trajectory.
+TEST(RolloutGradient, RefusesAReplayThatLeavesTheRollout) {
+  const Scene box = testing::box_scene();
+  ContactSettings cs = *box.contact;
+  cs.model = ContactModelType::kImpulse;
+  cs.pgs.warm_start = true;
+  cs.pgs.max_iterations = 5;  // not converged: the warm start changes the result
+  Stepper<double> fwd(box.model, box.step);
+  const Model<Rev> mr = box.model.cast<Rev>();
+  Stepper<Rev> rev(mr, box.step);
+  auto cd = install_contact<double>(cs, box.model, fwd);
+  auto cr = install_contact<Rev>(cs, box.model, rev);
+  Tape tape;
+  RolloutGradient driver(fwd, rev, tape);
+  const int T = 60;
+  RolloutGradientResult out;
+  EXPECT_THROW(driver.gradient(box.q0, box.qd0, controls_of(box, T), loss_of(box, T, 0), out), NumericalError);
+  cs.pgs.warm_start = false;  // as HybridRollout runs it
+  Stepper<double> fwd2(box.model, box.step);
+  Stepper<Rev> rev2(mr, box.step);
+  auto cd2 = install_contact<double>(cs, box.model, fwd2);
+  auto cr2 = install_contact<Rev>(cs, box.model, rev2);
+  Tape tape2;
+  RolloutGradient driver2(fwd2, rev2, tape2);
+  EXPECT_NO_THROW(driver2.gradient(box.q0, box.qd0, controls_of(box, T), loss_of(box, T, 0), out));
+}
+
 // Motor rotors (aba<Rev> on the tape: the AbaNode's adjoint has no rotor
 // terms): the geared two-link arm, its rotor inertias and gear ratios.
 TEST(RolloutGradient, MatchesFiniteDifferencesWithMotorRotors) {
@@ -366,8 +395,9 @@ TEST(RolloutGradient, MatchesFiniteDifferencesWithMotorRotors) {
   const std::vector<std::string> names = {"joint.shoulder.rotor.inertia", "joint.elbow.rotor.inertia",
                                           "joint.elbow.gear_ratio", "link.link2.mass", "joint.elbow.damping"};
   for (Integrator integ : {Integrator::kSemiImplicitEuler, Integrator::kRK4})
-    expect_matches_finite_differences({std::string("geared arm rotors") + (integ == Integrator::kRK4 ? " [rk4]" : " [euler]"),
-                                       arm, problem_of(arm, {}, names, integ), 60, 1});
+    expect_matches_finite_differences(
+        {std::string("geared arm rotors") + (integ == Integrator::kRK4 ? " [rk4]" : " [euler]"), arm,
+         problem_of(arm, {}, names, integ), 60, 1});
 }
 
 // Initial velocities as named parameters (initial.qd.*) and the checkpoint

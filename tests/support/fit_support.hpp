@@ -30,7 +30,8 @@ inline std::vector<Trajectory> record_sinusoids(const Model<double>& truth, cons
     s.amplitude = runs[k].amplitude;
     s.frequency_hz = runs[k].frequency_hz;
     SinusoidControl<double> control(s);
-    data.push_back(simulate(stepper, runs[k].q0, Eigen::VectorXd::Zero(truth.nv), control, steps, [] { return false; }));
+    const Eigen::VectorXd qd0 = Eigen::VectorXd::Zero(truth.nv);
+    data.push_back(simulate(stepper, runs[k].q0, qd0, control, steps, [] { return false; }));
     data.back().name = std::to_string(k);
   }
   return data;

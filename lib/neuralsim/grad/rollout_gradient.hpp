@@ -40,7 +40,11 @@
 // articulated-body factorization aba<Rev> leaves in Data and are then taped
 // too: the projected Gauss–Seidel iterations of the impulse solver are
 // differentiated as the iterated algorithm, as forward-mode Jets would.
-// Velocity hooks must be installed before the driver is built.
+// Velocity hooks must be installed before the driver is built, and no hook
+// may carry state from one step to the next (the impulse solver's PGS warm
+// start does: HybridRollout turns it off): a replayed segment starts from
+// its checkpoint alone. The driver checks this where it can: each replayed
+// segment must end at the next segment's checkpoint, else NumericalError.
 // parameters/hybrid_rollout.hpp builds both steppers from named parameters
 // and augmentation blueprints.
 //
@@ -343,6 +347,7 @@ class RolloutGradient {
         }
       }
       if (reuse_poses && last > first) L += loss_terms(loss, last, T, t0 + last * dt, qr_, qdr_, nullptr);
+      if (s + 1 < segments) check_replay(s, ckpt_.data() + static_cast<std::size_t>(s + 1) * (nq + nv));
       out.loss += L.value();
       tape_.seed(L, 1.0);
       for (int i = 0; i < nq; ++i) tape_.seed(qr_[i], carry_q_[i]);
@@ -383,6 +388,23 @@ class RolloutGradient {
       throw InvalidArgument(
           "RolloutGradient: velocity hooks (impulse contact) were installed after the driver was built; install "
           "them first");
+  }
+
+  // The Rev replay of segment s must end where the double rollout did (the
+  // next checkpoint c), to rounding: otherwise the gradient would be that of
+  // another trajectory (a hook with state across steps, or one that differs
+  // between the double and Rev systems).
+  void check_replay(int s, const double* c) const {
+    const int nq = static_cast<int>(qr_.size());
+    for (int i = 0; i < nq + static_cast<int>(qdr_.size()); ++i) {
+      const double replay = i < nq ? qr_[i].value() : qdr_[i - nq].value(), rollout = c[i];
+      if (!(std::abs(replay - rollout) <= 1e-8 * (1.0 + std::abs(rollout))))
+        throw NumericalError("RolloutGradient: the replay of segment " + std::to_string(s) + " ends at " +
+                             std::to_string(replay) + " where the rollout had " + std::to_string(rollout) +
+                             " (state coordinate " + std::to_string(i) +
+                             "): a hook carries state between steps (e.g. PGS warm start) or differs between the "
+                             "double and Rev systems");
+    }
   }
 
   // The loss terms of the state (q, q̇) after `step` steps; poses: its link
