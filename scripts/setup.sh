@@ -11,8 +11,10 @@ shift || true
 
 packages=(build-essential cmake ninja-build ccache pkg-config git
   libeigen3-dev libceres-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
-  libtbb-dev libspdlog-dev libhdf5-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libtbb-dev libspdlog-dev libhdf5-dev libgtest-dev libgmock-dev
   liburdfdom-dev libtinyxml-dev coinor-libipopt-dev python3-h5py python3-matplotlib)
+# Google Benchmark only for the benchmarks (the test command turns them off).
+[[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_BENCH=OFF "* ]] || packages+=(libbenchmark-dev)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -23,8 +25,14 @@ if ((${#missing[@]})); then
   sudo_cmd=()
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
   export DEBIAN_FRONTEND=noninteractive
-  "${sudo_cmd[@]}" apt-get update -qq
-  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Without fsync per file (dpkg --force-unsafe-io): a third faster on a
+  # fresh machine. The package lists are refreshed only if they are missing
+  # or stale (the first attempt fails).
+  install=("${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io)
+  if ! "${install[@]}" "${missing[@]}" >/dev/null 2>&1; then
+    "${sudo_cmd[@]}" apt-get update -qq
+    "${install[@]}" "${missing[@]}" >/dev/null
+  fi
 fi
 
 # ccache keeps rebuilds cheap; its default cache lives in ~/.cache/ccache.

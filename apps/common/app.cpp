@@ -198,7 +198,9 @@ void request_interrupt() {
 
 const std::atomic<bool>* interrupt_flag() { return &g_interrupted; }
 
-void add_common_options(CLI::App& app, AppOptions& opts) {
+CommandLine::CommandLine(const std::string& description, AppOptions& opts, const std::string& name)
+    : app_(std::make_unique<CLI::App>(description, name)), opts_(opts) {
+  CLI::App& app = *app_;
   replace_app_placeholder(opts.out, base_name(app.get_name()));
   app.add_option("--config", opts.config, "YAML run configuration")
       ->required()
@@ -242,12 +244,23 @@ void add_common_options(CLI::App& app, AppOptions& opts) {
   app.set_version_flag("--version", "neuralsim " + version_string());
 }
 
+CommandLine::~CommandLine() = default;
+
+void CommandLine::add_existing_file(const std::string& flag, std::string& value, const std::string& help) {
+  app_->add_option(flag, value, help)->check(CLI::ExistingFile);
+}
+
+void CommandLine::add_flag(const std::string& flag, bool& value, const std::string& help) {
+  app_->add_flag(flag, value, help);
+}
+
 bool plots_wanted(const Config& config, const AppOptions& opts) {
   return config.has("output.plot") ? config.get<bool>("output.plot") : opts.verbosity >= 0;
 }
 
-int run_app(int argc, char** argv, CLI::App& app, AppOptions& opts,
-            std::function<int(const AppOptions&)> body) {
+int run_app(int argc, char** argv, CommandLine& command_line, std::function<int(const AppOptions&)> body) {
+  CLI::App& app = *command_line.app_;
+  AppOptions& opts = command_line.opts_;
   opts.argv.assign(argv, argv + argc);
   try {
     app.parse(argc, argv);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -24,8 +25,8 @@
 #include "common/output_dir.hpp"
 #include "neuralsim/io/config.hpp"
 
-// main.cpp files include <CLI/CLI.hpp> to add their own options; the jobs
-// and the library never see CLI11.
+// Only app.cpp sees CLI11: the command line is built through CommandLine
+// (CLI11 costs about 5 s of compile time in every unit that includes it).
 namespace CLI {
 class App;
 }  // namespace CLI
@@ -65,9 +66,27 @@ const std::atomic<bool>* interrupt_flag();
 // run) would cost more than a small fit itself.
 bool plots_wanted(const Config& config, const AppOptions& opts);
 
-// Adds --config (required, must exist), --out, --set, --seed, --threads,
-// -v/--verbose, -q/--quiet and --version, storing the values in `opts`.
-void add_common_options(CLI::App& app, AppOptions& opts);
+// A tool's command line: the common options --config (required, must
+// exist), --out, --force, --set, --seed, --threads, -v/--verbose,
+// -q/--quiet and --version, stored in `opts`, plus the tool's own.
+class CommandLine {
+ public:
+  // `name` is the tool's name in messages; empty = the name it was run by.
+  CommandLine(const std::string& description, AppOptions& opts, const std::string& name = "");
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  // --flag FILE, where FILE must exist.
+  void add_existing_file(const std::string& flag, std::string& value, const std::string& help);
+  void add_flag(const std::string& flag, bool& value, const std::string& help);
+
+ private:
+  friend int run_app(int, char**, CommandLine&, std::function<int(const AppOptions&)>);
+
+  std::unique_ptr<CLI::App> app_;
+  AppOptions& opts_;
+};
 
 // Parses the command line, configures logging, installs the interrupt
 // handler, caps TBB parallelism to --threads while `body` runs, and maps
@@ -75,8 +94,7 @@ void add_common_options(CLI::App& app, AppOptions& opts);
 // ConfigError and ModelError -> 2, DataError -> 3, NumericalError -> 4, any
 // other exception -> 1, "internal error: ..."). --help / --version return
 // 0; command-line errors return 2.
-int run_app(int argc, char** argv, CLI::App& app, AppOptions& opts,
-            std::function<int(const AppOptions&)> body);
+int run_app(int argc, char** argv, CommandLine& command_line, std::function<int(const AppOptions&)> body);
 
 // "label: 37% (370/1000) elapsed 1.2s ETA 2.0s"
 std::string format_progress(const std::string& label, long long done, long long total,

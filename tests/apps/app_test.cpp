@@ -1,6 +1,5 @@
 #include "common/app.hpp"
 
-#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -45,10 +44,9 @@ class AppTest : public ::testing::Test {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    CLI::App app{"test app", "testapp"};
     opts_ = AppOptions{};
-    add_common_options(app, opts_);
-    return run_app(static_cast<int>(args.size()), argv.data(), app, opts_, body);
+    CommandLine command_line("test app", opts_, "testapp");
+    return run_app(static_cast<int>(args.size()), argv.data(), command_line, body);
   }
 
   // Runs a body that throws `e` and returns {exit code, stderr}.

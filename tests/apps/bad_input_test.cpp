@@ -51,6 +51,8 @@ struct Case {
   std::function<void(const std::string& dir)> prepare = nullptr;  // files the case needs
   bool out_may_exist = false;             // --out existed before (reuse cases)
 };
+// gtest prints a parameter in each test's name; without this, every byte.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 std::string expand(std::string s, const std::string& dir) {
   for (size_t p = s.find("{dir}"); p != std::string::npos; p = s.find("{dir}")) s.replace(p, 5, dir);

@@ -181,7 +181,17 @@ TEST(DistillMpcApp, BadInputGetsOneLineAndItsExitCode) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_FALSE(std::filesystem::exists(out + "/summary.json"));
   }
-  // The quadruped: refused before anything is simulated.
+}
+
+// The quadruped (the shared Laikago model): refused before anything is simulated.
+TEST(DistillMpcApp, QuadrupedBadInputGetsOneLineAndItsExitCode) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago");
+  const std::string dir = testing::fresh_dir("distill_bad_quadruped");
+  struct Case {
+    std::string args;
+    int code;
+    std::vector<std::string> parts;
+  };
   NamedNetwork small{"mpc_forces", nn::Mlp(7, std::vector<nn::Index>{}, 12, nn::Activation::kTanh), {}, {}};
   write_networks(dir + "/small.h5", {small});
   const std::string laikago = testing::app_path("distill-mpc") + " --config configs/distill_laikago.yaml -q ";

@@ -227,6 +227,7 @@ struct WindowBadCase {
   const char* sets;
   const char* key;
 };
+void PrintTo(const WindowBadCase& c, std::ostream* os) { *os << c.name; }
 
 class RolloutBadWindows : public ::testing::TestWithParam<WindowBadCase> {};
 

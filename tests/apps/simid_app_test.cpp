@@ -185,12 +185,17 @@ struct SimidBadCase {
   std::string args;
   int exit_code;
   std::string message;
+  const char* needs_shared = nullptr;  // a path under ../shared the case reads
 };
+void PrintTo(const SimidBadCase& c, std::ostream* os) { *os << c.name; }
 
 class SimidBadInput : public ::testing::TestWithParam<SimidBadCase> {};
 
 TEST_P(SimidBadInput, ExitsWithCodeAndMessageAndWritesNothing) {
   const SimidBadCase& c = GetParam();
+  if (c.needs_shared) {
+    NEURALSIM_SKIP_WITHOUT_SHARED(c.needs_shared);
+  }
   const std::string out = fresh_dir(std::string("simid_bad_") + c.name);
   const auto r = run_command(simid() + c.args + " --out " + out + "/run");
   EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
@@ -225,7 +230,7 @@ INSTANTIATE_TEST_SUITE_P(
                      " --set model.file=configs/models/pendulum.yaml --set data.train=configs/import/multiarm_single_validation.yaml"
                      " --set 'estimate.parameters=[{name: link.link1.length}]' --set 'estimate.ground_truth={}'"
                      " --set estimate.residual.type=inverse_dynamics",
-                 3, "/tau"},
+                 3, "/tau", "real-data/multiarm-pendulum"},
         SimidBadCase{"missing_data", std::string(kLengthsConfig) + " --set data.train=datasets/no_such_file.h5", 3,
                  "no_such_file.h5"}),
     [](const ::testing::TestParamInfo<SimidBadCase>& i) { return std::string(i.param.name); });

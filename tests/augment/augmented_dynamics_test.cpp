@@ -22,6 +22,7 @@
 #include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/parameters/hybrid_parameters.hpp"
 #include "support/allocation_counter.hpp"
+#include "support/dense_reference.hpp"
 
 namespace neuralsim {
 namespace {
@@ -119,7 +120,7 @@ nn::Mlp fit_viscous_law(double b, double v_max, double* max_error) {
     A(k, H) = 1.0;
     y[k] = -b * v;
   }
-  const Eigen::VectorXd c = A.colPivHouseholderQr().solve(y);
+  const Eigen::VectorXd c = testing::least_squares(A, y);
   for (int i = 0; i < H; ++i) w[net.weight_offset(1) + i] = c[i];
   w[net.bias_offset(1)] = c[H];
   net.set_parameters(w.data());

@@ -196,6 +196,9 @@ struct Case {
   int n, n_eq, n_in;
   bool bounds;
 };
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << "seed " << c.seed << " n " << c.n << " eq " << c.n_eq << " in " << c.n_in << (c.bounds ? " bounds" : "");
+}
 
 class QpIpoptOracle : public ::testing::TestWithParam<Case> {};
 

@@ -18,6 +18,7 @@
 #include "neuralsim/control/qp_solver.hpp"
 #include "support/allocation_counter.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "support/dense_reference.hpp"
 
 namespace neuralsim {
 namespace {
@@ -177,9 +178,9 @@ TEST(QpSolverClosedForm, Unconstrained) {
   Qp qp = random_qp(1, 8, 0, 0, false);
   auto s = make_solver(qp);
   ASSERT_EQ(s->solve(), QpStatus::kOptimal);
-  const VectorXd x = -qp.H.ldlt().solve(qp.g);  // ∇f = Hx + g = 0
+  const VectorXd x = -testing::spd_solve(qp.H, qp.g);  // ∇f = Hx + g = 0
   EXPECT_LE((s->result().x - x).lpNorm<Eigen::Infinity>(), 1e-12);
-  EXPECT_NEAR(s->result().objective, -0.5 * qp.g.dot(qp.H.ldlt().solve(qp.g)), 1e-12);
+  EXPECT_NEAR(s->result().objective, -0.5 * qp.g.dot(testing::spd_solve(qp.H, qp.g).col(0)), 1e-12);
   EXPECT_EQ(s->result().num_active, 0);
   EXPECT_EQ(s->result().iterations, 0);
 }
@@ -195,7 +196,7 @@ TEST(QpSolverClosedForm, EqualityOnlyMatchesKktSystem) {
   K.bottomLeftCorner(m, n) = qp.A;
   VectorXd rhs(n + m);
   rhs << -qp.g, qp.b;
-  const VectorXd sol = K.partialPivLu().solve(rhs);
+  const VectorXd sol = testing::lu_solve(K, rhs);
   auto s = make_solver(qp);
   ASSERT_EQ(s->solve(), QpStatus::kOptimal);
   EXPECT_LE((s->result().x - sol.head(n)).lpNorm<Eigen::Infinity>(), 1e-11);
@@ -281,6 +282,9 @@ struct Size {
   int n, n_eq, n_in;
   bool bounds;
 };
+void PrintTo(const Size& c, std::ostream* os) {
+  *os << "n " << c.n << " eq " << c.n_eq << " in " << c.n_in << (c.bounds ? " bounds" : "");
+}
 
 class QpSolverRandom : public ::testing::TestWithParam<Size> {};
 
@@ -355,8 +359,7 @@ TEST(QpSolverRandom, IllConditionedHessian) {
   const int n = 60;
   std::mt19937 rng(7);
   Qp qp = random_qp(7, n, 3, 120, true);
-  Eigen::HouseholderQR<MatrixXd> qr(randn(rng, n, n));
-  const MatrixXd Q = qr.householderQ();
+  const MatrixXd Q = testing::orthogonal_factor(randn(rng, n, n));
   VectorXd ev(n);
   for (int i = 0; i < n; ++i) ev[i] = std::pow(10.0, 8.0 * i / (n - 1) - 4);  // 1e-4 .. 1e4
   qp.H = Q * ev.asDiagonal() * Q.transpose();
@@ -539,8 +542,7 @@ TEST(QpSolverDegenerate, IllConditionedVertexIsNotReportedInfeasible) {
     std::uniform_real_distribution<double> U(0, 1);
     const int n = 12 + static_cast<int>(seed % 20), m = 2 * n;
     Qp qp = random_qp(seed + 400, n, static_cast<int>(seed % 3), m, false);
-    Eigen::HouseholderQR<MatrixXd> qr(randn(rng, n, n));
-    const MatrixXd Q = qr.householderQ();
+    const MatrixXd Q = testing::orthogonal_factor(randn(rng, n, n));
     VectorXd ev(n);
     for (int i = 0; i < n; ++i) ev[i] = std::pow(10.0, -7 * U(rng));
     qp.H = Q * ev.asDiagonal() * Q.transpose();

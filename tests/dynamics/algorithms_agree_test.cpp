@@ -8,6 +8,7 @@
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 #include "support/algorithms_agree.hpp"
+#include "support/test_models.hpp"
 
 namespace neuralsim {
 namespace {

@@ -14,6 +14,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/estimate/covariance.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
+#include "support/dense_reference.hpp"
 
 namespace neuralsim {
 namespace {
@@ -27,7 +28,7 @@ struct LinearFit {
 LinearFit solve(const Eigen::MatrixXd& X, const Eigen::VectorXd& y) {
   LinearFit f;
   f.J = X;
-  f.beta = X.colPivHouseholderQr().solve(y);
+  f.beta = testing::least_squares(X, y);
   f.r = X * f.beta - y;
   return f;
 }

@@ -77,6 +77,7 @@ struct BadContactInput {
   std::string args;
   const char* message;
 };
+void PrintTo(const BadContactInput& c, std::ostream* os) { *os << c.name; }
 
 class SimidContactBadInput : public ::testing::TestWithParam<BadContactInput> {};
 

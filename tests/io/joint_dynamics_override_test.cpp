@@ -70,6 +70,7 @@ TEST(JointDynamicsOverride, StribeckPeakOnAGeneratedDoublePendulumJoint) {
 }
 
 TEST(JointDynamicsOverride, UrdfModelGetsAFrictionLawArmatureAndOffset) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/cartpole.urdf");
   const std::string cfg = "model:\n  urdf: " + testing::shared_path("models/cartpole.urdf") +
                           "\n  joints:\n    cart_to_pole: {friction_law: atan, friction: 0.1, friction_velocity: "
                           "0.02, armature: 0.004, torque_offset: 0.07}\n";

@@ -17,14 +17,11 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/urdf_model.hpp"
 #include "support/algorithms_agree.hpp"
+#include "support/test_models.hpp"
 #include "support/files.hpp"
 
 namespace neuralsim {
 namespace {
-
-#define SKIP_WITHOUT_SHARED_MODELS()                                                  \
-  if (!std::filesystem::exists(testing::shared_path("models")))                      \
-  GTEST_SKIP() << "shared models not found at " << testing::shared_path("models")
 
 std::string model_path(const std::string& rel) { return testing::shared_path("models/" + rel); }
 
@@ -77,7 +74,7 @@ int count_occurrences(const std::string& text, const std::string& what) {
 using testing::expect_algorithms_agree;
 
 TEST(UrdfModel, PandaMassJointsAndOrigins) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   const std::string path = model_path("franka_panda/panda.urdf");
   const std::string text = read_text(path);
   const Model<double> m = load_urdf_model(path);
@@ -110,7 +107,7 @@ TEST(UrdfModel, PandaMassJointsAndOrigins) {
 // The fingers hang below link8 (z 0.107) and the hand (yaw -π/4) at z 0.0584,
 // so merging composes both fixed origins into the finger joint's origin.
 TEST(UrdfModel, PandaMergedOriginsCompose) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   const Model<double> m = load_urdf_model(model_path("franka_panda/panda.urdf"));
   const int finger = m.joint_index("panda_finger_joint1");
   ASSERT_GE(finger, 0);
@@ -124,7 +121,7 @@ TEST(UrdfModel, PandaMergedOriginsCompose) {
 }
 
 TEST(UrdfModel, LaikagoFloatingBase) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   const std::string path = model_path("laikago/laikago_toes_zup.urdf");
   const std::string text = read_text(path);
   UrdfOptions opt;
@@ -169,7 +166,7 @@ TEST(UrdfModel, LaikagoFloatingBase) {
 }
 
 TEST(UrdfModel, LaikagoFixedBase) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   const Model<double> m = load_urdf_model(model_path("laikago/laikago_toes_zup.urdf"));
   EXPECT_EQ(m.joints[0].type, JointType::kFixed);
   EXPECT_EQ(m.nq, 12);
@@ -178,7 +175,7 @@ TEST(UrdfModel, LaikagoFixedBase) {
 
 // Merging moves inertia between bodies but must not change the physics.
 TEST(UrdfModel, LaikagoMergingKeepsDynamics) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   const std::string path = model_path("laikago/laikago_toes_zup.urdf");
   UrdfOptions opt;
   opt.floating_base = true;
@@ -205,7 +202,7 @@ TEST(UrdfModel, LaikagoMergingKeepsDynamics) {
 }
 
 TEST(UrdfModel, KeepFixedLinks) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   UrdfOptions opt;
   opt.keep_fixed_links = {"toeFL"};
   const Model<double> m = load_urdf_model(model_path("laikago/laikago_toes_zup.urdf"), opt);
@@ -218,7 +215,7 @@ TEST(UrdfModel, KeepFixedLinks) {
 }
 
 TEST(UrdfModel, SwimmerWithWorldRootAndCapsules) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   const Model<double> m = load_urdf_model(model_path("swimmer05/swimmer05.urdf"));
   EXPECT_EQ(m.name, "swimmer05");
   EXPECT_EQ(m.body_index("world"), -1);
@@ -240,7 +237,7 @@ TEST(UrdfModel, SwimmerWithWorldRootAndCapsules) {
 }
 
 TEST(UrdfModel, CartpoleAndPendulum) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   const Model<double> cart = load_urdf_model(model_path("cartpole.urdf"));
   EXPECT_EQ(cart.bodies[0].name, "slideBar");  // massless root, fixed to the world
   EXPECT_EQ(cart.joints[0].type, JointType::kFixed);
@@ -261,7 +258,7 @@ TEST(UrdfModel, CartpoleAndPendulum) {
 }
 
 TEST(UrdfModel, AlgorithmsAgreeOnEveryUrdf) {
-  SKIP_WITHOUT_SHARED_MODELS();
+  NEURALSIM_SKIP_WITHOUT_SHARED("models");
   UrdfOptions floating;
   floating.floating_base = true;
   UrdfOptions unmerged;

@@ -1,48 +1,15 @@
 // The three-algorithm check every model must pass: ABA, CRBA and RNEA are
 // independent, so ABA(q, q̇, τ) = M⁻¹(τ - RNEA(q, q̇, 0)) and
 // RNEA(q, q̇, ABA) = τ (with random external forces), and M is symmetric
-// positive definite.
+// positive definite. Compiled once (algorithms_agree.cpp): the dense
+// eigensolver and LDLT it uses cost seconds in every unit.
 #pragma once
 
-#include <gtest/gtest.h>
-
-#include <Eigen/Dense>
-
-#include "neuralsim/dynamics/aba.hpp"
-#include "neuralsim/dynamics/crba.hpp"
-#include "neuralsim/dynamics/rnea.hpp"
-#include "support/test_models.hpp"
+#include "neuralsim/model/model.hpp"
 
 namespace neuralsim::testing {
 
-inline void expect_algorithms_agree(const Model<double>& model, int trials = 5) {
-  ASSERT_GT(model.nv, 0) << model.name;
-  std::mt19937 rng(42);
-  Data<double> data(model);
-  Eigen::VectorXd q, qd;
-  for (int t = 0; t < trials; ++t) {
-    random_state(model, rng, q, qd);
-    const Eigen::VectorXd tau = Eigen::VectorXd::Random(model.nv);
-    // Random external forces too: all three must treat them the same way.
-    for (auto& f : data.f_ext) f = Vec6<double>::Random();
-
-    aba(model, data, q, qd, tau);
-    const Eigen::VectorXd qdd_aba = data.qdd;
-
-    nonlinear_effects(model, data, q, qd);
-    const Eigen::VectorXd bias = data.bias;
-    crba(model, data, q);
-    const Eigen::MatrixXd M = data.M;
-    ASSERT_LT((M - M.transpose()).norm(), 1e-12) << model.name;
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(M);
-    ASSERT_GT(eig.eigenvalues().minCoeff(), 0.0) << model.name << ": M not positive definite";
-
-    const Eigen::VectorXd qdd_crba = M.ldlt().solve(tau - bias);
-    EXPECT_LT((qdd_aba - qdd_crba).norm() / (1.0 + qdd_crba.norm()), 1e-9) << model.name;
-
-    rnea(model, data, q, qd, qdd_aba);
-    EXPECT_LT((data.tau - tau).norm() / (1.0 + tau.norm()), 1e-9) << model.name;
-  }
-}
+// Non-fatal failures name the model; `trials` random states.
+void expect_algorithms_agree(const Model<double>& model, int trials = 5);
 
 }  // namespace neuralsim::testing

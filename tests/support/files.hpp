@@ -19,6 +19,14 @@
 
 namespace neuralsim::testing {
 
+inline std::string source_path(const std::string& rel) { return std::string(NEURALSIM_SOURCE_DIR) + "/" + rel; }
+// The robot models and real recordings live beside the checkout (../shared,
+// read-only); a checkout without them skips the tests that read them.
+inline std::string shared_path(const std::string& rel) { return std::string(NEURALSIM_SHARED_DIR) + "/" + rel; }
+#define NEURALSIM_SKIP_WITHOUT_SHARED(rel)                                          \
+  if (!std::filesystem::exists(::neuralsim::testing::shared_path(rel)))              \
+  GTEST_SKIP() << ::neuralsim::testing::shared_path(rel) << " not present"
+
 // Every one of `parts` occurs in `message` (error-message checks).
 inline void expect_contains(const std::string& message, const std::vector<std::string>& parts) {
   for (const std::string& part : parts) {

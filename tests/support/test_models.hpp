@@ -8,11 +8,10 @@
 
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/io/yaml_model.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim::testing {
 
-inline std::string source_path(const std::string& rel) { return std::string(NEURALSIM_SOURCE_DIR) + "/" + rel; }
-inline std::string shared_path(const std::string& rel) { return std::string(NEURALSIM_SHARED_DIR) + "/" + rel; }
 
 // A random rigid body inertia that is physically valid (positive definite,
 // triangle inequality holds since it comes from point masses).

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "neuralsim/train/supervised.hpp"
+#include "support/dense_reference.hpp"
 
 namespace neuralsim {
 namespace supervised_test_detail {
@@ -82,7 +83,7 @@ TEST(SupervisedRegression, LinearNetworkReachesTheLeastSquaresOptimum) {
   // Ordinary least squares on [x 1] per output (Householder QR).
   Eigen::MatrixXd X1(p.x.rows(), 4);
   X1 << p.x, Eigen::VectorXd::Ones(p.x.rows());
-  const Eigen::MatrixXd beta = X1.colPivHouseholderQr().solve(Eigen::MatrixXd(p.y));  // 4 x 2
+  const Eigen::MatrixXd beta = testing::least_squares(X1, p.y);  // 4 x 2
   SupervisedOptions o;
   o.epochs = 400;
   o.batch_size = 32;
