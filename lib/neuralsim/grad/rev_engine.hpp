@@ -17,12 +17,17 @@
 #include "neuralsim/grad/tape.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/model/model_impl.hpp"
+#include "neuralsim/model/parameterization.hpp"
+#include "neuralsim/model/parameters.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {
 
 #define NEURALSIM_REV_MODEL_TEMPLATES(PREFIX)                     \
   NEURALSIM_MODEL_TEMPLATES(PREFIX, ::neuralsim::Rev)             \
+  NEURALSIM_DATA_TEMPLATES(PREFIX, ::neuralsim::Rev)              \
+  NEURALSIM_PARAMETER_TEMPLATES(PREFIX, ::neuralsim::Rev)         \
+  NEURALSIM_PARAMETERIZATION_TEMPLATES(PREFIX, ::neuralsim::Rev)  \
   PREFIX template Model<Rev> Model<double>::cast<Rev>() const;    \
   NEURALSIM_CONFIGURATION_TEMPLATES(PREFIX, ::neuralsim::Rev)     \
   NEURALSIM_KINEMATICS_TEMPLATES(PREFIX, ::neuralsim::Rev)        \

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "neuralsim/core/scalar.hpp"
 #include "neuralsim/model/model.hpp"
 
 namespace neuralsim {
@@ -54,23 +55,30 @@ struct Data {
   Data() = default;
   explicit Data(const Model<S>& model) { resize(model); }
 
-  void resize(const Model<S>& model) {
-    const size_t n = model.bodies.size();
-    X_up.assign(n, Transform<S>());
-    X_world.assign(n, Transform<S>());
-    for (auto* vec : {&v, &a, &f, &f_ext, &ov, &oa, &oc, &of, &oS, &u}) vec->assign(n, Vec6S::Zero());
-    for (auto* mat : {&oYaba, &U, &Dinv}) mat->assign(n, Mat6S::Zero());
-    Ic.assign(n, Inertia<S>());
-    tau = VecX<S>::Zero(model.nv);
-    qdd = VecX<S>::Zero(model.nv);
-    M = MatX<S>::Zero(model.nv, model.nv);
-    bias = VecX<S>::Zero(model.nv);
-    tau_passive = VecX<S>::Zero(model.nv);
-  }
+  void resize(const Model<S>& model);
 
   void clear_external_forces() {
     for (auto& fe : f_ext) fe.setZero();
   }
 };
+
+template <class S>
+void Data<S>::resize(const Model<S>& model) {
+  const size_t n = model.bodies.size();
+  X_up.assign(n, Transform<S>());
+  X_world.assign(n, Transform<S>());
+  for (auto* vec : {&v, &a, &f, &f_ext, &ov, &oa, &oc, &of, &oS, &u}) vec->assign(n, Vec6S::Zero());
+  for (auto* mat : {&oYaba, &U, &Dinv}) mat->assign(n, Mat6S::Zero());
+  Ic.assign(n, Inertia<S>());
+  tau = VecX<S>::Zero(model.nv);
+  qdd = VecX<S>::Zero(model.nv);
+  M = MatX<S>::Zero(model.nv, model.nv);
+  bias = VecX<S>::Zero(model.nv);
+  tau_passive = VecX<S>::Zero(model.nv);
+}
+
+// Explicit instantiations (model/instantiate_*.cpp).
+#define NEURALSIM_DATA_TEMPLATES(PREFIX, S) PREFIX template struct Data<S>;
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_DATA_TEMPLATES, extern)
 
 }  // namespace neuralsim

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "neuralsim/core/scalar.hpp"
 #include "neuralsim/spatial/inertia.hpp"
 
 namespace neuralsim {
@@ -59,5 +60,10 @@ Inertia<S> inertia_from_log_cholesky(const Eigen::Matrix<S, 10, 1>& th) {
 // Inverse map; requires a physically consistent inertia with positive mass
 // (J ≻ 0), else throws ModelError naming `what`.
 Eigen::Matrix<double, 10, 1> log_cholesky_from_inertia(const Inertia<double>& I, const std::string& what);
+
+// Explicit instantiations (model/instantiate_*.cpp).
+#define NEURALSIM_PARAMETERIZATION_TEMPLATES(PREFIX, S) \
+  PREFIX template Inertia<S> inertia_from_log_cholesky<S>(const Eigen::Matrix<S, 10, 1>&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_PARAMETERIZATION_TEMPLATES, extern)
 
 }  // namespace neuralsim

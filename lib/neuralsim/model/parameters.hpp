@@ -121,4 +121,10 @@ void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
   }
 }
 
+// Explicit instantiations (model/instantiate_*.cpp).
+#define NEURALSIM_PARAMETER_TEMPLATES(PREFIX, S)                                  \
+  PREFIX template S get_parameter<S>(const Model<S>&, const ParameterRef&);       \
+  PREFIX template void set_parameter<S>(Model<S>&, const ParameterRef&, const S&);
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_PARAMETER_TEMPLATES, extern)
+
 }  // namespace neuralsim

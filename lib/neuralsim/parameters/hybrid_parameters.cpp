@@ -57,4 +57,8 @@ std::optional<std::pair<int, int>> find_weight_parameter(const std::string& name
   return std::nullopt;
 }
 
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_HYBRID_PARAMETERS_TEMPLATES, )
+NEURALSIM_HYBRID_PARAMETERS_TEMPLATES(, ::neuralsim::Rev)
+NEURALSIM_PARAMETER_SET_TEMPLATES(, ::neuralsim::Rev)
+
 }  // namespace neuralsim

@@ -52,33 +52,46 @@ class HybridParameters {
   // they are set by value (their gradient comes from gradient()).
   template <class T>
   void apply(const T* x, Model<T>* model, ContactParameters<T>* contact, VecX<T>* qd0,
-             AugmentedDynamics<T>* augmented) const {
-    if (model) physical_.apply(x, *model);
-    if (contact) physical_.apply_contact(x, *contact);
-    if (qd0) physical_.apply_initial_velocity(x, *qd0);
-    if (augmented) {
-      if (augmented->num_parameters() != num_weights())
-        throw InvalidArgument("HybridParameters::apply: the augmentations have " +
-                              std::to_string(augmented->num_parameters()) + " weights, the parameter vector " +
-                              std::to_string(num_weights()));
-      const T* w = x + weights_offset();
-      if constexpr (std::is_same_v<T, double>) {
-        augmented->set_parameters(w);
-      } else if constexpr (std::is_same_v<T, Rev>) {
-        std::vector<double> v(static_cast<std::size_t>(num_weights()));
-        for (int i = 0; i < num_weights(); ++i) v[i] = w[i].value();
-        augmented->set_parameters(v.data());
-      } else {
-        augmented->set_scalar_parameters(w);
-      }
-    }
-  }
+             AugmentedDynamics<T>* augmented) const;
+
 
  private:
   ParameterSet physical_;
   std::vector<std::string> weight_names_;
   std::vector<double> initial_weights_;
 };
+
+template <class T>
+void HybridParameters::apply(const T* x, Model<T>* model, ContactParameters<T>* contact, VecX<T>* qd0,
+                             AugmentedDynamics<T>* augmented) const {
+  if (model) physical_.apply(x, *model);
+  if (contact) physical_.apply_contact(x, *contact);
+  if (qd0) physical_.apply_initial_velocity(x, *qd0);
+  if (augmented) {
+    if (augmented->num_parameters() != num_weights())
+      throw InvalidArgument("HybridParameters::apply: the augmentations have " +
+                            std::to_string(augmented->num_parameters()) + " weights, the parameter vector " +
+                            std::to_string(num_weights()));
+    const T* w = x + weights_offset();
+    if constexpr (std::is_same_v<T, double>) {
+      augmented->set_parameters(w);
+    } else if constexpr (std::is_same_v<T, Rev>) {
+      std::vector<double> v(static_cast<std::size_t>(num_weights()));
+      for (int i = 0; i < num_weights(); ++i) v[i] = w[i].value();
+      augmented->set_parameters(v.data());
+    } else {
+      augmented->set_scalar_parameters(w);
+    }
+  }
+}
+
+// Explicit instantiations (hybrid_parameters.cpp), with ParameterSet's for Rev.
+#define NEURALSIM_HYBRID_PARAMETERS_TEMPLATES(PREFIX, S)                                                    \
+  PREFIX template void HybridParameters::apply<S>(const S*, Model<S>*, ContactParameters<S>*, VecX<S>*, \
+                                                  AugmentedDynamics<S>*) const;
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_HYBRID_PARAMETERS_TEMPLATES, extern)
+NEURALSIM_HYBRID_PARAMETERS_TEMPLATES(extern, ::neuralsim::Rev)
+NEURALSIM_PARAMETER_SET_TEMPLATES(extern, ::neuralsim::Rev)
 
 // (network index, weight index) of "augment.<name>.w<k>" among `blueprints`;
 // nothing for any other name.

@@ -58,4 +58,6 @@ std::vector<double> ParameterSet::initial_variables() const {
   return x;
 }
 
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_PARAMETER_SET_TEMPLATES, )
+
 }  // namespace neuralsim

@@ -71,15 +71,7 @@ class ParameterSet {
   // Writes physical values for variables x into a model of any scalar type
   // (model parameters and log-Cholesky blocks).
   template <class T>
-  void apply(const T* x, Model<T>& model) const {
-    for (int i = 0; i < size(); ++i)
-      if (params_[i].kind() == ParameterKind::kModel) set_parameter(model, params_[i].target.model, physical<T>(i, x[i]));
-    for (int first : log_cholesky_blocks_) {
-      Eigen::Matrix<T, 10, 1> theta;
-      for (int c = 0; c < 10; ++c) theta[c] = physical<T>(first + c, x[first + c]);
-      model.bodies[params_[first].target.body].inertia = inertia_from_log_cholesky<T>(theta);
-    }
-  }
+  void apply(const T* x, Model<T>& model) const;
   // Contact parameters only.
   template <class T>
   void apply_contact(const T* x, ContactParameters<T>& contact) const {
@@ -99,5 +91,21 @@ class ParameterSet {
   std::vector<EstimatedParameter> params_;
   std::vector<int> log_cholesky_blocks_;  // index of each block's first entry
 };
+
+template <class T>
+void ParameterSet::apply(const T* x, Model<T>& model) const {
+  for (int i = 0; i < size(); ++i)
+    if (params_[i].kind() == ParameterKind::kModel) set_parameter(model, params_[i].target.model, physical<T>(i, x[i]));
+  for (int first : log_cholesky_blocks_) {
+    Eigen::Matrix<T, 10, 1> theta;
+    for (int c = 0; c < 10; ++c) theta[c] = physical<T>(first + c, x[first + c]);
+    model.bodies[params_[first].target.body].inertia = inertia_from_log_cholesky<T>(theta);
+  }
+}
+
+// Explicit instantiations (parameter_set.cpp; Rev: hybrid_parameters.hpp).
+#define NEURALSIM_PARAMETER_SET_TEMPLATES(PREFIX, S) \
+  PREFIX template void ParameterSet::apply<S>(const S*, Model<S>&) const;
+NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_PARAMETER_SET_TEMPLATES, extern)
 
 }  // namespace neuralsim

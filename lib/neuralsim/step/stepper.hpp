@@ -64,14 +64,7 @@ template <class S>
 class Stepper {
  public:
   // InvalidArgument unless dt is finite and > 0 and substeps >= 1.
-  Stepper(const Model<S>& model, const StepOptions& options)
-      : model_(model), options_(options), data_(model) {
-    if (!(options.dt > 0) || !std::isfinite(options.dt) || options.substeps < 1)
-      throw InvalidArgument("Stepper: dt must be finite and > 0 and substeps >= 1");
-    const int nq = model.nq, nv = model.nv;
-    for (auto* v : {&q_tmp_, &q_start_}) *v = VecX<S>::Zero(nq);
-    for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_, &rate_}) *v = VecX<S>::Zero(nv);
-  }
+  Stepper(const Model<S>& model, const StepOptions& options);
 
   const Model<S>& model() const { return model_; }
   const StepOptions& options() const { return options_; }
@@ -193,6 +186,16 @@ void Stepper<S>::rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, doubl
   qd = qd_start_ + S(h) * acc_sum_;
 }
 
+
+template <class S>
+Stepper<S>::Stepper(const Model<S>& model, const StepOptions& options)
+    : model_(model), options_(options), data_(model) {
+  if (!(options.dt > 0) || !std::isfinite(options.dt) || options.substeps < 1)
+    throw InvalidArgument("Stepper: dt must be finite and > 0 and substeps >= 1");
+  const int nq = model.nq, nv = model.nv;
+  for (auto* v : {&q_tmp_, &q_start_}) *v = VecX<S>::Zero(nq);
+  for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_, &rate_}) *v = VecX<S>::Zero(nv);
+}
 
 template <class S>
 void Stepper<S>::check_finite(const VecX<S>& q, const VecX<S>& qd, double t) const {
