@@ -25,9 +25,9 @@ if ((${#missing[@]})); then
   sudo_cmd=()
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
   export DEBIAN_FRONTEND=noninteractive
-  # Without fsync per file (dpkg --force-unsafe-io): a third faster on a
-  # fresh machine. The package lists are refreshed only if they are missing
-  # or stale (the first attempt fails).
+  # No fsync per unpacked file (dpkg --force-unsafe-io, as container builds
+  # do). The package lists are refreshed only when the first attempt fails
+  # (lists missing or stale): a fresh machine has them.
   install=("${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io)
   if ! "${install[@]}" "${missing[@]}" >/dev/null 2>&1; then
     "${sudo_cmd[@]}" apt-get update -qq
