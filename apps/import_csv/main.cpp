@@ -5,6 +5,8 @@
 int main(int argc, char** argv) {
   neuralsim::AppOptions opts;
   opts.out = "out/import-csv";
-  neuralsim::CommandLine command_line("Import CSV logs into an HDF5 trajectory file, as described by a YAML import description.", opts);
-  return neuralsim::run_app(argc, argv, command_line, [](const neuralsim::AppOptions& o) { return neuralsim::run_import(o); });
+  neuralsim::CommandLine command_line(
+      "Import CSV logs into an HDF5 trajectory file, as described by a YAML import description.", opts);
+  return neuralsim::run_app(argc, argv, command_line,
+                            [](const neuralsim::AppOptions& o) { return neuralsim::run_import(o); });
 }
