@@ -54,7 +54,6 @@ class HybridParameters {
   void apply(const T* x, Model<T>* model, ContactParameters<T>* contact, VecX<T>* qd0,
              AugmentedDynamics<T>* augmented) const;
 
-
  private:
   ParameterSet physical_;
   std::vector<std::string> weight_names_;
