@@ -173,7 +173,10 @@ TEST_F(MpcControllersConfigTest, BadValuesAreRefusedNamingTheKey) {
       {"controls.random_commands.every=0", "controls.random_commands.every"},
       {"controls.random_commands.height=[0,0.3]", "controls.random_commands.height"},
   };
-  for (const auto& [set, key] : cases) {
+  for (const auto& c : cases) {
+    // A structured binding cannot be captured before C++20 (clang refuses).
+    const std::string& set = c.first;
+    const std::string& key = c.second;
     SCOPED_TRACE(set);
     const std::string msg = thrown_message([&] { spec(base, {set}); });
     ASSERT_FALSE(msg.empty());
