@@ -61,11 +61,17 @@ TEST(LinearMpc, DareSolutionSatisfiesTheRiccatiEquation) {
   const Eigen::MatrixXd residual =
       p.Q + p.A.transpose() * P * p.A - p.A.transpose() * P * p.B * S.inverse() * p.B.transpose() * P * p.A - P;
   EXPECT_LT(residual.norm(), 1e-8 * P.norm());
-  // The LQR closed loop M = A − BK is stable: P is a Lyapunov function of it
-  // (P ≻ 0 and P − MᵀPM ≻ 0 imply a spectral radius below 1; discrete
-  // Lyapunov theorem, e.g. Kailath, Linear Systems, 1980, sec. 2.6).
+  // The LQR closed loop M = A − BK is stable. Its spectral radius is below 1:
+  // both roots of λ² − tr(M) λ + det(M) lie inside the unit circle iff
+  // |det M| < 1 and |tr M| < 1 + det M (Jury's test for a 2x2 M). And P is
+  // a Lyapunov function of it: P ≻ 0, P − MᵀPM ≻ 0 (discrete Lyapunov
+  // theorem; Kailath, Linear Systems, 1980).
   const Eigen::MatrixXd K = lqr_gain(p.A, p.B, p.R, P);
   const Eigen::MatrixXd M = p.A - p.B * K;
+  ASSERT_EQ(M.rows(), 2);
+  const double det = M.determinant(), trace = M.trace();
+  EXPECT_LT(std::abs(det), 1.0);
+  EXPECT_LT(std::abs(trace), 1.0 + det);
   EXPECT_GT(testing::min_eigenvalue(P), 0);
   EXPECT_GT(testing::min_eigenvalue(P - M.transpose() * P * M), 0);
 }
