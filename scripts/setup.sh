@@ -12,11 +12,12 @@ cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
 shift || true
 
-packages=(build-essential cmake ninja-build ccache pkg-config git
+packages=(build-essential cmake ninja-build pkg-config git
   libeigen3-dev libceres-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
   libtbb-dev libspdlog-dev libhdf5-dev liburdfdom-dev libtinyxml-dev python3-h5py)
 # Google Benchmark only for the benchmarks (the test command turns them off).
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_BENCH=OFF "* ]] || packages+=(libbenchmark-dev)
+[[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_CCACHE=OFF "* ]] || packages+=(ccache)
 # GoogleTest, and Ipopt as the QP solver's test oracle, only for the tests.
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_TESTS=OFF "* ]] ||
   packages+=(libgtest-dev libgmock-dev coinor-libipopt-dev)
@@ -43,7 +44,8 @@ if ((${#missing[@]})); then
   fi
 fi
 
-# ccache keeps rebuilds cheap; its default cache lives in ~/.cache/ccache.
+# ccache (unless -DNEURALSIM_CCACHE=OFF) keeps rebuilds from scratch cheap;
+# its default cache lives in ~/.cache/ccache.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${NEURALSIM_BUILD_TYPE:-Release}" \
   ${NEURALSIM_CMAKE_ARGS:-} >/dev/null
 

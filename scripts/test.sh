@@ -4,9 +4,11 @@
 # README.md gives. It does not install python3-matplotlib (NEURALSIM_PLOTS=1
 # does): the tools' plots are optional, and the one test that draws a plot
 # checks the PNG only where matplotlib is installed (e.g. after demo.sh).
+# Nor does it compile through ccache: CI's machine is fresh, every unit a
+# miss (a developer rebuilding incrementally runs ninja in build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
-NEURALSIM_PLOTS="${NEURALSIM_PLOTS:-0}" NEURALSIM_CMAKE_ARGS="-DNEURALSIM_BUILD_TESTS=ON -DNEURALSIM_BUILD_BENCH=OFF ${NEURALSIM_CMAKE_ARGS:-}" \
+NEURALSIM_PLOTS="${NEURALSIM_PLOTS:-0}" NEURALSIM_CMAKE_ARGS="-DNEURALSIM_BUILD_TESTS=ON -DNEURALSIM_BUILD_BENCH=OFF -DNEURALSIM_CCACHE=OFF ${NEURALSIM_CMAKE_ARGS:-}" \
   scripts/setup.sh "$build_dir"
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

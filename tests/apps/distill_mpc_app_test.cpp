@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "neuralsim/control/linear_mpc.hpp"
 #include "neuralsim/io/distill_dataset.hpp"
@@ -111,26 +112,25 @@ TEST(DistillMpcApp, ResumeAfterInterruptOrKillGivesTheUninterruptedWeights) {
   const double setup = ref["timings"]["setup_s"].get<double>() + ref["timings"].value("data_s", 0.0);
   const double seconds = ref["timings"]["train_s"].get<double>();
   int resumed = 0;
-  for (const double fraction : {0.3, 0.7}) {
-    for (const char* signal : {"INT", "KILL"}) {
-      const std::string out = testing::fresh_dir(std::string("distill_resume_") + signal + std::to_string(fraction));
-      const std::string delay = std::to_string(0.1 + setup + fraction * seconds);
-      const auto stopped =
-          testing::run_command("timeout --preserve-status -s " + std::string(signal) + " " + delay + " " + cmd + " --out " + out);
-      SCOPED_TRACE(std::string(signal) + " after " + delay + " s (exit " + std::to_string(stopped.exit_code) + ")");
-      if (stopped.exit_code == 0) continue;
-      if (std::string(signal) == "INT") {
-        ASSERT_EQ(stopped.exit_code, 130) << stopped.err;
-        if (std::filesystem::exists(out + "/summary.json")) {
-          EXPECT_EQ(testing::read_json(out + "/summary.json")["status"], "interrupted");
-        }
+  // Ctrl-C early, SIGKILL late (each pair costs two runs).
+  for (const auto& [fraction, signal] : {std::pair<double, const char*>{0.3, "INT"}, {0.7, "KILL"}}) {
+    const std::string out = testing::fresh_dir(std::string("distill_resume_") + signal + std::to_string(fraction));
+    const std::string delay = std::to_string(0.1 + setup + fraction * seconds);
+    const auto stopped =
+        testing::run_command("timeout --preserve-status -s " + std::string(signal) + " " + delay + " " + cmd + " --out " + out);
+    SCOPED_TRACE(std::string(signal) + " after " + delay + " s (exit " + std::to_string(stopped.exit_code) + ")");
+    if (stopped.exit_code == 0) continue;
+    if (std::string(signal) == "INT") {
+      ASSERT_EQ(stopped.exit_code, 130) << stopped.err;
+      if (std::filesystem::exists(out + "/summary.json")) {
+        EXPECT_EQ(testing::read_json(out + "/summary.json")["status"], "interrupted");
       }
-      const bool has_checkpoint = std::filesystem::exists(out + "/checkpoint.json");
-      const auto again = testing::run_command(cmd + (has_checkpoint ? " --resume" : " --force") + " --out " + out);
-      ASSERT_EQ(again.exit_code, 0) << again.err;
-      EXPECT_EQ(distill_weights_of(out + "/weights.h5"), expected);
-      resumed += has_checkpoint;
     }
+    const bool has_checkpoint = std::filesystem::exists(out + "/checkpoint.json");
+    const auto again = testing::run_command(cmd + (has_checkpoint ? " --resume" : " --force") + " --out " + out);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(distill_weights_of(out + "/weights.h5"), expected);
+    resumed += has_checkpoint;
   }
   EXPECT_GT(resumed, 0) << "no run was stopped after its first checkpoint";
   // A checkpoint of another seed is refused (exit 2, naming what changed).

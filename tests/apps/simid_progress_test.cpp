@@ -53,7 +53,9 @@ TEST(SimidProgress, VerbosePrintsEveryIterationOfTheLocalSolve) {
   for (size_t i = 0; i < lines.size(); ++i) {
     EXPECT_EQ(lines[i].iteration, static_cast<int>(i));
     EXPECT_EQ(lines[i].max_iterations, 5);
-    if (i > 0) EXPECT_LE(lines[i].cost, lines[i - 1].cost);
+    if (i > 0) {
+      EXPECT_LE(lines[i].cost, lines[i - 1].cost);
+    }
   }
   const double cost = read_json(out + "/params.json")["cost"].get<double>();
   EXPECT_NEAR(lines.back().cost, cost, 1e-5 * cost);  // printed to 6 digits

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/network_file.hpp"
@@ -159,27 +160,26 @@ TEST(TrainAugmentApp, ResumeAfterInterruptOrKillGivesTheUninterruptedWeights) {
   const std::vector<double> expected_losses = train_losses(reference);
   const double seconds = read_json(reference + "/summary.json")["timings"]["train_s"].get<double>();
   int resumed = 0;
-  for (const double fraction : {0.3, 0.7}) {
-    for (const char* signal : {"INT", "KILL"}) {
-      const std::string out = fresh_dir(std::string("train_resume_") + signal + std::to_string(fraction));
-      const std::string delay = std::to_string(0.15 + fraction * seconds);
-      const auto stopped =
-          run_command("timeout --preserve-status -s " + std::string(signal) + " " + delay + " " + cmd + " --out " + out);
-      SCOPED_TRACE(std::string(signal) + " after " + delay + " s (exit " + std::to_string(stopped.exit_code) + ")");
-      if (stopped.exit_code == 0) continue;
-      if (std::string(signal) == "INT") {
-        ASSERT_EQ(stopped.exit_code, 130) << stopped.err;
-        // Ctrl-C keeps the best weights so far.
-        EXPECT_TRUE(std::filesystem::exists(out + "/weights.h5"));
-        EXPECT_EQ(read_json(out + "/summary.json")["status"], "interrupted");
-      }
-      const bool has_checkpoint = std::filesystem::exists(out + "/checkpoint.json");
-      const auto again = run_command(cmd + (has_checkpoint ? " --resume" : " --force") + " --out " + out);
-      ASSERT_EQ(again.exit_code, 0) << again.err;
-      EXPECT_EQ(weights_of(out + "/weights.h5"), expected);
-      EXPECT_EQ(train_losses(out), expected_losses);
-      resumed += has_checkpoint;
+  // Ctrl-C early, SIGKILL late (each pair costs two runs).
+  for (const auto& [fraction, signal] : {std::pair<double, const char*>{0.3, "INT"}, {0.7, "KILL"}}) {
+    const std::string out = fresh_dir(std::string("train_resume_") + signal + std::to_string(fraction));
+    const std::string delay = std::to_string(0.15 + fraction * seconds);
+    const auto stopped =
+        run_command("timeout --preserve-status -s " + std::string(signal) + " " + delay + " " + cmd + " --out " + out);
+    SCOPED_TRACE(std::string(signal) + " after " + delay + " s (exit " + std::to_string(stopped.exit_code) + ")");
+    if (stopped.exit_code == 0) continue;
+    if (std::string(signal) == "INT") {
+      ASSERT_EQ(stopped.exit_code, 130) << stopped.err;
+      // Ctrl-C keeps the best weights so far.
+      EXPECT_TRUE(std::filesystem::exists(out + "/weights.h5"));
+      EXPECT_EQ(read_json(out + "/summary.json")["status"], "interrupted");
     }
+    const bool has_checkpoint = std::filesystem::exists(out + "/checkpoint.json");
+    const auto again = run_command(cmd + (has_checkpoint ? " --resume" : " --force") + " --out " + out);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(weights_of(out + "/weights.h5"), expected);
+    EXPECT_EQ(train_losses(out), expected_losses);
+    resumed += has_checkpoint;
   }
   EXPECT_GT(resumed, 0) << "no run was stopped after its first checkpoint";
 }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
@@ -41,7 +42,7 @@ void CentroidalMpcParameters::check() const {
   if (!inertia.allFinite()) fail("inertia has a non-finite entry");
   if ((inertia - inertia.transpose()).cwiseAbs().maxCoeff() > 1e-9 * (1.0 + inertia.cwiseAbs().maxCoeff()))
     fail("inertia is not symmetric");
-  if (Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(inertia).eigenvalues().minCoeff() <= 0)
+  if (symmetric_eigenvalues(inertia).minCoeff() <= 0)
     fail("inertia is not positive definite");
   check_positive("friction", friction);
   if (!std::isfinite(fz_min) || fz_min < 0) fail("fz_min must be finite and >= 0, got " + std::to_string(fz_min));

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
@@ -49,9 +50,9 @@ void LinearMpcParameters::check() const {
   lm_require(horizon >= 1 && horizon <= 10000, "horizon must be in [1, 10000], got " + std::to_string(horizon));
   lm_require((Q - Q.transpose()).norm() <= 1e-12 * (1 + Q.norm()), "Q must be symmetric");
   lm_require((R - R.transpose()).norm() <= 1e-12 * (1 + R.norm()), "R must be symmetric");
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> rq(Q), rr(R);
-  lm_require(rq.eigenvalues().minCoeff() >= -1e-12 * (1 + Q.norm()), "Q must be positive semidefinite");
-  lm_require(rr.eigenvalues().minCoeff() > 0, "R must be positive definite");
+  const SymmetricEigen rq = symmetric_eigen(Q, false), rr = symmetric_eigen(R, false);
+  lm_require(rq.values.minCoeff() >= -1e-12 * (1 + Q.norm()), "Q must be positive semidefinite");
+  lm_require(rr.values.minCoeff() > 0, "R must be positive definite");
   lm_check_limits(u_min, u_max, m, "u");
   lm_check_limits(x_min, x_max, n, "x");
 }

@@ -2,12 +2,11 @@
 
 #include <tbb/parallel_for.h>
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/SVD>
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 
@@ -28,24 +27,23 @@ uint64_t next_splitmix64(uint64_t& state) {
 // eigenvalues above (threshold · σ_max(J))².
 Eigen::MatrixXd pseudo_inverse_normal(const Eigen::MatrixXd& J, double threshold) {
   const int P = static_cast<int>(J.cols());
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeThinV);
-  const Eigen::VectorXd s = svd.singularValues();
+  const SingularValueDecomposition svd = singular_value_decomposition(J, SingularVectors::kThinV);
+  const Eigen::VectorXd& s = svd.values;
   Eigen::MatrixXd inv = Eigen::MatrixXd::Zero(P, P);
   const double smax = s.size() ? s[0] : 0;
   for (int k = 0; k < s.size(); ++k)
-    if (s[k] > threshold * smax && s[k] > 0)
-      inv += svd.matrixV().col(k) * svd.matrixV().col(k).transpose() / (s[k] * s[k]);
+    if (s[k] > threshold * smax && s[k] > 0) inv += svd.V.col(k) * svd.V.col(k).transpose() / (s[k] * s[k]);
   return inv;
 }
 
 Eigen::MatrixXd pseudo_inverse_spd(const Eigen::MatrixXd& A, double threshold) {
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(A);
-  const Eigen::VectorXd l = eig.eigenvalues();
+  const SymmetricEigen eig = symmetric_eigen(A);
+  const Eigen::VectorXd& l = eig.values;
   const double lmax = l.size() ? l.maxCoeff() : 0;
   Eigen::MatrixXd inv = Eigen::MatrixXd::Zero(A.rows(), A.cols());
   for (int k = 0; k < l.size(); ++k)
     if (l[k] > threshold * threshold * lmax && l[k] > 0)
-      inv += eig.eigenvectors().col(k) * eig.eigenvectors().col(k).transpose() / l[k];
+      inv += eig.vectors.col(k) * eig.vectors.col(k).transpose() / l[k];
   return inv;
 }
 

@@ -1,8 +1,9 @@
 #include "neuralsim/estimate/identifiability.hpp"
 
-#include <Eigen/SVD>
 #include <cmath>
 #include <sstream>
+
+#include "neuralsim/core/dense.hpp"
 
 namespace neuralsim {
 double physical_derivative(const ParameterSet& params, int i, double x) {
@@ -64,8 +65,8 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
   }
   id.residual_variance = m > P ? r.squaredNorm() / (m - P) : std::numeric_limits<double>::quiet_NaN();
 
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(Jlog, Eigen::ComputeFullV);
-  const Eigen::VectorXd sv = svd.singularValues();
+  const SingularValueDecomposition svd = singular_value_decomposition(Jlog, SingularVectors::kFullV);
+  const Eigen::VectorXd& sv = svd.values;
   id.singular_values.assign(sv.data(), sv.data() + sv.size());
   const double smax = sv.size() ? sv[0] : 0;
   for (int k = 0; k < sv.size(); ++k) {
@@ -73,7 +74,7 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
     if (rel < singular_threshold) {
       UnidentifiableDirection d;
       d.relative_singular_value = rel;
-      const Eigen::VectorXd v = svd.matrixV().col(k);
+      const Eigen::VectorXd v = svd.V.col(k);
       d.direction.assign(v.data(), v.data() + v.size());
       d.description = describe(params, v);
       id.weak_directions.push_back(d);
@@ -85,7 +86,7 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
   for (int k = static_cast<int>(sv.size()); k < P; ++k) {
     UnidentifiableDirection d;
     d.relative_singular_value = 0;
-    const Eigen::VectorXd v = svd.matrixV().col(k);
+    const Eigen::VectorXd v = svd.V.col(k);
     d.direction.assign(v.data(), v.data() + v.size());
     d.description = describe(params, v);
     id.weak_directions.push_back(d);
@@ -93,13 +94,13 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
 
   // Covariance of physical values; pseudo-inverse keeps it finite when J is
   // rank-deficient, and unidentifiable parameters get NaN standard errors.
-  Eigen::JacobiSVD<Eigen::MatrixXd> svdp(Jp, Eigen::ComputeThinU | Eigen::ComputeThinV);
-  const Eigen::VectorXd s = svdp.singularValues();
+  const SingularValueDecomposition svdp = singular_value_decomposition(Jp, SingularVectors::kThinUV);
+  const Eigen::VectorXd& s = svdp.values;
   Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(P, P);
   const double smaxp = s.size() ? s[0] : 0;
   for (int k = 0; k < s.size(); ++k)
     if (s[k] > singular_threshold * smaxp)
-      cov += svdp.matrixV().col(k) * svdp.matrixV().col(k).transpose() / (s[k] * s[k]);
+      cov += svdp.V.col(k) * svdp.V.col(k).transpose() / (s[k] * s[k]);
   cov *= id.residual_variance;
   id.std_error.resize(P);
   id.correlation = Eigen::MatrixXd::Identity(P, P);

@@ -1,10 +1,10 @@
 #include "neuralsim/model/inertia_check.hpp"
 
-#include <Eigen/Eigenvalues>
-
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+
+#include "neuralsim/core/dense.hpp"
 
 namespace neuralsim {
 
@@ -29,8 +29,7 @@ std::string inertia_problem(const Inertia<double>& I) {
     msg << "inertia about the COM is not symmetric (|I - Iᵀ| = " << asym << ")";
     return msg.str();
   }
-  Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(0.5 * (Ic + Ic.transpose()), Eigen::EigenvaluesOnly);
-  const Eigen::Vector3d J = eig.eigenvalues();  // ascending
+  const Eigen::Vector3d J = symmetric_eigenvalues(0.5 * (Ic + Ic.transpose()));  // ascending
   const double tol = 1e-9 * scale;
   auto moments = [&] {
     std::ostringstream m;

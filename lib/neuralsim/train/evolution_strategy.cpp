@@ -2,12 +2,12 @@
 
 #include <tbb/parallel_for.h>
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
@@ -104,10 +104,10 @@ void Cmaes::tell(const Eigen::VectorXd& f) {
 void Cmaes::decompose() {
   // Enforce symmetry (rounding), then C = B D² Bᵀ.
   C_ = 0.5 * (C_ + C_.transpose()).eval();
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(C_);
-  if (es.info() != Eigen::Success) throw NumericalError("Cmaes: eigendecomposition of C failed");
-  B_ = es.eigenvectors();
-  D_ = es.eigenvalues().cwiseMax(0.0).cwiseSqrt();
+  const SymmetricEigen es = symmetric_eigen(C_);
+  if (!es.converged) throw NumericalError("Cmaes: eigendecomposition of C failed");
+  B_ = es.vectors;
+  D_ = es.values.cwiseMax(0.0).cwiseSqrt();
   // A tiny floor keeps B D z well defined if C loses rank to rounding.
   const double floor = 1e-20 * std::max(1.0, D_.maxCoeff());
   D_ = D_.cwiseMax(floor);
