@@ -13,13 +13,13 @@ namespace neuralsim {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 constexpr int kF = 3 * kNumLegs;  // forces per interval
 
-[[noreturn]] void fail(const std::string& what) { throw InvalidArgument("CentroidalMpcParameters: " + what); }
+[[noreturn]] void fail_mpc(const std::string& what) { throw InvalidArgument("CentroidalMpcParameters: " + what); }
 
 void check_positive(const char* name, double v) {
-  if (!std::isfinite(v) || v <= 0) fail(std::string(name) + " must be finite and > 0, got " + std::to_string(v));
+  if (!std::isfinite(v) || v <= 0) fail_mpc(std::string(name) + " must be finite and > 0, got " + std::to_string(v));
 }
 
 Eigen::Matrix3d skew(const Eigen::Vector3d& v) {
@@ -28,6 +28,8 @@ Eigen::Matrix3d skew(const Eigen::Vector3d& v) {
   return m;
 }
 
+}  // namespace
+
 Eigen::Matrix3d yaw_rotation(double psi) {
   const double c = std::cos(psi), s = std::sin(psi);
   Eigen::Matrix3d R;
@@ -35,25 +37,23 @@ Eigen::Matrix3d yaw_rotation(double psi) {
   return R;
 }
 
-}  // namespace
-
 void CentroidalMpcParameters::check() const {
   check_positive("mass", mass);
-  if (!inertia.allFinite()) fail("inertia has a non-finite entry");
+  if (!inertia.allFinite()) fail_mpc("inertia has a non-finite entry");
   if ((inertia - inertia.transpose()).cwiseAbs().maxCoeff() > 1e-9 * (1.0 + inertia.cwiseAbs().maxCoeff()))
-    fail("inertia is not symmetric");
+    fail_mpc("inertia is not symmetric");
   if (symmetric_eigenvalues(inertia).minCoeff() <= 0)
-    fail("inertia is not positive definite");
+    fail_mpc("inertia is not positive definite");
   check_positive("friction", friction);
-  if (!std::isfinite(fz_min) || fz_min < 0) fail("fz_min must be finite and >= 0, got " + std::to_string(fz_min));
+  if (!std::isfinite(fz_min) || fz_min < 0) fail_mpc("fz_min must be finite and >= 0, got " + std::to_string(fz_min));
   if (!std::isfinite(fz_max) || fz_max <= fz_min)
-    fail("fz_max must be finite and > fz_min (" + std::to_string(fz_min) + "), got " + std::to_string(fz_max));
-  if (horizon < 1 || horizon > 100) fail("horizon must be in [1, 100], got " + std::to_string(horizon));
+    fail_mpc("fz_max must be finite and > fz_min (" + std::to_string(fz_min) + "), got " + std::to_string(fz_max));
+  if (horizon < 1 || horizon > 100) fail_mpc("horizon must be in [1, 100], got " + std::to_string(horizon));
   check_positive("dt", dt);
   check_positive("gravity", gravity);
   for (int i = 0; i < kMpcStates; ++i)
     if (!std::isfinite(state_weights[i]) || state_weights[i] < 0)
-      fail("state_weights[" + std::to_string(i) + "] must be finite and >= 0, got " +
+      fail_mpc("state_weights[" + std::to_string(i) + "] must be finite and >= 0, got " +
            std::to_string(state_weights[i]));
   check_positive("force_weight", force_weight);
 }
@@ -89,12 +89,12 @@ CentroidalMpc::CentroidalMpc(const CentroidalMpcParameters& parameters)
       const int r = 4 * f + 2 * a;
       C_(r, 3 * f + a) = 1.0;
       C_(r, 3 * f + 2) = -mu;
-      c_lo_[r] = -kInf;
+      c_lo_[r] = -kUnbounded;
       c_hi_[r] = 0.0;
       C_(r + 1, 3 * f + a) = 1.0;
       C_(r + 1, 3 * f + 2) = mu;
       c_lo_[r + 1] = 0.0;
-      c_hi_[r + 1] = kInf;
+      c_hi_[r + 1] = kUnbounded;
     }
   }
   qp_.update_inequalities(C_, c_lo_, c_hi_);
@@ -202,13 +202,13 @@ QpStatus CentroidalMpc::solve(const CentroidalMpcInput& in, bool warm_start) {
     for (int i = 0; i < kNumLegs; ++i) {
       const int v = kF * k + 3 * i;
       if (in.contact(i, k) > 0.5) {
-        lo_.segment<2>(v).setConstant(-kInf);
-        hi_.segment<2>(v).setConstant(kInf);
+        lo_.segment<2>(v).setConstant(-kUnbounded);
+        hi_.segment<2>(v).setConstant(kUnbounded);
         lo_[v + 2] = p_.fz_min;
         hi_[v + 2] = p_.fz_max;
       } else {
-        lo_.segment<3>(v).setConstant(-kInf);
-        hi_.segment<3>(v).setConstant(kInf);
+        lo_.segment<3>(v).setConstant(-kUnbounded);
+        hi_.segment<3>(v).setConstant(kUnbounded);
         for (int a = 0; a < 3; ++a) {
           const double d = H_(v + a, v + a);
           H_.row(v + a).setZero();

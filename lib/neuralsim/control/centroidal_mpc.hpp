@@ -61,6 +61,9 @@ namespace neuralsim {
 constexpr int kMpcStates = 13;
 using MpcState = Eigen::Matrix<double, kMpcStates, 1>;
 
+// Rz(ψ): the rotation about the world's vertical axis by the yaw ψ.
+Eigen::Matrix3d yaw_rotation(double psi);
+
 // State indices.
 struct MpcIndex {
   static constexpr int kTheta = 0, kPosition = 3, kOmega = 6, kVelocity = 9, kGravity = 12;

@@ -7,7 +7,7 @@
 namespace neuralsim {
 
 namespace {
-[[noreturn]] void fail(const std::string& what) { throw InvalidArgument("GaitParameters: " + what); }
+[[noreturn]] void fail_gait(const std::string& what) { throw InvalidArgument("GaitParameters: " + what); }
 
 // Phases are compared with a small tolerance so that t = k·T/2 computed in
 // floating point does not flip a leg a rounding error early.
@@ -33,12 +33,12 @@ GaitParameters GaitParameters::stand() {
 }
 
 void GaitParameters::check() const {
-  if (!std::isfinite(period) || period <= 0) fail("period must be finite and > 0, got " + std::to_string(period));
+  if (!std::isfinite(period) || period <= 0) fail_gait("period must be finite and > 0, got " + std::to_string(period));
   if (!std::isfinite(duty_factor) || duty_factor <= 0 || duty_factor > 1)
-    fail("duty_factor must be in (0, 1], got " + std::to_string(duty_factor));
+    fail_gait("duty_factor must be in (0, 1], got " + std::to_string(duty_factor));
   for (int i = 0; i < kNumLegs; ++i)
     if (!std::isfinite(offsets[i]) || offsets[i] < 0 || offsets[i] >= 1)
-      fail("offsets[" + std::to_string(i) + "] must be in [0, 1), got " + std::to_string(offsets[i]));
+      fail_gait("offsets[" + std::to_string(i) + "] must be in [0, 1), got " + std::to_string(offsets[i]));
 }
 
 GaitScheduler::GaitScheduler(const GaitParameters& parameters) : p_(parameters) { p_.check(); }

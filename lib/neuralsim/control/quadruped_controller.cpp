@@ -15,14 +15,7 @@ namespace neuralsim {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw InvalidArgument("QuadrupedControllerOptions: " + what); }
-
-Eigen::Matrix3d yaw_rotation(double psi) {
-  const double c = std::cos(psi), s = std::sin(psi);
-  Eigen::Matrix3d R;
-  R << c, -s, 0, s, c, 0, 0, 0, 1;
-  return R;
-}
+[[noreturn]] void fail_opts(const std::string& what) { throw InvalidArgument("QuadrupedControllerOptions: " + what); }
 
 void check_command(const QuadrupedCommand& c, const std::string& where) {
   if (!std::isfinite(c.forward_speed) || !std::isfinite(c.lateral_speed) || !std::isfinite(c.yaw_rate))
@@ -57,16 +50,16 @@ Eigen::VectorXd nominal_configuration(const Model<double>& model, const Eigen::V
 void QuadrupedControllerOptions::check() const {
   gait.check();
   mpc.check();
-  if (!std::isfinite(gait_start_time) || gait_start_time < 0) fail("gait_start_time must be finite and >= 0");
-  if (mpc_every < 1) fail("mpc_every must be >= 1, got " + std::to_string(mpc_every));
-  if (!std::isfinite(ground_height)) fail("ground_height must be finite");
-  if (!std::isfinite(swing_height) || swing_height < 0) fail("swing_height must be finite and >= 0");
-  if (!swing_kp.allFinite() || (swing_kp.array() < 0).any()) fail("swing_kp must be finite and >= 0");
-  if (!swing_kd.allFinite() || (swing_kd.array() < 0).any()) fail("swing_kd must be finite and >= 0");
-  if (!std::isfinite(raibert_gain) || raibert_gain < 0) fail("raibert_gain must be finite and >= 0");
-  if (!std::isfinite(max_step) || max_step <= 0) fail("max_step must be finite and > 0");
-  if (!std::isfinite(torque_limit)) fail("torque_limit must be finite");
-  if (!nominal_joint_positions.allFinite()) fail("nominal_joint_positions must be finite");
+  if (!std::isfinite(gait_start_time) || gait_start_time < 0) fail_opts("gait_start_time must be finite and >= 0");
+  if (mpc_every < 1) fail_opts("mpc_every must be >= 1, got " + std::to_string(mpc_every));
+  if (!std::isfinite(ground_height)) fail_opts("ground_height must be finite");
+  if (!std::isfinite(swing_height) || swing_height < 0) fail_opts("swing_height must be finite and >= 0");
+  if (!swing_kp.allFinite() || (swing_kp.array() < 0).any()) fail_opts("swing_kp must be finite and >= 0");
+  if (!swing_kd.allFinite() || (swing_kd.array() < 0).any()) fail_opts("swing_kd must be finite and >= 0");
+  if (!std::isfinite(raibert_gain) || raibert_gain < 0) fail_opts("raibert_gain must be finite and >= 0");
+  if (!std::isfinite(max_step) || max_step <= 0) fail_opts("max_step must be finite and > 0");
+  if (!std::isfinite(torque_limit)) fail_opts("torque_limit must be finite");
+  if (!nominal_joint_positions.allFinite()) fail_opts("nominal_joint_positions must be finite");
 }
 
 void QuadrupedController::composite_inertia(const Model<double>& model, const Eigen::VectorXd& nominal_joint_positions,

@@ -34,7 +34,9 @@ const char* loss_name(Loss l) {
   return "?";
 }
 
-namespace {
+// Named, not anonymous: CeresState (a member of a class with linkage) holds
+// these.
+namespace estimation_problem_internal {
 
 // A residual block that is evaluated ahead of Ceres, in parallel with the
 // other blocks (ParallelBlocks below), and then hands Ceres the stored
@@ -133,7 +135,9 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
   int num_threads_ = 0;
 };
 
-}  // namespace
+}  // namespace estimation_problem_internal
+using estimation_problem_internal::CachedCost;
+using estimation_problem_internal::ParallelBlocks;
 
 struct EstimationProblem::CeresState {
   ParallelBlocks parallel;  // declared first: outlives the problem that points to it

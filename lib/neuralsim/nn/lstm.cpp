@@ -14,7 +14,7 @@ namespace {
 // forward pass used, so backward refuses a stale record.
 std::atomic<std::uint64_t> g_next_lstm_stamp{1};
 
-constexpr Index kMaxDim = Index(1) << 20;
+constexpr Index kMaxLstmDim = Index(1) << 20;
 
 // 1 / (1 + e^−z) without overflow (the same formula as activate(kSigmoid)).
 inline double sigmoid(double z) {
@@ -76,9 +76,9 @@ bool LstmWorkspace::fits(const Lstm& net) const {
 Lstm::Lstm(Index input_dim, Index hidden, Index output_dim) {
   for (auto [value, what] : {std::pair{input_dim, "input dimension"},
                              std::pair{hidden, "hidden size"}, std::pair{output_dim, "output dimension"}}) {
-    if (value < 1 || value > kMaxDim) {
+    if (value < 1 || value > kMaxLstmDim) {
       throw InvalidArgument(std::string("nn::Lstm: ") + what + " must be in [1, " +
-                            std::to_string(kMaxDim) + "], got " + std::to_string(value));
+                            std::to_string(kMaxLstmDim) + "], got " + std::to_string(value));
     }
   }
   nx_ = input_dim;

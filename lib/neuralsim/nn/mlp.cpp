@@ -18,7 +18,7 @@ std::atomic<std::uint64_t> g_next_stamp{1};
 
 // Largest accepted layer width; keeps the products of sizes far from
 // overflow. (Files are limited much more tightly, see io/network_file.hpp.)
-constexpr Index kMaxDim = Index(1) << 24;
+constexpr Index kMaxLayerWidth = Index(1) << 24;
 
 bool valid_activation(Activation a) {
   switch (a) {
@@ -236,8 +236,8 @@ double NormalSampler::operator()(std::mt19937_64& engine) {
 Mlp::Mlp() : dims_{0} { touch(); }
 
 Mlp::Mlp(Index input_dim, std::vector<LayerSpec> layers) {
-  if (input_dim < 1 || input_dim > kMaxDim) {
-    throw InvalidArgument("nn::Mlp: input dimension must be in [1, " + std::to_string(kMaxDim) +
+  if (input_dim < 1 || input_dim > kMaxLayerWidth) {
+    throw InvalidArgument("nn::Mlp: input dimension must be in [1, " + std::to_string(kMaxLayerWidth) +
                           "], got " + std::to_string(input_dim));
   }
   if (layers.empty()) throw InvalidArgument("nn::Mlp: a network needs at least one layer");
@@ -245,9 +245,9 @@ Mlp::Mlp(Index input_dim, std::vector<LayerSpec> layers) {
   Index total = 0;
   for (size_t l = 0; l < layers.size(); ++l) {
     const LayerSpec& spec = layers[l];
-    if (spec.outputs < 1 || spec.outputs > kMaxDim) {
+    if (spec.outputs < 1 || spec.outputs > kMaxLayerWidth) {
       throw InvalidArgument("nn::Mlp: layer " + std::to_string(l) + " must have [1, " +
-                            std::to_string(kMaxDim) + "] outputs, got " +
+                            std::to_string(kMaxLayerWidth) + "] outputs, got " +
                             std::to_string(spec.outputs));
     }
     if (!valid_activation(spec.activation)) {
