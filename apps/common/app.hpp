@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -96,6 +97,10 @@ class CommandLine {
 // 0; command-line errors return 2.
 int run_app(int argc, char** argv, CommandLine& command_line, std::function<int(const AppOptions&)> body);
 
+// The tools' wall-clock timings (summary.json "timings").
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
 // "label: 37% (370/1000) elapsed 1.2s ETA 2.0s"
 std::string format_progress(const std::string& label, long long done, long long total,
                             double elapsed_s);
@@ -136,6 +141,10 @@ class Progress {
   bool finished_ = false;
   std::mutex mutex_;
 };
+
+// A metric for summary.json: JSON has no NaN or infinity, so a value that
+// is not finite is written as null.
+inline nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // Builds and writes OUT/summary.json, the machine-readable record of a run:
 // app, status, metrics, warnings, timings (total wall time added

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace neuralsim {
 
@@ -14,5 +15,11 @@ std::string python_interpreter();
 
 // The path of a helper script of scripts/ (e.g. "plot_fit.py").
 std::string helper_script(const std::string& name);
+
+// Runs helper script `script` with `args` (its last argument is the PNG it
+// draws). Plots are optional, drawn after every result is written: without
+// the interpreter, the script or matplotlib this logs one info line and
+// returns false.
+bool draw_plot(const std::string& script, const std::vector<std::string>& args);
 
 }  // namespace neuralsim

@@ -12,8 +12,8 @@ namespace neuralsim {
 namespace distill_checkpoint_detail {
 
 using nlohmann::json;
-constexpr const char* kFormat = "neuralsim-distill-checkpoint";
-constexpr int kVersion = 1;
+constexpr const char* kDistillFormat = "neuralsim-distill-checkpoint";
+constexpr int kDistillVersion = 1;
 
 using namespace checkpoint_json;
 
@@ -30,8 +30,8 @@ void write_distill_checkpoint(const std::string& path, const SupervisedState& s,
                        {"learning_rate", number(r.learning_rate)},
                        {"gradient_norm", number(r.gradient_norm)},
                        {"seconds", r.seconds}});
-  const json j{{"format", kFormat},
-               {"version", kVersion},
+  const json j{{"format", kDistillFormat},
+               {"version", kDistillVersion},
                {"num_parameters", num_parameters},
                {"fingerprint", fingerprint},
                {"epoch", s.epoch},
@@ -50,7 +50,7 @@ SupervisedState read_distill_checkpoint(const std::string& path, long long n, co
                                         int max_epochs) {
   using namespace distill_checkpoint_detail;
   const double limit = 8192.0 + 4 * 32.0 * static_cast<double>(n) + 256.0 * max_epochs;
-  json j = read_document(path, kFormat, kVersion, limit,
+  json j = read_document(path, kDistillFormat, kDistillVersion, limit,
                          "a checkpoint of " + std::to_string(n) + " parameters and " + std::to_string(max_epochs) +
                              " epochs");
   const long long stored_n = integer(j, "num_parameters", path, "checkpoint", 0, 1LL << 40);

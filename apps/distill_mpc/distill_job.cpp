@@ -42,12 +42,9 @@
 namespace neuralsim {
 namespace distill_job_detail {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using RowMatrixXd = DistillDataset::RowMatrixXd;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // Evaluation episodes use indices far from the training episodes', so their
 // commands, pushes and initial states are new to the network.
@@ -438,14 +435,6 @@ json evaluation_json(const DistillSystem& sys, const std::vector<EpisodeResult>&
   return out;
 }
 
-void try_plot(const std::string& trace, const std::string& loss, const std::string& png) {
-  const std::string python = python_interpreter();
-  const std::string script = helper_script("plot_distill.py");
-  if (!std::filesystem::exists(script) || !std::filesystem::exists(python)) return;
-  const std::string cmd = "'" + python + "' '" + script + "' '" + trace + "' '" + loss + "' '" + png + "' > /dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0) spdlog::info("no plot written (python3-matplotlib not installed?)");
-}
-
 // The network of evaluate.weights, checked against the controller.
 std::shared_ptr<const nn::Mlp> read_evaluation_network(const std::string& path, const DistillSystem& sys) {
   const std::vector<std::string> names = network_names(path);
@@ -732,7 +721,7 @@ int run_distill_mpc(const AppOptions& opts, const DistillRequest& request) {
     write_text_atomic(out.path("closed_loop.csv"), trace_csv(*sys, with_mpc[0], with_net[0]));
     summary.add_output(out.path("closed_loop.csv"));
     if (plot) {
-      try_plot(out.path("closed_loop.csv"), out.path("loss.csv"), out.path("closed_loop.png"));
+      draw_plot("plot_distill.py", {out.path("closed_loop.csv"), out.path("loss.csv"), out.path("closed_loop.png")});
       if (std::filesystem::exists(out.path("closed_loop.png"))) summary.add_output(out.path("closed_loop.png"));
     }
   }

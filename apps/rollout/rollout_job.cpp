@@ -26,8 +26,6 @@
 namespace neuralsim {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 constexpr long long kMaxTrajectories = 1000000;
 

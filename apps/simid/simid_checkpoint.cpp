@@ -11,8 +11,8 @@ namespace neuralsim {
 namespace {
 
 using nlohmann::json;
-constexpr const char* kFormat = "neuralsim-simid-checkpoint";
-constexpr int kVersion = 2;
+constexpr const char* kSimidFormat = "neuralsim-simid-checkpoint";
+constexpr int kSimidVersion = 2;
 
 int small_integer(const json& j, const char* key, const std::string& path, const std::string& where, int lo, int hi) {
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
@@ -36,7 +36,7 @@ json history_json(const std::vector<RoundRecord>& history) {
 
 void write_simid_checkpoint(const std::string& path, const BasinHoppingState& s, const ParameterSet& params,
                             const Fingerprint& fingerprint) {
-  json j{{"format", kFormat}, {"version", kVersion}, {"next_round", s.next_round}, {"has_best", s.has_best},
+  json j{{"format", kSimidFormat}, {"version", kSimidVersion}, {"next_round", s.next_round}, {"has_best", s.has_best},
          {"parameter_names", params.names()}, {"fingerprint", fingerprint}, {"history", history_json(s.history)}};
   if (s.has_best) j["best"] = local_result_json(s.best);
   // Costs of unusable solves may be inf; JSON has no inf, so keep them out.
@@ -46,7 +46,7 @@ void write_simid_checkpoint(const std::string& path, const BasinHoppingState& s,
 BasinHoppingState read_simid_checkpoint(const std::string& path, const ParameterSet& params,
                                         const Fingerprint& fingerprint, int max_rounds) {
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
-  json j = read_document(path, kFormat, kVersion, 256.0 * (1 << 20), "a simid checkpoint (256 MiB)");
+  json j = read_document(path, kSimidFormat, kSimidVersion, 256.0 * (1 << 20), "a simid checkpoint (256 MiB)");
   if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||
       j["parameter_names"] != json(params.names()))
     throw ConfigError(path + ": checkpoint was written for other parameters (" +

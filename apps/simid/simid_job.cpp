@@ -27,10 +27,8 @@
 namespace neuralsim {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 Config section_or_empty(const Config& owner, const std::string& key) {
   return owner.has(key) ? owner.at(key) : Config::parse("{}", owner.file());
@@ -38,16 +36,16 @@ Config section_or_empty(const Config& owner, const std::string& key) {
 
 // `targets`: the data are reach targets (data.targets), whose q is a
 // placeholder: only the distance to the target is meaningful.
-struct Evaluation {
+struct FitEvaluation {
   double mean_rmse_q = 0;
   double mean_rmse_link_position = 0;
   json per_trajectory = json::array();
   TrajectorySet predictions;
 };
 
-Evaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
+FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
                         int window, bool targets) {
-  Evaluation e;
+  FitEvaluation e;
   e.predictions.meta = data.meta;
   std::vector<std::string> links;
   for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.link);
@@ -87,17 +85,6 @@ json identifiability_json(const Identifiability& id, const ParameterSet& params)
   j["identifiable"] = id.weak_directions.empty();
   j["residual_variance"] = id.residual_variance;
   return j;
-}
-
-void try_plot(const std::string& out_dir, const std::string& measured_file, const std::string& fitted_file) {
-  // Plotting is delegated to matplotlib (scripts/plot_fit.py); skip quietly
-  // without it so headless CI machines still pass.
-  const std::string python = python_interpreter();
-  const std::string script = helper_script("plot_fit.py");
-  if (!std::filesystem::exists(script) || !std::filesystem::exists(python)) return;
-  const std::string cmd = "'" + python + "' '" + script + "' '" + measured_file + "' '" + fitted_file + "' '" +
-                          out_dir + "/fit.png' > /dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0) spdlog::info("no plot written (python3-matplotlib not installed?)");
 }
 
 // Cluster of every residual row of `problem`'s Jacobian, in the order the
@@ -437,7 +424,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
   for (const auto& d : id.weak_directions) spdlog::warn("identifiability: {}", d.description);
 
   // Predictions and errors on train and validation data.
-  const Evaluation train_eval = evaluate_fit(ctx, best.x, data.train, eval_window, targets);
+  const FitEvaluation train_eval = evaluate_fit(ctx, best.x, data.train, eval_window, targets);
   if (!targets) summary.metrics()["train_rmse_q"] = train_eval.mean_rmse_q;
   if (targets) summary.metrics()["mean_target_distance"] = train_eval.mean_rmse_link_position * std::sqrt(3.0);
   else if (!observe.link_positions.empty())
@@ -447,7 +434,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     summary.metrics()["train_per_trajectory"][t]["cost"] = per_traj_cost[t];
   TrajectorySet fitted_set = train_eval.predictions;
   if (!data.validation.trajectories.empty()) {
-    const Evaluation val = evaluate_fit(ctx, best.x, data.validation, eval_window, false);
+    const FitEvaluation val = evaluate_fit(ctx, best.x, data.validation, eval_window, false);
     summary.metrics()["validation_rmse_q"] = val.mean_rmse_q;
     if (!observe.link_positions.empty())
       summary.metrics()["validation_rmse_link_position"] = val.mean_rmse_link_position;
@@ -564,7 +551,7 @@ int run_simid(const AppOptions& opts, const SimidRequest& request) {
     write_trajectories(measured_file, measured);
     summary.add_output(measured_file);
     if (plots_wanted(cfg, opts)) {
-      try_plot(out.dir(), measured_file, fit_file);
+      draw_plot("plot_fit.py", {measured_file, fit_file, out.dir() + "/fit.png"});
       if (std::filesystem::exists(out.path("fit.png"))) summary.add_output(out.path("fit.png"));
     }
   }

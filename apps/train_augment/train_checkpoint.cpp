@@ -11,8 +11,8 @@ namespace neuralsim {
 namespace {
 
 using nlohmann::json;
-constexpr const char* kFormat = "neuralsim-train-checkpoint";
-constexpr int kVersion = 1;
+constexpr const char* kTrainFormat = "neuralsim-train-checkpoint";
+constexpr int kTrainVersion = 1;
 
 json record_json(const EpochRecord& r) {
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
@@ -34,8 +34,8 @@ void write_train_checkpoint(const std::string& path, const TrainerState& s,
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   json history = json::array();
   for (const EpochRecord& r : s.history) history.push_back(record_json(r));
-  const json j{{"format", kFormat},
-               {"version", kVersion},
+  const json j{{"format", kTrainFormat},
+               {"version", kTrainVersion},
                {"parameter_names", parameter_names},
                {"fingerprint", fingerprint},
                {"epoch", s.epoch},
@@ -57,7 +57,7 @@ TrainerState read_train_checkpoint(const std::string& path, const std::vector<st
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   // Three vectors of the parameters and a history: generous, but bounded.
   const double limit = 4096.0 + 3 * 32.0 * names.size() + 256.0 * max_epochs + 64.0 * names.size();
-  json j = read_document(path, kFormat, kVersion, limit,
+  json j = read_document(path, kTrainFormat, kTrainVersion, limit,
                          "a checkpoint of " + std::to_string(names.size()) + " parameters and " +
                              std::to_string(max_epochs) + " epochs");
   if (!j.contains("parameter_names") || j["parameter_names"] != json(names))

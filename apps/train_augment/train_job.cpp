@@ -28,12 +28,9 @@
 namespace neuralsim {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 // The trained model and what the outputs need to know about it.
 struct ModelUnderTraining {
@@ -131,7 +128,7 @@ ModelUnderTraining build_model(const Experiment& exp, const TrainConfig& tc, con
 
 // Free rollouts of whole recordings from their first state under their
 // recorded controls, and the errors per horizon.
-struct Evaluation {
+struct TrainingEvaluation {
   json per_trajectory = json::array();
   double mean_rmse_q = 0, mean_rmse_qd = 0;
   std::map<long long, double> mean_rmse_q_by_horizon;
@@ -139,9 +136,9 @@ struct Evaluation {
   int diverged = 0;
 };
 
-Evaluation evaluate(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model, const TrajectorySet& data,
+TrainingEvaluation evaluate(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model, const TrajectorySet& data,
                     const std::vector<long long>& horizons) {
-  Evaluation e;
+  TrainingEvaluation e;
   e.predictions.meta = data.meta;
   const double n = static_cast<double>(data.trajectories.size());
   for (const Trajectory& tr : data.trajectories) {
@@ -191,7 +188,7 @@ Evaluation evaluate(WindowModel& wm, const Eigen::VectorXd& x, const Model<doubl
   return e;
 }
 
-json evaluation_json(const Evaluation& e) {
+json evaluation_json(const TrainingEvaluation& e) {
   json hz = json::object();
   for (const auto& [h, r] : e.mean_rmse_q_by_horizon) hz[std::to_string(h)] = e.diverged ? json(nullptr) : json(r);
   return {{"mean_rmse_q", finite_or_null(e.mean_rmse_q)},
@@ -254,14 +251,6 @@ std::vector<std::string> write_parameters(const ModelUnderTraining& m, const Eig
     files.push_back(out.path("lstm.json"));
   }
   return files;
-}
-
-void try_plot(const std::string& csv, const std::string& png) {
-  const std::string python = python_interpreter();
-  const std::string script = helper_script("plot_loss.py");
-  if (!std::filesystem::exists(script) || !std::filesystem::exists(python)) return;
-  const std::string cmd = "'" + python + "' '" + script + "' '" + csv + "' '" + png + "' > /dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0) spdlog::info("no loss plot written (python3-matplotlib not installed?)");
 }
 
 }  // namespace
@@ -391,7 +380,7 @@ int run_train_augment(const AppOptions& opts, const TrainRequest& request) {
   write_text_atomic(csv, loss_csv(state.history));
   summary.add_output(csv);
   if (plot && !state.history.empty()) {
-    try_plot(csv, out.path("loss.png"));
+    draw_plot("plot_loss.py", {csv, out.path("loss.png")});
     if (std::filesystem::exists(out.path("loss.png"))) summary.add_output(out.path("loss.png"));
   }
   if (std::filesystem::exists(checkpoint)) summary.add_output(checkpoint);
@@ -429,8 +418,8 @@ int run_train_augment(const AppOptions& opts, const TrainRequest& request) {
 
   if (status != "interrupted") {
     const auto t_eval = Clock::now();
-    const Evaluation on_train = evaluate(*m.model, state.best_x, model, data.train, horizons);
-    Evaluation on_validation = evaluate(*m.model, state.best_x, model, data.validation, horizons);
+    const TrainingEvaluation on_train = evaluate(*m.model, state.best_x, model, data.train, horizons);
+    TrainingEvaluation on_validation = evaluate(*m.model, state.best_x, model, data.validation, horizons);
     metrics["train"] = evaluation_json(on_train);
     metrics["validation"] = evaluation_json(on_validation);
     if (!on_validation.predictions.trajectories.empty()) {
