@@ -18,9 +18,11 @@ packages=(build-essential cmake ninja-build pkg-config git
 # Google Benchmark only for the benchmarks (the test command turns them off).
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_BENCH=OFF "* ]] || packages+=(libbenchmark-dev)
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_CCACHE=OFF "* ]] || packages+=(ccache)
-# GoogleTest, and Ipopt as the QP solver's test oracle, only for the tests.
+# GoogleTest, and Ipopt's runtime library as the QP solver's test oracle
+# (loaded by the test; its -dev package would pull MPI and MUMPS headers,
+# 15 s of a fresh install), only for the tests.
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_TESTS=OFF "* ]] ||
-  packages+=(libgtest-dev libgmock-dev coinor-libipopt-dev)
+  packages+=(libgtest-dev libgmock-dev coinor-libipopt1v5)
 # matplotlib (plots are optional: a tool without it writes every result but
 # the PNG) pulls SciPy, SymPy and fontTools: 40 s of a fresh install.
 [[ "${NEURALSIM_PLOTS:-1}" == 0 ]] || packages+=(python3-matplotlib)

@@ -1,26 +1,23 @@
 // QpSolver against an independent solver: Ipopt (an interior-point method,
-// Debian's coinor-libipopt-dev, through its C++ TNLP interface) solves the
-// same random QPs; optimal values and minimizers agree to ~1e-6 (Ipopt's
-// tolerance). The whole file needs NEURALSIM_HAVE_IPOPT, which the build
-// defines only on a target that links Ipopt (pkg-config `ipopt`); without
-// it the test is skipped, so the file also compiles where Ipopt is absent.
+// Debian's coinor-libipopt1v5, through its C interface) solves the same
+// random QPs; optimal values and minimizers agree to ~1e-6 (Ipopt's
+// tolerance). Where the library cannot be loaded the test is skipped.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
-
-#include "neuralsim/control/qp_solver.hpp"
-
-#ifdef NEURALSIM_HAVE_IPOPT
-
-#include <IpIpoptApplication.hpp>
-#include <IpTNLP.hpp>
 
 #include <Eigen/Dense>
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
+#include <string>
+#include <vector>
+
+#include "neuralsim/control/qp_solver.hpp"
 
 namespace neuralsim {
-namespace {
+namespace qp_ipopt_oracle_test {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -77,118 +74,167 @@ Qp random_qp(unsigned seed, int n, int n_eq, int n_in, bool bounds) {
   return qp;
 }
 
+// Ipopt's C interface (IpStdCInterface.h of Ipopt 3.11, Debian's
+// coinor-libipopt1v5), loaded at run time: the test needs only the runtime
+// library, not the -dev package with its MPI and MUMPS headers. These are
+// the declarations of the functions it calls, with the same types.
+namespace ipopt_c {
+using Number = double;
+using Index = int;
+using Bool = int;
+using Problem = void*;
+using EvalF = Bool (*)(Index n, Number* x, Bool new_x, Number* obj_value, void* user_data);
+using EvalGradF = Bool (*)(Index n, Number* x, Bool new_x, Number* grad_f, void* user_data);
+using EvalG = Bool (*)(Index n, Number* x, Bool new_x, Index m, Number* g, void* user_data);
+using EvalJacG = Bool (*)(Index n, Number* x, Bool new_x, Index m, Index nele_jac, Index* iRow, Index* jCol,
+                          Number* values, void* user_data);
+using EvalH = Bool (*)(Index n, Number* x, Bool new_x, Number obj_factor, Index m, Number* lambda, Bool new_lambda,
+                       Index nele_hess, Index* iRow, Index* jCol, Number* values, void* user_data);
+
+struct Api {
+  Problem (*create)(Index n, Number* x_L, Number* x_U, Index m, Number* g_L, Number* g_U, Index nele_jac,
+                    Index nele_hess, Index index_style, EvalF, EvalG, EvalGradF, EvalJacG, EvalH) = nullptr;
+  void (*free_problem)(Problem) = nullptr;
+  Bool (*str_option)(Problem, char* keyword, char* value) = nullptr;
+  Bool (*num_option)(Problem, char* keyword, Number value) = nullptr;
+  Bool (*int_option)(Problem, char* keyword, Index value) = nullptr;
+  int (*solve)(Problem, Number* x, Number* g, Number* obj_val, Number* mult_g, Number* mult_x_L, Number* mult_x_U,
+               void* user_data) = nullptr;  // enum ApplicationReturnStatus
+  std::string error;
+};
+constexpr int kSolveSucceeded = 0, kSolvedToAcceptableLevel = 1;
+
+template <class F>
+bool bind(void* lib, const char* name, F& f, std::string& error) {
+  f = reinterpret_cast<F>(::dlsym(lib, name));
+  if (!f) error = std::string("libipopt.so.1 has no ") + name;
+  return f != nullptr;
+}
+
+// The library, opened once for the process (never closed).
+const Api& api() {
+  static const Api a = [] {
+    Api r;
+    void* lib = ::dlopen("libipopt.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      r.error = std::string("cannot load libipopt.so.1 (coinor-libipopt1v5): ") + ::dlerror();
+      return r;
+    }
+    if (!(bind(lib, "CreateIpoptProblem", r.create, r.error) && bind(lib, "FreeIpoptProblem", r.free_problem, r.error) &&
+          bind(lib, "AddIpoptStrOption", r.str_option, r.error) &&
+          bind(lib, "AddIpoptNumOption", r.num_option, r.error) &&
+          bind(lib, "AddIpoptIntOption", r.int_option, r.error) && bind(lib, "IpoptSolve", r.solve, r.error)))
+      r.create = nullptr;
+    return r;
+  }();
+  return a;
+}
+}  // namespace ipopt_c
+
 // The QP as an Ipopt NLP: dense constraint Jacobian [A; C], constant
-// Hessian (lower triangle of H).
-class QpNlp : public Ipopt::TNLP {
- public:
-  explicit QpNlp(const Qp& qp) : qp_(qp) {}
+// Hessian (lower triangle of H). user_data points to the Qp.
+namespace qp_nlp {
+using ipopt_c::Bool;
+using ipopt_c::Index;
+using ipopt_c::Number;
+const Qp& of(void* user_data) { return *static_cast<const Qp*>(user_data); }
+
+Bool eval_f(Index n, Number* xp, Bool, Number* f, void* user) {
+  const Qp& qp = of(user);
+  const Eigen::Map<const VectorXd> x(xp, n);
+  *f = 0.5 * x.dot(qp.H * x) + qp.g.dot(x);
+  return 1;
+}
+Bool eval_grad_f(Index n, Number* xp, Bool, Number* grad, void* user) {
+  const Qp& qp = of(user);
+  Eigen::Map<VectorXd>(grad, n) = qp.H * Eigen::Map<const VectorXd>(xp, n) + qp.g;
+  return 1;
+}
+Bool eval_g(Index n, Number* xp, Bool, Index m, Number* gv, void* user) {
+  const Qp& qp = of(user);
+  const Eigen::Map<const VectorXd> x(xp, n);
+  const Index ne = static_cast<Index>(qp.A.rows());
+  Eigen::Map<VectorXd> out(gv, m);
+  out.head(ne) = qp.A * x;
+  out.tail(m - ne) = qp.C * x;
+  return 1;
+}
+Bool eval_jac_g(Index n, Number*, Bool, Index m, Index, Index* rows, Index* cols, Number* values, void* user) {
+  const Qp& qp = of(user);
+  const Index ne = static_cast<Index>(qp.A.rows());
+  Index k = 0;
+  for (Index i = 0; i < m; ++i)
+    for (Index j = 0; j < n; ++j, ++k) {
+      if (values == nullptr) {
+        rows[k] = i;
+        cols[k] = j;
+      } else {
+        values[k] = i < ne ? qp.A(i, j) : qp.C(i - ne, j);
+      }
+    }
+  return 1;
+}
+Bool eval_h(Index n, Number*, Bool, Number obj_factor, Index, Number*, Bool, Index, Index* rows, Index* cols,
+            Number* values, void* user) {
+  const Qp& qp = of(user);
+  Index k = 0;
+  for (Index i = 0; i < n; ++i)
+    for (Index j = 0; j <= i; ++j, ++k) {
+      if (values == nullptr) {
+        rows[k] = i;
+        cols[k] = j;
+      } else {
+        values[k] = obj_factor * qp.H(i, j);  // the constraints are linear
+      }
+    }
+  return 1;
+}
+double clip(double v) { return std::isinf(v) ? (v > 0 ? 1e20 : -1e20) : v; }
+}  // namespace qp_nlp
+
+struct IpoptResult {
+  int status = -100;
   VectorXd x;
   double objective = std::numeric_limits<double>::quiet_NaN();
-  Ipopt::SolverReturn status = Ipopt::INTERNAL_ERROR;
-
-  bool get_nlp_info(Ipopt::Index& n, Ipopt::Index& m, Ipopt::Index& nnz_jac, Ipopt::Index& nnz_h,
-                    IndexStyleEnum& style) override {
-    n = nv();
-    m = nc();
-    nnz_jac = n * m;
-    nnz_h = n * (n + 1) / 2;
-    style = C_STYLE;
-    return true;
-  }
-  bool get_bounds_info(Ipopt::Index n, Ipopt::Number* x_l, Ipopt::Number* x_u, Ipopt::Index m, Ipopt::Number* g_l,
-                       Ipopt::Number* g_u) override {
-    for (Ipopt::Index j = 0; j < n; ++j) {
-      x_l[j] = clip(qp_.xl[j]);
-      x_u[j] = clip(qp_.xu[j]);
-    }
-    const int ne = static_cast<int>(qp_.A.rows());
-    for (Ipopt::Index i = 0; i < m; ++i) {
-      g_l[i] = i < ne ? qp_.b[i] : clip(qp_.lo[i - ne]);
-      g_u[i] = i < ne ? qp_.b[i] : clip(qp_.hi[i - ne]);
-    }
-    return true;
-  }
-  bool get_starting_point(Ipopt::Index n, bool init_x, Ipopt::Number* x0, bool, Ipopt::Number*, Ipopt::Number*,
-                          Ipopt::Index, bool, Ipopt::Number*) override {
-    if (init_x)
-      for (Ipopt::Index j = 0; j < n; ++j) x0[j] = 0;
-    return true;
-  }
-  bool eval_f(Ipopt::Index n, const Ipopt::Number* xp, bool, Ipopt::Number& f) override {
-    const Eigen::Map<const VectorXd> xv(xp, n);
-    f = 0.5 * xv.dot(qp_.H * xv) + qp_.g.dot(xv);
-    return true;
-  }
-  bool eval_grad_f(Ipopt::Index n, const Ipopt::Number* xp, bool, Ipopt::Number* grad) override {
-    const Eigen::Map<const VectorXd> xv(xp, n);
-    Eigen::Map<VectorXd>(grad, n) = qp_.H * xv + qp_.g;
-    return true;
-  }
-  bool eval_g(Ipopt::Index n, const Ipopt::Number* xp, bool, Ipopt::Index m, Ipopt::Number* gv) override {
-    const Eigen::Map<const VectorXd> xv(xp, n);
-    const int ne = static_cast<int>(qp_.A.rows());
-    Eigen::Map<VectorXd> out(gv, m);
-    out.head(ne) = qp_.A * xv;
-    out.tail(m - ne) = qp_.C * xv;
-    return true;
-  }
-  bool eval_jac_g(Ipopt::Index n, const Ipopt::Number*, bool, Ipopt::Index m, Ipopt::Index, Ipopt::Index* rows,
-                  Ipopt::Index* cols, Ipopt::Number* values) override {
-    const int ne = static_cast<int>(qp_.A.rows());
-    Ipopt::Index k = 0;
-    for (Ipopt::Index i = 0; i < m; ++i)
-      for (Ipopt::Index j = 0; j < n; ++j, ++k) {
-        if (values == nullptr) {
-          rows[k] = i;
-          cols[k] = j;
-        } else {
-          values[k] = i < ne ? qp_.A(i, j) : qp_.C(i - ne, j);
-        }
-      }
-    return true;
-  }
-  bool eval_h(Ipopt::Index n, const Ipopt::Number*, bool, Ipopt::Number obj_factor, Ipopt::Index, const Ipopt::Number*,
-              bool, Ipopt::Index, Ipopt::Index* rows, Ipopt::Index* cols, Ipopt::Number* values) override {
-    Ipopt::Index k = 0;
-    for (Ipopt::Index i = 0; i < n; ++i)
-      for (Ipopt::Index j = 0; j <= i; ++j, ++k) {
-        if (values == nullptr) {
-          rows[k] = i;
-          cols[k] = j;
-        } else {
-          values[k] = obj_factor * qp_.H(i, j);  // the constraints are linear
-        }
-      }
-    return true;
-  }
-  void finalize_solution(Ipopt::SolverReturn st, Ipopt::Index n, const Ipopt::Number* xp, const Ipopt::Number*,
-                         const Ipopt::Number*, Ipopt::Index, const Ipopt::Number*, const Ipopt::Number*,
-                         Ipopt::Number obj, const Ipopt::IpoptData*, Ipopt::IpoptCalculatedQuantities*) override {
-    status = st;
-    x = Eigen::Map<const VectorXd>(xp, n);
-    objective = obj;
-  }
-
- private:
-  static double clip(double v) { return std::isinf(v) ? (v > 0 ? 1e20 : -1e20) : v; }
-  int nv() const { return static_cast<int>(qp_.H.rows()); }
-  int nc() const { return static_cast<int>(qp_.A.rows() + qp_.C.rows()); }
-  const Qp& qp_;
+  bool solved() const { return status == ipopt_c::kSolveSucceeded || status == ipopt_c::kSolvedToAcceptableLevel; }
 };
 
-bool solve_with_ipopt(const Ipopt::SmartPtr<Ipopt::TNLP>& nlp) {
-  Ipopt::SmartPtr<Ipopt::IpoptApplication> app = IpoptApplicationFactory();
-  app->Options()->SetIntegerValue("print_level", 0);
-  app->Options()->SetStringValue("sb", "yes");
-  app->Options()->SetNumericValue("tol", 1e-10);
-  app->Options()->SetNumericValue("bound_relax_factor", 0.0);
-  app->Options()->SetIntegerValue("max_iter", 1000);
-  app->Options()->SetStringValue("hessian_constant", "yes");
-  app->Options()->SetStringValue("jac_c_constant", "yes");
-  app->Options()->SetStringValue("jac_d_constant", "yes");
-  if (app->Initialize() != Ipopt::Solve_Succeeded) return false;
-  const Ipopt::ApplicationReturnStatus st = app->OptimizeTNLP(nlp);
-  return st == Ipopt::Solve_Succeeded || st == Ipopt::Solved_To_Acceptable_Level;
+IpoptResult solve_with_ipopt(const Qp& qp) {
+  const ipopt_c::Api& ip = ipopt_c::api();
+  const int n = static_cast<int>(qp.H.rows()), ne = static_cast<int>(qp.A.rows());
+  const int m = ne + static_cast<int>(qp.C.rows());
+  std::vector<double> xl(n), xu(n), gl(m), gu(m);
+  for (int j = 0; j < n; ++j) {
+    xl[j] = qp_nlp::clip(qp.xl[j]);
+    xu[j] = qp_nlp::clip(qp.xu[j]);
+  }
+  for (int i = 0; i < m; ++i) {
+    gl[i] = i < ne ? qp.b[i] : qp_nlp::clip(qp.lo[i - ne]);
+    gu[i] = i < ne ? qp.b[i] : qp_nlp::clip(qp.hi[i - ne]);
+  }
+  const std::unique_ptr<void, void (*)(void*)> problem(
+      ip.create(n, xl.data(), xu.data(), m, gl.data(), gu.data(), n * m, n * (n + 1) / 2, 0, qp_nlp::eval_f,
+                qp_nlp::eval_g, qp_nlp::eval_grad_f, qp_nlp::eval_jac_g, qp_nlp::eval_h),
+      ip.free_problem);
+  IpoptResult r;
+  if (!problem) return r;
+  auto str = [&](const char* k, const char* v) {
+    ip.str_option(problem.get(), const_cast<char*>(k), const_cast<char*>(v));
+  };
+  ip.int_option(problem.get(), const_cast<char*>("print_level"), 0);
+  str("sb", "yes");
+  ip.num_option(problem.get(), const_cast<char*>("tol"), 1e-10);
+  ip.num_option(problem.get(), const_cast<char*>("bound_relax_factor"), 0.0);
+  ip.int_option(problem.get(), const_cast<char*>("max_iter"), 1000);
+  str("hessian_constant", "yes");
+  str("jac_c_constant", "yes");
+  str("jac_d_constant", "yes");
+  r.x = VectorXd::Zero(n);
+  double objective = 0;
+  r.status = ip.solve(problem.get(), r.x.data(), nullptr, &objective, nullptr, nullptr, nullptr,
+                      const_cast<Qp*>(&qp));
+  r.objective = objective;
+  return r;
 }
 
 struct Case {
@@ -203,6 +249,7 @@ void PrintTo(const Case& c, std::ostream* os) {
 class QpIpoptOracle : public ::testing::TestWithParam<Case> {};
 
 TEST_P(QpIpoptOracle, ObjectiveAndMinimizerAgree) {
+  if (!ipopt_c::api().create) GTEST_SKIP() << ipopt_c::api().error;
   const Case c = GetParam();
   const Qp qp = random_qp(c.seed, c.n, c.n_eq, c.n_in, c.bounds);
   QpSolver gi(c.n, c.n_eq, c.n_in);
@@ -213,16 +260,15 @@ TEST_P(QpIpoptOracle, ObjectiveAndMinimizerAgree) {
   gi.update_bounds(qp.xl, qp.xu);
   ASSERT_EQ(gi.solve(), QpStatus::kOptimal);
 
-  auto* nlp = new QpNlp(qp);
-  const Ipopt::SmartPtr<Ipopt::TNLP> owner(nlp);  // Ipopt's reference counting owns it
-  ASSERT_TRUE(solve_with_ipopt(owner)) << "Ipopt failed, status " << nlp->status;
-  const double f_gi = gi.result().objective, f_ip = nlp->objective;
-  const double dx = (gi.result().x - nlp->x).lpNorm<Eigen::Infinity>();
+  const IpoptResult ip = solve_with_ipopt(qp);
+  ASSERT_TRUE(ip.solved()) << "Ipopt failed, status " << ip.status;
+  const double f_gi = gi.result().objective, f_ip = ip.objective;
+  const double dx = (gi.result().x - ip.x).lpNorm<Eigen::Infinity>();
   std::printf("  [ipopt] n %d, n_eq %d, n_in %d: |f_gi - f_ipopt| = %.2e (f = %.6f), |x_gi - x_ipopt|inf = %.2e, "
               "%d active\n",
               c.n, c.n_eq, c.n_in, std::abs(f_gi - f_ip), f_gi, dx, gi.result().num_active);
   EXPECT_NEAR(f_gi, f_ip, 1e-6 * (1 + std::abs(f_ip)));
-  EXPECT_LE(dx, 1e-6 * (1 + nlp->x.lpNorm<Eigen::Infinity>()));
+  EXPECT_LE(dx, 1e-6 * (1 + ip.x.lpNorm<Eigen::Infinity>()));
   // GI is exact: its objective is never above Ipopt's by more than Ipopt's
   // own feasibility slack could explain.
   EXPECT_LE(f_gi, f_ip + 1e-7 * (1 + std::abs(f_ip)));
@@ -237,13 +283,5 @@ INSTANTIATE_TEST_SUITE_P(RandomQps, QpIpoptOracle,
                            return "seed" + std::to_string(info.param.seed) + "_n" + std::to_string(info.param.n);
                          });
 
-}  // namespace
+}  // namespace qp_ipopt_oracle_test
 }  // namespace neuralsim
-
-#else  // !NEURALSIM_HAVE_IPOPT
-
-TEST(QpIpoptOracle, SkippedWithoutIpopt) {
-  GTEST_SKIP() << "built without Ipopt (coinor-libipopt-dev, pkg-config ipopt): oracle comparison not run";
-}
-
-#endif
