@@ -135,8 +135,8 @@ TEST(RolloutApp, DivergenceIsANumericalErrorThatSaysWhere) {
 TEST(RolloutApp, InterruptWritesOnlyCompleteTrajectories) {
   const std::string dir = fresh_dir("interrupt");
   // Trajectory 0 is short and completes; trajectory 1 runs long enough that
-  // SIGINT after 2 s lands in the middle of it.
-  const auto r = run_command("timeout --preserve-status -s INT 2 " + rollout() +
+  // SIGINT after 1 s lands in the middle of it.
+  const auto r = run_command("timeout --preserve-status -s INT 1 " + rollout() +
                              " --config configs/rollout_double_pendulum.yaml --set sim.duration=3000 --set "
                              "initial_states.count=2 --threads 1 -q --out " + dir);
   ASSERT_EQ(r.exit_code, 130) << r.err;

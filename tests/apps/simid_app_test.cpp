@@ -171,7 +171,7 @@ TEST(SimidApp, ResumeContinuesFromCheckpointToTheSameResult) {
 
 TEST(SimidApp, InterruptWritesBestResultSoFar) {
   const std::string out = fresh_dir("simid_interrupt");
-  const auto r = run_command("timeout --preserve-status -s INT 3 " + simid() + kLengthsConfig +
+  const auto r = run_command("timeout --preserve-status -s INT 1 " + simid() + kLengthsConfig +
                              " -q --set estimate.basin_hopping.rounds=100000 --set estimate.basin_hopping.cost_threshold=-1"
                              " --set data.max_samples=101 --threads 1 --out " + out);
   ASSERT_EQ(r.exit_code, 130) << r.err;

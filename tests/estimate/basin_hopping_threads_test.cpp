@@ -18,9 +18,11 @@ namespace neuralsim {
 namespace bh_threads_test_ns {
 
 // Experiment 1 as simid reads it (configs/simid_double_pendulum_lengths.yaml),
-// with fewer LM iterations so a run takes a second or two.
+// on the first 1 s of each trajectory and with fewer LM iterations, so that a
+// run takes about a second.
 struct BhtExperiment {
-  Config cfg = Config::load(testing::source_path("configs/simid_double_pendulum_lengths.yaml"));
+  Config cfg =
+      Config::load(testing::source_path("configs/simid_double_pendulum_lengths.yaml"), {"data.max_samples=101"});
   Experiment experiment = load_experiment(cfg);
   Config est = cfg.at("estimate");
   ParameterSet params = read_parameter_set(est, "parameters", experiment.model);
