@@ -5,15 +5,10 @@
 # does): the tools' plots are optional, and the one test that draws a plot
 # checks the PNG only where matplotlib is installed (e.g. after demo.sh).
 # Nor does it compile through ccache: CI's machine is fresh, every unit a
-# miss (a developer rebuilding incrementally runs ninja in build-test/).
-# The build is a quick build (NEURALSIM_QUICK_BUILD, CMakeLists.txt): -O1,
-# a tenth less compile time than Release, the same results to the bit, in its
-# own directory, so that it never replaces the Release build in build/ that
-# demo.sh and the benchmarks use.
-# Usage: scripts/test.sh [BUILD_DIR]   (default: build-test)
+# miss (a developer rebuilding incrementally runs ninja in build/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir="${1:-build-test}"
-NEURALSIM_PLOTS="${NEURALSIM_PLOTS:-0}" NEURALSIM_CMAKE_ARGS="-DNEURALSIM_BUILD_TESTS=ON -DNEURALSIM_BUILD_BENCH=OFF -DNEURALSIM_CCACHE=OFF -DNEURALSIM_QUICK_BUILD=ON ${NEURALSIM_CMAKE_ARGS:-}" \
+build_dir="${1:-build}"
+NEURALSIM_PLOTS="${NEURALSIM_PLOTS:-0}" NEURALSIM_CMAKE_ARGS="-DNEURALSIM_BUILD_TESTS=ON -DNEURALSIM_BUILD_BENCH=OFF -DNEURALSIM_CCACHE=OFF ${NEURALSIM_CMAKE_ARGS:-}" \
   scripts/setup.sh "$build_dir"
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

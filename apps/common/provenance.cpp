@@ -51,9 +51,6 @@ nlohmann::json build_info() {
 #else
   b["optimized"] = false;
 #endif
-#ifdef NEURALSIM_QUICK_BUILD
-  b["quick_build"] = true;  // compiled for build time (-O1), not speed
-#endif
 #if defined(__SANITIZE_ADDRESS__)
   b["sanitizers"] = "address";
 #endif
