@@ -45,7 +45,6 @@ namespace distill_job_detail {
 using nlohmann::json;
 using RowMatrixXd = DistillDataset::RowMatrixXd;
 
-
 // Evaluation episodes use indices far from the training episodes', so their
 // commands, pushes and initial states are new to the network.
 constexpr int kEvaluationIndexOffset = 1'000'000;

@@ -26,7 +26,6 @@
 namespace neuralsim {
 namespace {
 
-
 constexpr long long kMaxTrajectories = 1000000;
 
 void log_experiment(const Experiment& e, RunSummary& summary) {

@@ -29,7 +29,6 @@ namespace {
 
 using nlohmann::json;
 
-
 Config section_or_empty(const Config& owner, const std::string& key) {
   return owner.has(key) ? owner.at(key) : Config::parse("{}", owner.file());
 }

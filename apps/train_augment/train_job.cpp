@@ -30,8 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-
-
 // The trained model and what the outputs need to know about it.
 struct ModelUnderTraining {
   std::unique_ptr<WindowModel> model;

@@ -548,7 +548,7 @@ std::string run(const std::string& command) {
 }
 
 TEST_F(Hdf5TrajectoryTest, H5pyReadsTheFileWithoutCustomCode) {
-  if (!h5py_available()) GTEST_SKIP() << "python3 with h5py not available";
+  NEURALSIM_SKIP_WITHOUT_ORACLE(h5py_available(), "python3 with h5py not available");
   const TrajectorySet set = make_set(2);
   write_trajectories(file(), set);
   const std::string script = dir_ / "read.py";
@@ -572,7 +572,7 @@ with h5py.File(sys.argv[1], "r") as f:
 
 // The "writing from Python" example of docs/data-format.md.
 TEST_F(Hdf5TrajectoryTest, ReadsAFileWrittenWithH5py) {
-  if (!h5py_available()) GTEST_SKIP() << "python3 with h5py not available";
+  NEURALSIM_SKIP_WITHOUT_ORACLE(h5py_available(), "python3 with h5py not available");
   const std::string script = dir_ / "write.py";
   std::ofstream(script) << R"(import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], "w") as f:

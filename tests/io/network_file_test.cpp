@@ -538,9 +538,7 @@ std::string python_interpreter() {
 using testing::h5py_available;
 
 TEST_F(NetworkFileTest, PlainH5pyReadsTheLayoutAndReproducesTheForwardPass) {
-  if (!h5py_available()) {
-    GTEST_SKIP() << "'" << python_interpreter() << "' has no h5py (set NEURALSIM_PYTHON)";
-  }
+  NEURALSIM_SKIP_WITHOUT_ORACLE(h5py_available(), "'" << python_interpreter() << "' has no h5py (set NEURALSIM_PYTHON)");
   const std::string p = good_file();
   const NamedNetwork d = drag();
   // The C++ forward pass at x, to be reproduced by numpy from the file alone.
@@ -597,9 +595,7 @@ print("ok")
 }
 
 TEST_F(NetworkFileTest, ReadsAFileWrittenByPlainH5py) {
-  if (!h5py_available()) {
-    GTEST_SKIP() << "'" << python_interpreter() << "' has no h5py (set NEURALSIM_PYTHON)";
-  }
+  NEURALSIM_SKIP_WITHOUT_ORACLE(h5py_available(), "'" << python_interpreter() << "' has no h5py (set NEURALSIM_PYTHON)");
   // What a training script would write: float32 weights, numpy fixed-length
   // strings, no "index" attribute. numpy evaluates the network at x = 0.5.
   const std::string file = path("from_h5py.h5");
