@@ -19,11 +19,17 @@ using testing::read_json;
 using testing::read_text;
 using testing::run_command;
 
-// One local solve (basin hopping off) that runs every iteration it is given.
-std::string sprog_run(int iterations) {
+// One local solve (basin hopping off) that runs every iteration it is given,
+// until the trust region collapses at the optimum. On the whole recording
+// (1001 samples) and one thread an iteration takes ~85 ms, so that iterations
+// 2 to 12 span ~0.4 s: the interrupt test's signal, sent once iteration 2 is
+// printed, lands inside the solve even on a loaded machine. (On 101 samples
+// the solve ended ~30 ms after iteration 2, and a signal sent 50 ms later
+// sometimes missed it.)
+std::string sprog_run(int iterations, int samples = 101, int threads = 2) {
   return testing::app_path("simid") +
-         " --config configs/simid_double_pendulum_lengths.yaml --threads 2 --seed 2"
-         " --set estimate.basin_hopping.enabled=false --set data.max_samples=101"
+         " --config configs/simid_double_pendulum_lengths.yaml --threads " + std::to_string(threads) +
+         " --seed 2 --set estimate.basin_hopping.enabled=false --set data.max_samples=" + std::to_string(samples) +
          " --set estimate.solver.function_tolerance=0 --set estimate.solver.gradient_tolerance=0"
          " --set estimate.solver.parameter_tolerance=0 --set output.plot=false"
          " --set estimate.solver.max_iterations=" +
@@ -75,9 +81,9 @@ TEST(SimidProgress, InterruptInsideTheLocalSolveKeepsTheBestIterate) {
   const std::string out = fresh_dir("sprog_interrupt");
   const std::string err = out + "/stderr.txt";
   const int cap = 100000;
-  const std::string script = "( " + sprog_run(cap) + " -v --out " + out + "/run 2> '" + err +
+  const std::string script = "( " + sprog_run(cap, 1001, 1) + " -v --out " + out + "/run 2> '" + err +
                              "' & pid=$!; n=0; while ! grep -q 'iteration 2/' '" + err +
-                             "' 2>/dev/null; do sleep 0.05; n=$((n+1)); [ $n -gt 2400 ] && break; done; kill -INT $pid;"
+                             "' 2>/dev/null; do sleep 0.01; n=$((n+1)); [ $n -gt 12000 ] && break; done; kill -INT $pid;"
                              " wait $pid )";
   const auto r = run_command(script);
   ASSERT_EQ(r.exit_code, 130) << read_text(err);
