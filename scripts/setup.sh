@@ -40,23 +40,9 @@ if ((${#missing[@]})); then
   # do). The package lists are refreshed only when the first attempt fails
   # (lists missing or stale): a fresh machine has them.
   install=("${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io)
-  # man-db re-indexes every manual page after an install (2 s of a fresh
-  # install). As root, its auto-update flag is lifted for the install and
-  # put back afterwards (the daily man-db job indexes the new pages).
-  man_db_flag=/var/lib/man-db/auto-update
-  if [[ "$(id -u)" -eq 0 && -e "$man_db_flag" ]]; then
-    rm -f "$man_db_flag"
-    trap 'touch "$man_db_flag"' EXIT
-  else
-    man_db_flag=
-  fi
   if ! "${install[@]}" "${missing[@]}" >/dev/null 2>&1; then
     "${sudo_cmd[@]}" apt-get update -qq
     "${install[@]}" "${missing[@]}" >/dev/null
-  fi
-  if [[ -n "$man_db_flag" ]]; then
-    touch "$man_db_flag"
-    trap - EXIT
   fi
 fi
 

@@ -70,9 +70,8 @@ std::vector<double> rev_gradient(F&& f, const std::vector<double>& x0, double* v
   tape.adjoints(x.data(), x.size(), g.data());
   return g;
 }
-// ... by forward mode, 8 directions per pass. (One width for every function:
-// a Jet as wide as the inputs, 42 for the LLT test, doubled this file's
-// compile time.)
+// ... by forward mode, 8 directions per pass (one width and one routine for
+// every check, the rollouts included).
 template <class F>
 std::vector<double> jet_gradient(F&& f, const std::vector<double>& x0, double* value = nullptr) {
   using J = JetN<8>;
