@@ -1,16 +1,13 @@
-// The `distill-mpc` tool (docs/distill-mpc.md): closed-loop data of an MPC,
-// supervised training of a network on it, closed-loop evaluation of the
-// network in the MPC's place. main.cpp only parses the command line.
+// The `distill-mpc` tool: distill_mpc (lib/neuralsim/tools/distill_mpc.hpp)
+// and its outputs. main.cpp only names the tool.
 #pragma once
 
-#include "common/app.hpp"
+#include "common/tool.hpp"
 
 namespace neuralsim {
 
-struct DistillRequest {
-  bool resume = false;  // continue from OUT/checkpoint.json
-};
-
-int run_distill_mpc(const AppOptions& opts, const DistillRequest& request);
+// Writes dataset.h5 (generated data), weights.h5, loss.csv, the closed-loop
+// trace closed_loop.csv and its plot, and the metrics.
+RunReport run_distill_mpc(ToolRun& run);
 
 }  // namespace neuralsim

@@ -5,15 +5,9 @@
 #include "distill_mpc/distill_job.hpp"
 
 int main(int argc, char** argv) {
-  neuralsim::AppOptions opts;
-  opts.out = "out/distill-mpc";
-  neuralsim::DistillRequest request;
-  neuralsim::CommandLine command_line(
-      "Distill a model-predictive controller into a neural network and evaluate it in closed loop.", opts);
-  command_line.add_flag(
-      "--resume", request.resume,
-      "Continue from OUT/checkpoint.json (written after every epoch); the final weights are the same as "
-      "an uninterrupted run's");
-  return neuralsim::run_app(argc, argv, command_line,
-                            [&](const neuralsim::AppOptions& o) { return neuralsim::run_distill_mpc(o, request); });
+  neuralsim::Tool tool(
+      {"distill-mpc", "Distill a model-predictive controller into a neural network and evaluate it in closed loop.",
+       "Continue from OUT/checkpoint.json (written after every epoch); the final weights are the same as an "
+       "uninterrupted run's"});
+  return tool.run(argc, argv, neuralsim::run_distill_mpc);
 }

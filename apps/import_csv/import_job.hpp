@@ -1,13 +1,11 @@
-// The `import-csv` tool: a CSV import description (--config) in, one HDF5
-// trajectory file (OUT/trajectories.h5, docs/data-format.md) and
-// summary.json out. The same descriptions are accepted wherever a tool
-// reads trajectories, so importing is needed only to share or inspect data.
+// The `import-csv` tool: import_recordings (lib/neuralsim/tools/
+// import_recordings.hpp) written as OUT/trajectories.h5.
 #pragma once
 
-#include "common/app.hpp"
+#include "common/tool.hpp"
 
 namespace neuralsim {
 
-int run_import(const AppOptions& opts);
+RunReport run_import(ToolRun& run);
 
 }  // namespace neuralsim

@@ -3,10 +3,7 @@
 #include "import_csv/import_job.hpp"
 
 int main(int argc, char** argv) {
-  neuralsim::AppOptions opts;
-  opts.out = "out/import-csv";
-  neuralsim::CommandLine command_line(
-      "Import CSV logs into an HDF5 trajectory file, as described by a YAML import description.", opts);
-  return neuralsim::run_app(argc, argv, command_line,
-                            [](const neuralsim::AppOptions& o) { return neuralsim::run_import(o); });
+  neuralsim::Tool tool(
+      {"import-csv", "Import CSV logs into an HDF5 trajectory file, as described by a YAML import description."});
+  return tool.run(argc, argv, neuralsim::run_import);
 }

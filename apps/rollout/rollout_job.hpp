@@ -1,21 +1,18 @@
-// The `rollout` tool: simulate a model from initial states under controls
-// and write the trajectories, or (--compare) replay recorded trajectories
-// and report prediction errors. main.cpp only parses the command line.
+// The `rollout` tool: rollout and compare (lib/neuralsim/tools/rollout.hpp)
+// and their outputs. main.cpp only names the tool and its flags.
 #pragma once
 
 #include <string>
 
-#include "common/app.hpp"
+#include "common/tool.hpp"
 
 namespace neuralsim {
 
-struct RolloutRequest {
+struct RolloutFlags {
   std::string compare_path;  // empty: simulate; else replay this HDF5 file or CSV-import description
   std::string weights_path;  // non-empty: every `augment:` network's weights from this file
 };
 
-// Runs the job described by opts.config; writes into opts.out; returns the
-// exit code (throws the library's errors for run_app to map).
-int run_rollout(const AppOptions& opts, const RolloutRequest& request);
+RunReport run_rollout(ToolRun& run, const RolloutFlags& flags);
 
 }  // namespace neuralsim

@@ -1,15 +1,13 @@
-// The `simid` tool: fit named model parameters to recorded trajectories
-// (config reference: docs/simid.md). main.cpp only parses the command line.
+// The `simid` tool: identify (lib/neuralsim/tools/identify.hpp) and its
+// outputs (config reference: docs/simid.md). main.cpp only names the tool.
 #pragma once
 
-#include "common/app.hpp"
+#include "common/tool.hpp"
 
 namespace neuralsim {
 
-struct SimidRequest {
-  bool resume = false;  // continue from OUT/checkpoint.json
-};
-
-int run_simid(const AppOptions& opts, const SimidRequest& request);
+// Runs identify on the run's config and writes params.json,
+// identifiability.txt, fit.h5, measured.h5, fit.png and the metrics.
+RunReport run_simid(ToolRun& run);
 
 }  // namespace neuralsim

@@ -1,17 +1,14 @@
-// The `train-augment` tool: train the neural augmentations of a hybrid
-// simulator (and optionally its physical parameters), or a data-driven
-// baseline, on recorded trajectories (config reference:
-// docs/train-augment.md). main.cpp only parses the command line.
+// The `train-augment` tool: train_augment (lib/neuralsim/tools/
+// train_augment.hpp) and its outputs. main.cpp only names the tool.
 #pragma once
 
-#include "common/app.hpp"
+#include "common/tool.hpp"
 
 namespace neuralsim {
 
-struct TrainRequest {
-  bool resume = false;  // continue from OUT/checkpoint.json
-};
-
-int run_train_augment(const AppOptions& opts, const TrainRequest& request);
+// Writes the trained parameters in their file formats (weights.h5 or
+// lstm.json, params.json), loss.csv and loss.png, the validation
+// predictions and the metrics.
+RunReport run_train_augment(ToolRun& run);
 
 }  // namespace neuralsim

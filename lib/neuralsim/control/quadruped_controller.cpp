@@ -88,6 +88,17 @@ void QuadrupedController::composite_inertia(const Model<double>& model, const Ei
   *inertia = 0.5 * (Ic + Ic.transpose());
 }
 
+std::vector<std::string> QuadrupedFeatures::names(int horizon) {
+  std::vector<std::string> n{"roll", "pitch", "com_height", "omega_x", "omega_y", "omega_z", "com_vx", "com_vy",
+                             "com_vz", "cmd_forward_speed", "cmd_lateral_speed", "cmd_yaw_rate", "cmd_height"};
+  const char* legs[kNumLegs] = {"FR", "FL", "RR", "RL"};
+  for (const char* l : legs)
+    for (const char* a : {"x", "y", "z"}) n.push_back(std::string("foot_") + l + "_" + a);
+  for (int k = 0; k < horizon; ++k)
+    for (const char* l : legs) n.push_back("stance_" + std::to_string(k) + "_" + l);
+  return n;
+}
+
 QuadrupedController::QuadrupedController(const Model<double>& model, const QuadrupedControllerOptions& options)
     : model_(model),
       options_((options.check(), options)),
@@ -100,7 +111,7 @@ QuadrupedController::QuadrupedController(const Model<double>& model, const Quadr
         return p;
       }()),
       input_(options.mpc.horizon),
-      features_(Eigen::VectorXd::Zero(25 + kNumLegs * options.mpc.horizon)),
+      features_(Eigen::VectorXd::Zero(QuadrupedFeatures::size(options.mpc.horizon))),
       forces_yaw_(Eigen::VectorXd::Zero(3 * kNumLegs)),
       tau_(Eigen::VectorXd::Zero(model.nv)),
       forces_world_(Eigen::Matrix<double, 3, kNumLegs>::Zero()),
@@ -262,19 +273,20 @@ void QuadrupedController::run_mpc(double t, const QuadrupedCommand& cmd) {
   for (int k = 0; k < N; ++k)
     for (int i = 0; i < kNumLegs; ++i) input_.contact(i, k) = stance(i, t + k * dt) ? 1.0 : 0.0;
 
-  // Features (layout in the header).
-  features_[0] = roll_;
-  features_[1] = pitch_;
-  features_[2] = x0[I::kPosition + 2];
-  features_.segment<3>(3) = x0.segment<3>(I::kOmega);
-  features_.segment<3>(6) = x0.segment<3>(I::kVelocity);
-  features_[9] = cmd.forward_speed;
-  features_[10] = cmd.lateral_speed;
-  features_[11] = cmd.yaw_rate;
-  features_[12] = cmd.height;
-  for (int i = 0; i < kNumLegs; ++i) features_.segment<3>(13 + 3 * i) = input_.feet.col(i);
+  // Features (layout: QuadrupedFeatures).
+  using F = QuadrupedFeatures;
+  features_[F::kRoll] = roll_;
+  features_[F::kPitch] = pitch_;
+  features_[F::kComHeight] = x0[I::kPosition + 2];
+  features_.segment<3>(F::kOmega) = x0.segment<3>(I::kOmega);
+  features_.segment<3>(F::kComVelocity) = x0.segment<3>(I::kVelocity);
+  features_[F::kCommandForward] = cmd.forward_speed;
+  features_[F::kCommandLateral] = cmd.lateral_speed;
+  features_[F::kCommandYawRate] = cmd.yaw_rate;
+  features_[F::kCommandHeight] = cmd.height;
+  for (int i = 0; i < kNumLegs; ++i) features_.segment<3>(F::kFeet + 3 * i) = input_.feet.col(i);
   for (int k = 0; k < N; ++k)
-    for (int i = 0; i < kNumLegs; ++i) features_[25 + 4 * k + i] = input_.contact(i, k);
+    for (int i = 0; i < kNumLegs; ++i) features_[F::kStance + kNumLegs * k + i] = input_.contact(i, k);
 
   ++num_solves_;
   if (policy_) {

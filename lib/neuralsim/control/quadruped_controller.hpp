@@ -20,17 +20,8 @@
 // The MPC's frame is the yaw frame: origin at the CoM's ground projection,
 // axes rotated by the base yaw. In it the problem does not depend on the
 // heading or the horizontal position, which is what a network replacing
-// the QP needs. Its input, flattened ("what the MPC sees", features()):
-//
-//   [0] roll, [1] pitch                 (ZYX Euler angles of the base) [rad]
-//   [2] CoM height above the ground     [m]
-//   [3..5] ω, [6..8] CoM velocity       (yaw frame) [rad/s], [m/s]
-//   [9] v_x, [10] v_y, [11] yaw-rate, [12] CoM-height command (yaw frame)
-//   [13 + 3i .. 15 + 3i] foot i's contact point (yaw frame): the current
-//        point for stance feet, the planned touchdown for swing feet
-//   [25 + 4k + i] 1 if foot i is in stance in MPC interval k, else 0
-//
-// of size 25 + 4N. Its output, mpc_forces(): the first interval's ground
+// the QP needs. Its input, flattened, is "what the MPC sees" (features(),
+// laid out by QuadrupedFeatures below). Its output, mpc_forces(): the first interval's ground
 // reaction forces on the robot, 3 per foot (FR, FL, RR, RL), in the yaw
 // frame. A ForcePolicy (e.g. a distilled network) may replace the QP: it
 // maps features to those 12 forces.
@@ -90,6 +81,28 @@ struct QuadrupedControllerOptions {
   double torque_limit = 100.0;                          // |τ| per joint [N m]; ≤ 0: none
   // Throws InvalidArgument naming the field when a value is out of range.
   void check() const;
+};
+
+// The layout of QuadrupedController::features(), the one place it is named:
+//
+//   [0] roll, [1] pitch                 (ZYX Euler angles of the base) [rad]
+//   [2] CoM height above the ground     [m]
+//   [3..5] ω, [6..8] CoM velocity       (yaw frame) [rad/s], [m/s]
+//   [9] v_x, [10] v_y, [11] yaw-rate, [12] CoM-height command (yaw frame)
+//   [13 + 3i .. 15 + 3i] foot i's contact point (yaw frame): the current
+//        point for stance feet, the planned touchdown for swing feet
+//   [25 + 4k + i] 1 if foot i is in stance in MPC interval k, else 0
+//
+// of size 25 + 4N for an MPC horizon of N intervals.
+struct QuadrupedFeatures {
+  static constexpr int kRoll = 0, kPitch = 1, kComHeight = 2;
+  static constexpr int kOmega = 3, kComVelocity = 6;  // 3 each
+  static constexpr int kCommandForward = 9, kCommandLateral = 10, kCommandYawRate = 11, kCommandHeight = 12;
+  static constexpr int kFeet = 13;    // 3 per leg
+  static constexpr int kStance = 25;  // kNumLegs per MPC interval
+  static constexpr int size(int horizon) { return kStance + kNumLegs * horizon; }
+  // "roll", ..., "foot_FR_x", ..., "stance_0_FR", ...
+  static std::vector<std::string> names(int horizon);
 };
 
 // Features → the 12 first-interval forces (yaw frame), the QP's replacement.

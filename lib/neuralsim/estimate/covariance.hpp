@@ -38,6 +38,11 @@
 
 namespace neuralsim {
 
+// The clusters of residual rows the robust estimates resample or sum over:
+// whole trajectories, or windows (a shooting window or segment; for inverse
+// dynamics, runs of consecutive samples). EstimationProblem::residual_clusters.
+enum class ClusterBy { kTrajectory, kWindow };
+
 enum class UncertaintyMethod { kGaussNewton, kSandwich, kBootstrap };
 
 const char* uncertainty_method_name(UncertaintyMethod m);  // "gauss_newton", "sandwich", "bootstrap"

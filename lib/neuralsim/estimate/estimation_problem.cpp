@@ -245,29 +245,33 @@ void EstimationProblem::build() {
     reset_states();
   }
   size_t seg = 0;
+  int next_window = 0;
   for (size_t t = 0; t < train_.size(); ++t) {
     const Trajectory* tr = train_[t];
     const int T = static_cast<int>(tr->size());
-    auto add = [&](ceres::CostFunction* cost, std::vector<double*> blocks) {
+    auto add = [&](ceres::CostFunction* cost, std::vector<double*> blocks, int window_index) {
       auto* cached = new CachedCost(cost, blocks);
       ceres_->parallel.add(cached);
       ceres_->blocks.push_back(
           problem.AddResidualBlock(cached, make_loss(options_.loss, options_.loss_scale), blocks));
       block_trajectory_.push_back(static_cast<int>(t));
+      block_window_.push_back(window_index);
     };
+    // One block per sample; for the clusters, runs of `window` samples.
     auto add_torque_residuals = [&](const Trajectory* trajectory, double weight) {
       DerivativeOptions derivatives = options_.derivatives;
       if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
       auto samples = std::make_shared<const InverseDynamicsSamples>(
           prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
-      for (int r = 0; r < samples->q.rows(); ++r)
-        add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta});
+      const int n = static_cast<int>(samples->q.rows());
+      for (int r = 0; r < n; ++r) add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta}, next_window + r / window);
+      next_window += (n + window - 1) / window;
     };
     switch (options_.formulation) {
       case Formulation::kSingleShooting:
         for (int s = 0; s + 1 < T; s += stride) {
           const Window w{tr, s, std::min(window, T - 1 - s)};
-          add(make_single_shooting_cost(ctx_, w), {theta});
+          add(make_single_shooting_cost(ctx_, w), {theta}, next_window++);
         }
         break;
       case Formulation::kMultipleShooting: {
@@ -279,7 +283,7 @@ void EstimationProblem::build() {
           const Window w{tr, s, std::min(window, T - 1 - s)};
           std::vector<double*> blocks{theta, states_[k].data()};
           if (!last) blocks.push_back(states_[k + 1].data());
-          add(make_multiple_shooting_cost(ctx_, w, last, options_.continuity_weight), blocks);
+          add(make_multiple_shooting_cost(ctx_, w, last, options_.continuity_weight), blocks, next_window++);
         }
         break;
       }
@@ -310,6 +314,16 @@ void EstimationProblem::reset_states() {
 int EstimationProblem::num_residuals() const { return ceres_->problem->NumResiduals(); }
 
 int EstimationProblem::num_residual_blocks() const { return static_cast<int>(ceres_->blocks.size()); }
+
+std::vector<int> EstimationProblem::residual_clusters(ClusterBy by) const {
+  const std::vector<int>& cluster = by == ClusterBy::kTrajectory ? block_trajectory_ : block_window_;
+  std::vector<int> rows;
+  for (size_t b = 0; b < ceres_->blocks.size(); ++b) {
+    const int m = ceres_->problem->GetCostFunctionForResidualBlock(ceres_->blocks[b])->num_residuals();
+    rows.insert(rows.end(), static_cast<size_t>(m), cluster[b]);
+  }
+  return rows;
+}
 
 LocalResult EstimationProblem::solve(const std::vector<double>& x0, const SolverOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/estimate/covariance.hpp"
 #include "neuralsim/estimate/residuals.hpp"
 #include "neuralsim/estimate/solve_progress.hpp"
 
@@ -93,6 +94,13 @@ class EstimationProblem {
   // evaluates in parallel.
   int num_residual_blocks() const;
 
+  // The cluster of every row of parameter_jacobian(), in row order: the
+  // trajectory of its residual block (in the order of `train`), or its
+  // window: a shooting window or segment, or for inverse dynamics a run of
+  // `window` consecutive samples (the torque rows of a combined objective
+  // follow their trajectory's shooting rows as runs of their own).
+  std::vector<int> residual_clusters(ClusterBy by) const;
+
  private:
   void build();
   void reset_states();
@@ -105,6 +113,7 @@ class EstimationProblem {
   struct StateOrigin { const Trajectory* tr; int sample; };
   std::vector<StateOrigin> state_origin_;
   std::vector<int> block_trajectory_;        // residual block -> trajectory index
+  std::vector<int> block_window_;            // residual block -> window (ClusterBy::kWindow)
   struct CeresState;
   std::unique_ptr<CeresState> ceres_;
 };

@@ -44,7 +44,6 @@ DerivativeOptions read_derivative_options(const Config& section);
 // How residual rows are grouped for the robust covariances: by trajectory,
 // or by window (a shooting window or segment; for inverse dynamics, runs of
 // `residual.window` consecutive samples).
-enum class ClusterBy { kTrajectory, kWindow };
 const char* cluster_by_name(ClusterBy c);  // "trajectory", "window"
 struct UncertaintyOptions {
   CovarianceOptions covariance;

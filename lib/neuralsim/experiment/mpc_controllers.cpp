@@ -344,7 +344,7 @@ std::shared_ptr<const nn::Mlp> read_and_check_mpc_network(const MpcControllerSpe
   }
   NamedNetwork net = read_network(spec.weights_path, name);
   NetworkExpectations expect;
-  expect.inputs = 25 + kNumLegs * spec.options.mpc.horizon;  // QuadrupedController::num_features()
+  expect.inputs = QuadrupedFeatures::size(spec.options.mpc.horizon);
   expect.outputs = 3 * kNumLegs;                             // the first interval's forces
   check_network(net, expect, spec.weights_path);
   return std::make_shared<const nn::Mlp>(std::move(net.network));

@@ -6,8 +6,40 @@
 #include <nlohmann/json.hpp>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/atomic_file.hpp"
 
 namespace neuralsim {
+
+nlohmann::json parameter_records_json(const std::vector<ParameterRecord>& parameters) {
+  using nlohmann::json;
+  json values = json::object();
+  auto number_or_null = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+  for (const ParameterRecord& p : parameters) {
+    json entry{{"value", p.value}};
+    if (p.std_error) entry["std_error"] = number_or_null(*p.std_error);
+    if (p.initial) entry["initial"] = number_or_null(*p.initial);
+    if (p.lower) entry["lower"] = number_or_null(*p.lower);
+    if (p.upper) entry["upper"] = number_or_null(*p.upper);
+    values[p.name] = entry;
+  }
+  return values;
+}
+
+void write_parameter_file(const std::string& path, const ParameterFile& file) {
+  using nlohmann::json;
+  json j = file.annotations.is_object() ? file.annotations : json::object();
+  j["format"] = "neuralsim-parameters";
+  j["model"] = file.model;
+  json names = json::array();
+  for (const ParameterRecord& p : file.parameters) names.push_back(p.name);
+  j["parameters"] = parameter_records_json(file.parameters);
+  j["names"] = names;
+  json fixed = json::object();
+  for (const FixedParameterRecord& p : file.fixed) fixed[p.name] = {{"value", p.value}, {"source", p.source}};
+  j["fixed"] = fixed;
+  // replace: a stray non-UTF-8 byte in a source or model name must not lose the file.
+  write_text_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
 
 std::map<std::string, double> read_parameter_file(const std::string& path) {
   std::error_code ec;

@@ -10,7 +10,6 @@
 #include <random>
 #include <string>
 
-#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
@@ -61,18 +60,6 @@ void fit_regression_normalization(nn::Mlp& network, const nn::RowMatrixXd& x, co
   network.set_output_scaling(sd, mean);
 }
 
-std::vector<int> supervised_epoch_order(std::uint64_t seed, int epoch, int n) {
-  std::vector<int> order(static_cast<size_t>(std::max(n, 0)));
-  for (int i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
-  std::mt19937_64 engine(splitmix64(splitmix64(seed) ^ (static_cast<std::uint64_t>(epoch) + 0x5851f42d4c957f2dULL)));
-  for (int i = n - 1; i > 0; --i) {
-    // Portable: j = ⌊u (i + 1)⌋ with the 53-bit draw of nn::random.
-    const int j = std::min(i, static_cast<int>(nn::random::uniform01(engine) * (i + 1)));
-    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
-  }
-  return order;
-}
-
 SupervisedRegression::SupervisedRegression(nn::Mlp network, nn::RowMatrixXd x_train, nn::RowMatrixXd y_train,
                                            nn::RowMatrixXd x_validation, nn::RowMatrixXd y_validation,
                                            SupervisedOptions options)
@@ -98,8 +85,8 @@ nn::Mlp SupervisedRegression::network_at(const Eigen::VectorXd& x) const {
   return n;
 }
 
-SupervisedState SupervisedRegression::initial_state() const {
-  SupervisedState s;
+TrainingState SupervisedRegression::initial_state() const {
+  TrainingState s;
   s.x = Eigen::Map<const Eigen::VectorXd>(net_.parameters(), net_.num_parameters());
   s.best_x = s.x;
   return s;
@@ -168,57 +155,33 @@ Eigen::VectorXd SupervisedRegression::rmse(const Eigen::VectorXd& x, bool valida
   return (sq / static_cast<double>(X.rows())).cwiseSqrt();
 }
 
-bool SupervisedRegression::run_epoch(SupervisedState& state, const std::atomic<bool>* stop) const {
-  const auto t0 = std::chrono::steady_clock::now();
-  const int n = static_cast<int>(x_train_.rows());
+bool SupervisedRegression::run_epoch(TrainingState& state, const std::atomic<bool>* stop) const {
   const int e = state.epoch;
-  const std::vector<int> order = supervised_epoch_order(options_.seed, e, n);
-  const double lr = options_.schedule.at(e, options_.epochs);
-  Adam adam(static_cast<int>(state.x.size()), options_.adam);
-  if (state.adam_t > 0 || state.adam_m.size() > 0) adam.restore(state.adam_m, state.adam_v, state.adam_t);
-  Eigen::VectorXd x = state.x, grad;
-  double loss_sum = 0, gnorm = 0;
-  int batches = 0;
-  for (int start = 0; start < n; start += options_.batch_size) {
-    if (stop && stop->load()) return false;
-    const int count = std::min(options_.batch_size, n - start);
-    const double loss =
-        accumulate(x, x_train_, y_train_, order.data() + start, count, &grad) / static_cast<double>(count);
+  AdamEpochOptions o;
+  o.epochs = options_.epochs;
+  o.batch_size = options_.batch_size;
+  o.clip_norm = options_.clip_norm;
+  o.adam = options_.adam;
+  o.schedule = options_.schedule;
+  o.seed = options_.seed;
+  const MinibatchLoss loss = [&](const Eigen::VectorXd& x, const std::vector<int>& order, std::size_t first,
+                                 std::size_t last, Eigen::VectorXd& grad) {
+    const Eigen::Index count = static_cast<Eigen::Index>(last - first);
+    const double value = accumulate(x, x_train_, y_train_, order.data() + first, count, &grad) /
+                         static_cast<double>(count);
     grad /= static_cast<double>(count);
-    if (!std::isfinite(loss) || !grad.allFinite())
+    if (!std::isfinite(value) || !grad.allFinite())
       throw NumericalError("supervised training: the loss or gradient of epoch " + std::to_string(e) +
-                           ", minibatch " + std::to_string(batches) + " is not finite");
-    gnorm = clip_gradient_norm(grad, options_.clip_norm);
-    adam.step(x, grad, lr);
-    loss_sum += loss;
-    ++batches;
-  }
-  if (!x.allFinite())
-    throw NumericalError("supervised training: the parameters are not finite after epoch " + std::to_string(e));
-  SupervisedRecord rec;
-  rec.epoch = e;
-  rec.train_loss = loss_sum / std::max(1, batches);
-  rec.validation_loss = validation_loss(x);
-  rec.learning_rate = lr;
-  rec.gradient_norm = gnorm;
-  state.x = x;
-  state.adam_m = adam.m();
-  state.adam_v = adam.v();
-  state.adam_t = adam.t();
-  // The best by validation loss; without validation data, the latest.
-  const double score = x_val_.rows() > 0 ? rec.validation_loss : rec.train_loss;
-  if (x_val_.rows() == 0 || (std::isfinite(score) && score < state.best_validation)) {
-    state.best_validation = x_val_.rows() > 0 ? score : state.best_validation;
-    state.best_x = x;
-    state.best_epoch = e;
-  }
-  state.epoch = e + 1;
-  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  state.history.push_back(rec);
-  return true;
+                           ", minibatch " + std::to_string(first / static_cast<std::size_t>(options_.batch_size)) +
+                           " is not finite");
+    return value;
+  };
+  const ValidationLoss validation = [this](const Eigen::VectorXd& x) { return validation_loss(x); };
+  return run_adam_epoch(state, o, static_cast<int>(x_train_.rows()), loss, validation, x_val_.rows() > 0, EpochRecord(),
+                        stop);
 }
 
-void SupervisedRegression::run(SupervisedState& state, const std::function<bool(const SupervisedState&)>& after_epoch,
+void SupervisedRegression::run(TrainingState& state, const std::function<bool(const TrainingState&)>& after_epoch,
                                const std::atomic<bool>* stop) const {
   while (state.epoch < options_.epochs) {
     if (!run_epoch(state, stop)) return;

@@ -17,12 +17,12 @@
 // squares problem whose minimizer is the ordinary least-squares fit of each
 // output (the weights are per output), which is what the tests check.
 //
-// Per epoch e: the training samples in an order drawn from (seed, e) only
-// (Fisher–Yates on std::mt19937_64 with the portable uniform draw of
-// nn::random, the same on every platform), cut into minibatches of
-// batch_size; per minibatch the gradient of the minibatch mean, one Adam
-// step at schedule.at(e, epochs); then the validation loss (full set) and
-// the best parameters by it. Threads: a minibatch is cut into fixed blocks
+// Per epoch e: one Adam epoch of the training loop core
+// (train/training_loop.hpp) over the training samples: in the order
+// epoch_permutation(seed, e, N), minibatches of batch_size, per minibatch
+// the gradient of the minibatch mean and one Adam step at
+// schedule.at(e, epochs); then the validation loss (full set) and the best
+// parameters by it. Threads: a minibatch is cut into fixed blocks
 // of kBlock samples; blocks are evaluated on TBB, each into its own
 // gradient slot, and the slots are summed in block order, so the result is
 // the same, bit for bit, at any thread count. The state (parameters, Adam
@@ -39,6 +39,7 @@
 
 #include "neuralsim/nn/mlp.hpp"
 #include "neuralsim/train/optimizer.hpp"
+#include "neuralsim/train/training_loop.hpp"
 
 namespace neuralsim {
 
@@ -51,26 +52,6 @@ struct SupervisedOptions {
   std::uint64_t seed = 0;  // minibatch order
   // Throws InvalidArgument naming the field.
   void check() const;
-};
-
-struct SupervisedRecord {
-  int epoch = 0;
-  double train_loss = 0;       // mean of the epoch's minibatch losses (before their steps)
-  double validation_loss = 0;  // after the epoch; NaN without a validation set
-  double learning_rate = 0;
-  double gradient_norm = 0;    // of the last minibatch, before clipping
-  double seconds = 0;
-};
-
-// Everything a resumed run needs.
-struct SupervisedState {
-  int epoch = 0;  // completed epochs
-  Eigen::VectorXd x, best_x;
-  double best_validation = std::numeric_limits<double>::infinity();
-  int best_epoch = -1;
-  Eigen::VectorXd adam_m, adam_v;
-  long long adam_t = 0;
-  std::vector<SupervisedRecord> history;
 };
 
 // Sets the network's input normalization (std floored at `std_floor`) and
@@ -97,7 +78,7 @@ class SupervisedRegression {
 
   // The network with parameters `x` (normalization and scaling kept).
   nn::Mlp network_at(const Eigen::VectorXd& x) const;
-  SupervisedState initial_state() const;
+  TrainingState initial_state() const;
 
   // The loss above on the training or validation set (NaN for an empty
   // validation set), and optionally its gradient.
@@ -109,10 +90,10 @@ class SupervisedRegression {
   // One epoch. Returns false (state unchanged) when `stop` is set before a
   // minibatch. NumericalError naming the epoch and minibatch when a loss or
   // gradient is not finite (state unchanged).
-  bool run_epoch(SupervisedState& state, const std::atomic<bool>* stop = nullptr) const;
+  bool run_epoch(TrainingState& state, const std::atomic<bool>* stop = nullptr) const;
   // Epochs until options().epochs; `after_epoch` (may be empty) runs after
   // each and stops the run by returning false.
-  void run(SupervisedState& state, const std::function<bool(const SupervisedState&)>& after_epoch,
+  void run(TrainingState& state, const std::function<bool(const TrainingState&)>& after_epoch,
            const std::atomic<bool>* stop = nullptr) const;
 
  private:
@@ -125,8 +106,5 @@ class SupervisedRegression {
   SupervisedOptions options_;
   Eigen::VectorXd inv_scale2_;  // 1 / s_j²
 };
-
-// The permutation of 0 … n−1 of epoch `epoch` (portable Fisher–Yates).
-std::vector<int> supervised_epoch_order(std::uint64_t seed, int epoch, int n);
 
 }  // namespace neuralsim

@@ -24,32 +24,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Uniform in [0, bound) without bias: reject the 2^64 mod bound lowest draws
-// (as OpenBSD's arc4random_uniform). std::uniform_int_distribution is
-// implementation-defined, this is not.
-std::uint64_t uniform_below(std::mt19937_64& engine, std::uint64_t bound) {
-  const std::uint64_t threshold = (0 - bound) % bound;
-  for (;;) {
-    const std::uint64_t r = engine();
-    if (r >= threshold) return r % bound;
-  }
-}
-
 // Thrown from the L-BFGS loss when the stop flag is set mid-iteration.
 struct StopRequested {};
 
 constexpr std::size_t kFullBatchChunk = 32;  // windows evaluated per parallel pass outside minibatches
 
 }  // namespace
-
-std::vector<int> epoch_permutation(std::uint64_t seed, int epoch, int n) {
-  std::vector<int> p(static_cast<std::size_t>(std::max(n, 0)));
-  std::iota(p.begin(), p.end(), 0);
-  std::mt19937_64 engine(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(epoch) + 0x632be59bd9b4e019ull)));
-  for (int i = n - 1; i > 0; --i)  // Fisher–Yates (Knuth, TAOCP vol. 2, Algorithm 3.4.2 P)
-    std::swap(p[i], p[uniform_below(engine, static_cast<std::uint64_t>(i) + 1)]);
-  return p;
-}
 
 // Clones of the model for the workers. A clone is taken for one block of
 // windows and given back afterwards: unlike a per-thread slot, a clone is
@@ -182,8 +162,8 @@ const std::vector<TrainingWindow>& Trainer::training_windows(int steps) {
   return train_windows_;
 }
 
-TrainerState Trainer::initial_state() const {
-  TrainerState s;
+TrainingState Trainer::initial_state() const {
+  TrainingState s;
   s.x = model_->initial_parameters();
   check_argument_size("Trainer::initial_state", "the model's initial parameters", s.x.size(),
                       model_->num_parameters());
@@ -193,7 +173,7 @@ TrainerState Trainer::initial_state() const {
   return s;
 }
 
-void Trainer::check_state(const TrainerState& s) const {
+void Trainer::check_state(const TrainingState& s) const {
   const long P = model_->num_parameters();
   check_argument_size("Trainer", "state.x", s.x.size(), P);
   if (s.best_x.size() != 0) check_argument_size("Trainer", "state.best_x", s.best_x.size(), P);
@@ -204,7 +184,7 @@ void Trainer::check_state(const TrainerState& s) const {
   if (s.epoch < 0) throw InvalidArgument("Trainer: state.epoch is " + std::to_string(s.epoch));
 }
 
-bool Trainer::done(const TrainerState& s) const { return s.stopped_early || s.epoch >= options_.epochs; }
+bool Trainer::done(const TrainingState& s) const { return s.stopped_early || s.epoch >= options_.epochs; }
 
 Trainer::Failure Trainer::evaluate(const Eigen::VectorXd& x, const std::vector<TrainingWindow>& windows,
                                    const std::vector<int>& order, std::size_t first, std::size_t last,
@@ -287,83 +267,37 @@ double Trainer::validation_loss(const Eigen::VectorXd& x) {
   return loss;
 }
 
-void Trainer::finish_epoch(TrainerState& s, EpochRecord record, const Eigen::VectorXd& x) const {
-  s.x = x;
-  s.history.push_back(record);
-  if (validation_windows_.empty()) {
-    s.best_x = x;
-    s.best_epoch = record.epoch;
-    s.epochs_since_best = 0;
-  } else if (record.validation_loss < s.best_validation) {  // false for NaN
-    s.best_x = x;
-    s.best_validation = record.validation_loss;
-    s.best_epoch = record.epoch;
-    s.epochs_since_best = 0;
-  } else {
-    ++s.epochs_since_best;
-    if (options_.patience > 0 && s.epochs_since_best >= options_.patience) s.stopped_early = true;
-  }
-  s.epoch = record.epoch + 1;
-}
-
-bool Trainer::run_adam_epoch(TrainerState& s, const std::atomic<bool>* stop) {
+bool Trainer::run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop) {
   const int e = s.epoch;
-  const int P = model_->num_parameters();
   EpochRecord record;
-  record.epoch = e;
   record.window_steps = current_window_steps(e);
-  record.learning_rate = options_.schedule.at(e, options_.epochs);
   const std::vector<TrainingWindow>& windows = training_windows(record.window_steps);
-  const std::vector<int> order = epoch_permutation(options_.seed, e, static_cast<int>(windows.size()));
-
-  // Work on copies: the state changes only when the epoch completes.
-  Eigen::VectorXd x = s.x;
-  Adam adam(P, options_.adam);
-  adam.set_decay_mask(options_.decay_mask);
-  if (s.adam_m.size() != 0)
-    adam.restore(s.adam_m, s.adam_v, s.adam_t);
-  else
-    adam.restore(Eigen::VectorXd::Zero(P), Eigen::VectorXd::Zero(P), s.adam_t);
-  grad_.resize(P);
-
-  const std::size_t n = windows.size(), B = static_cast<std::size_t>(options_.batch_size);
-  double loss_sum = 0, norm_sum = 0;
-  int batches = 0;
-  for (std::size_t first = 0; first < n; first += B) {
-    if (stop && stop->load()) return false;
-    const std::size_t last = std::min(n, first + B);
-    const auto t0 = Clock::now();
-    double loss = 0;
-    const Failure f = evaluate(x, windows, order, first, last, options_.mode, &loss, &grad_);
+  AdamEpochOptions o;
+  o.epochs = options_.epochs;
+  o.batch_size = options_.batch_size;
+  o.clip_norm = options_.clip_norm;
+  o.adam = options_.adam;
+  o.decay_mask = options_.decay_mask;
+  o.lower = options_.lower;
+  o.upper = options_.upper;
+  o.schedule = options_.schedule;
+  o.seed = options_.seed;
+  o.patience = options_.patience;
+  const MinibatchLoss loss = [&](const Eigen::VectorXd& x, const std::vector<int>& order, std::size_t first,
+                                 std::size_t last, Eigen::VectorXd& grad) {
+    double value = 0;
+    const Failure f = evaluate(x, windows, order, first, last, options_.mode, &value, &grad);
     if (f.position >= 0) throw_failure(f, windows, order, "epoch " + std::to_string(e));
-    const auto t1 = Clock::now();
-    record.seconds_gradient += std::chrono::duration<double>(t1 - t0).count();
-    const double norm = clip_gradient_norm(grad_, options_.clip_norm);
-    if (!std::isfinite(norm))
-      throw NumericalError("training epoch " + std::to_string(e) + ": the gradient of the minibatch starting at window " +
-                           std::to_string(first) + " overflows (norm " + format_number(norm) + ")");
-    adam.step(x, grad_, record.learning_rate);
-    if (options_.lower.size()) x = x.cwiseMax(options_.lower);
-    if (options_.upper.size()) x = x.cwiseMin(options_.upper);
-    record.seconds_optimizer += seconds_since(t1);
-    loss_sum += loss * static_cast<double>(last - first);
-    norm_sum += norm;
-    ++batches;
-  }
-  record.train_loss = loss_sum / static_cast<double>(n);
-  record.gradient_norm = norm_sum / std::max(batches, 1);
-  const auto tv = Clock::now();
-  record.validation_loss = validation_loss(x);
-  record.seconds_validation = seconds_since(tv);
-
-  s.adam_m = adam.m();
-  s.adam_v = adam.v();
-  s.adam_t = adam.t();
-  finish_epoch(s, record, x);
+    return value;
+  };
+  const ValidationLoss validation = [this](const Eigen::VectorXd& x) { return validation_loss(x); };
+  if (!neuralsim::run_adam_epoch(s, o, static_cast<int>(windows.size()), loss, validation,
+                                 !validation_windows_.empty(), record, stop))
+    return false;
   return !done(s);
 }
 
-void Trainer::run_lbfgs(TrainerState& s, const std::function<bool(const TrainerState&)>& on_epoch,
+void Trainer::run_lbfgs(TrainingState& s, const std::function<bool(const TrainingState&)>& on_epoch,
                         const std::atomic<bool>* stop) {
   const auto stopped = [&] { return stop && stop->load(); };
   while (!done(s)) {
@@ -423,7 +357,7 @@ void Trainer::run_lbfgs(TrainerState& s, const std::function<bool(const TrainerS
       const auto tv = Clock::now();
       record.validation_loss = validation_loss(it.x);
       record.seconds_validation = seconds_since(tv);
-      finish_epoch(s, record, it.x);
+      finish_epoch(s, record, it.x, !validation_windows_.empty(), options_.patience);
       seconds_gradient = 0;
       if (on_epoch && !on_epoch(s)) caller_stopped = true;
       if (caller_stopped || stopped()) return false;
@@ -444,7 +378,7 @@ void Trainer::run_lbfgs(TrainerState& s, const std::function<bool(const TrainerS
   }
 }
 
-bool Trainer::run_epoch(TrainerState& s, const std::atomic<bool>* stop) {
+bool Trainer::run_epoch(TrainingState& s, const std::atomic<bool>* stop) {
   check_state(s);
   if (done(s)) return false;
   if (options_.optimizer == TrainerOptions::Optimizer::kLbfgs) {
@@ -454,7 +388,7 @@ bool Trainer::run_epoch(TrainerState& s, const std::atomic<bool>* stop) {
   return run_adam_epoch(s, stop);
 }
 
-void Trainer::run(TrainerState& s, const std::function<bool(const TrainerState&)>& on_epoch,
+void Trainer::run(TrainingState& s, const std::function<bool(const TrainingState&)>& on_epoch,
                   const std::atomic<bool>* stop) {
   check_state(s);
   if (options_.optimizer == TrainerOptions::Optimizer::kLbfgs) {

@@ -4,10 +4,9 @@
 // validation loss, early stopping, a curriculum over the window length, and
 // a state that resumes bit-identically.
 //
-// Adam path, per epoch e:
+// Adam path, per epoch e (the loop itself is train/training_loop.hpp):
 //   1. K = current_window_steps(e); the windows of K steps of the training set
-//   2. shuffle them with a generator seeded from (seed, e) only (our own
-//      Fisher–Yates, portable across standard libraries)
+//   2. in the order epoch_permutation(seed, e, n)
 //   3. per minibatch of batch_size windows: loss = mean of window losses,
 //      gradient = mean of window gradients, summed in window order (the same
 //      bits at any thread count), clipped to clip_norm, one Adam step at
@@ -59,6 +58,7 @@
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/train/optimizer.hpp"
 #include "neuralsim/train/training_data.hpp"
+#include "neuralsim/train/training_loop.hpp"
 #include "neuralsim/train/window_model.hpp"
 
 namespace neuralsim {
@@ -94,32 +94,6 @@ struct TrainerOptions {
   std::uint64_t seed = 0;     // minibatch order
 };
 
-struct EpochRecord {
-  int epoch = 0;             // 0-based
-  int window_steps = 0;      // K of this epoch
-  double train_loss = 0;     // mean window loss over the epoch (each at the weights it was evaluated at)
-  double validation_loss = 0;  // NaN without a validation set
-  double learning_rate = 0;  // Adam: the scheduled rate; L-BFGS: the accepted step size
-  double gradient_norm = 0;  // Adam: mean over minibatches of ‖g‖ before clipping; L-BFGS: full-batch ‖g‖
-  double seconds_gradient = 0;    // wall time in loss and gradient evaluations
-  double seconds_optimizer = 0;   // wall time in clipping and the optimizer update
-  double seconds_validation = 0;  // wall time of the validation pass
-};
-
-// Everything a checkpoint must hold to resume (Adam: bit-identically).
-struct TrainerState {
-  int epoch = 0;            // epochs completed
-  Eigen::VectorXd x;        // current parameters
-  Eigen::VectorXd best_x;   // parameters of the lowest validation loss (the last ones without validation)
-  double best_validation = std::numeric_limits<double>::infinity();
-  int best_epoch = -1;
-  int epochs_since_best = 0;
-  Eigen::VectorXd adam_m, adam_v;  // Adam moments (empty = zero)
-  long long adam_t = 0;
-  std::vector<EpochRecord> history;
-  bool stopped_early = false;  // patience ran out
-};
-
 class Trainer {
  public:
   // Copies the prototype (clone()) and the data. Throws InvalidArgument for
@@ -133,15 +107,15 @@ class Trainer {
   Trainer& operator=(const Trainer&) = delete;
 
   // Epoch 0: the model's initial parameters, zero Adam moments.
-  TrainerState initial_state() const;
+  TrainingState initial_state() const;
 
   // One epoch (L-BFGS: every remaining iteration). Returns false when
   // training is over (epochs done, early stop) or the stop flag was set.
-  bool run_epoch(TrainerState& s, const std::atomic<bool>* stop = nullptr);
+  bool run_epoch(TrainingState& s, const std::atomic<bool>* stop = nullptr);
 
   // Epochs until done, calling on_epoch after each completed one (the tool
   // writes checkpoints and progress there; returning false stops).
-  void run(TrainerState& s, const std::function<bool(const TrainerState&)>& on_epoch,
+  void run(TrainingState& s, const std::function<bool(const TrainingState&)>& on_epoch,
            const std::atomic<bool>* stop = nullptr);
 
   // Mean loss over the validation windows (kUnrolled, no gradient); NaN
@@ -172,12 +146,11 @@ class Trainer {
                    std::size_t first, std::size_t last, TrainingMode mode, double* loss, Eigen::VectorXd* grad);
   [[noreturn]] void throw_failure(const Failure& f, const std::vector<TrainingWindow>& windows,
                                   const std::vector<int>& order, const std::string& where) const;
-  void check_state(const TrainerState& s) const;
-  void finish_epoch(TrainerState& s, EpochRecord record, const Eigen::VectorXd& x) const;
-  bool run_adam_epoch(TrainerState& s, const std::atomic<bool>* stop);
-  void run_lbfgs(TrainerState& s, const std::function<bool(const TrainerState&)>& on_epoch,
+  void check_state(const TrainingState& s) const;
+  bool run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop);
+  void run_lbfgs(TrainingState& s, const std::function<bool(const TrainingState&)>& on_epoch,
                  const std::atomic<bool>* stop);
-  bool done(const TrainerState& s) const;
+  bool done(const TrainingState& s) const;
 
   std::unique_ptr<WindowModel> model_;  // the prototype of the workers' clones
   TrajectorySet train_, validation_;
@@ -192,13 +165,7 @@ class Trainer {
   std::vector<double> slot_loss_;
   std::vector<std::exception_ptr> slot_error_;
   std::vector<Eigen::VectorXd> slot_grad_;
-  Eigen::VectorXd grad_;
   std::string lbfgs_termination_;
 };
-
-// Minibatch order of epoch `epoch`: a permutation of 0 … n−1 that depends on
-// (seed, epoch) only (splitmix64 mix → std::mt19937_64 → Fisher–Yates with
-// unbiased rejection sampling; no implementation-defined distribution).
-std::vector<int> epoch_permutation(std::uint64_t seed, int epoch, int n);
 
 }  // namespace neuralsim

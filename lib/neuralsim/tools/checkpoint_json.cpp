@@ -1,29 +1,25 @@
-#include "common/checkpoint_json.hpp"
+#include "neuralsim/tools/checkpoint_json.hpp"
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
-#include "common/fingerprint.hpp"
+#include "neuralsim/tools/fingerprint.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim::checkpoint_json {
 
 void bad(const std::string& path, const std::string& what) { throw DataError(path + ": invalid checkpoint: " + what); }
 
-json read_document(const std::string& path, const char* format, int version, double max_bytes,
+json read_document(const CheckpointStore& store, const char* format, int version, double max_bytes,
                    const std::string& capacity) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw DataError(path + ": no checkpoint to resume from (run without --resume first)");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || static_cast<double>(size) > max_bytes)
-    bad(path, "is " + std::to_string(size) + " bytes, more than " + capacity + " can hold");
-  std::ifstream in(path);
+  const std::string path = store.name();
+  const std::optional<std::string> text = store.load(max_bytes, capacity);
+  if (!text) throw DataError(path + ": no checkpoint to resume from (run without --resume first)");
   json j;
   try {
-    in >> j;
+    j = json::parse(*text);
   } catch (const json::exception& e) {
     bad(path, std::string("not JSON: ") + e.what());
   }

@@ -1,11 +1,10 @@
-#include "simid/simid_checkpoint.hpp"
+#include "neuralsim/tools/identify_checkpoint.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "common/checkpoint_json.hpp"
+#include "neuralsim/tools/checkpoint_json.hpp"
 #include "neuralsim/core/errors.hpp"
-#include "neuralsim/io/atomic_file.hpp"
 
 namespace neuralsim {
 namespace {
@@ -34,19 +33,20 @@ json history_json(const std::vector<RoundRecord>& history) {
   return h;
 }
 
-void write_simid_checkpoint(const std::string& path, const BasinHoppingState& s, const ParameterSet& params,
+void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& s, const ParameterSet& params,
                             const Fingerprint& fingerprint) {
   json j{{"format", kSimidFormat}, {"version", kSimidVersion}, {"next_round", s.next_round}, {"has_best", s.has_best},
          {"parameter_names", params.names()}, {"fingerprint", fingerprint}, {"history", history_json(s.history)}};
   if (s.has_best) j["best"] = local_result_json(s.best);
   // Costs of unusable solves may be inf; JSON has no inf, so keep them out.
-  write_text_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  store.save(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
-BasinHoppingState read_simid_checkpoint(const std::string& path, const ParameterSet& params,
-                                        const Fingerprint& fingerprint, int max_rounds) {
+BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
+                                           const Fingerprint& fingerprint, int max_rounds) {
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
-  json j = read_document(path, kSimidFormat, kSimidVersion, 256.0 * (1 << 20), "a simid checkpoint (256 MiB)");
+  const std::string path = store.name();
+  json j = read_document(store, kSimidFormat, kSimidVersion, 256.0 * (1 << 20), "a simid checkpoint (256 MiB)");
   if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||
       j["parameter_names"] != json(params.names()))
     throw ConfigError(path + ": checkpoint was written for other parameters (" +

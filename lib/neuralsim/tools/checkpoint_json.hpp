@@ -1,5 +1,5 @@
-// Reading and writing a tool's checkpoint (JSON), shared by simid,
-// train-augment and distill-mpc. A checkpoint is input like any other: its
+// Reading and writing a tool's checkpoint (JSON), shared by identify and
+// the training loop (train-augment, distill-mpc). A checkpoint is input like any other: its
 // size is bounded before it is parsed, and every value is checked, with a
 // DataError "PATH: invalid checkpoint: WHAT" naming the key (exit 3). A
 // checkpoint written for another run (other fingerprint) is a ConfigError
@@ -12,18 +12,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "neuralsim/tools/fingerprint.hpp"
+#include "neuralsim/tools/run_context.hpp"
+
 namespace neuralsim::checkpoint_json {
 
 using nlohmann::json;
-using Fingerprint = std::map<std::string, std::string>;
 
 [[noreturn]] void bad(const std::string& path, const std::string& what);
 
-// The checkpoint at `path`, parsed, after checking that it exists (else
-// DataError "no checkpoint to resume from"), holds at most `max_bytes`
-// (`capacity` says what that bound is, for the message), and has the
-// tool's `format` and `version`.
-json read_document(const std::string& path, const char* format, int version, double max_bytes,
+// The checkpoint in `store`, parsed, after checking that there is one (else
+// DataError "no checkpoint to resume from"), that it holds at most
+// `max_bytes` (`capacity` says what that bound is, for the message), and
+// that it has the tool's `format` and `version`.
+json read_document(const CheckpointStore& store, const char* format, int version, double max_bytes,
                    const std::string& capacity);
 
 // Throws ConfigError when the stored `fingerprint` differs from this run's.

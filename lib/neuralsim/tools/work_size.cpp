@@ -1,4 +1,4 @@
-#include "common/work_size.hpp"
+#include "neuralsim/tools/work_size.hpp"
 
 #include <algorithm>
 #include <cstdio>

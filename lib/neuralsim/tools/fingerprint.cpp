@@ -1,4 +1,4 @@
-#include "common/fingerprint.hpp"
+#include "neuralsim/tools/fingerprint.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -13,6 +13,9 @@
 
 namespace neuralsim {
 
+// What a run's result depends on, by name ("data.train", "seed", a config key): digests.
+using Fingerprint = std::map<std::string, std::string>;
+
 // 64-bit FNV-1a (Fowler–Noll–Vo), as 16 hex digits.
 std::string fnv1a_hex(const std::string& bytes);
 
@@ -22,7 +25,7 @@ std::string trajectory_digest(const TrajectorySet& set);
 
 // One digest per top-level key of the config JSON, except `ignored` keys
 // (those that cannot change the result, e.g. "output", "description").
-std::map<std::string, std::string> config_digests(const nlohmann::json& config,
+Fingerprint config_digests(const nlohmann::json& config,
                                                   const std::vector<std::string>& ignored);
 
 // Names of the entries that differ between two fingerprints (missing

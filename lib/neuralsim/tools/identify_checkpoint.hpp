@@ -1,7 +1,7 @@
-// simid's checkpoint (OUT/checkpoint.json): the basin-hopping state after
-// every complete round, and the fingerprint of what the result depends on
-// (config sections, data, seed). A checkpoint is input like any other: it
-// is validated against the parameter set before use.
+// identify's checkpoint (simid's OUT/checkpoint.json): the basin-hopping
+// state after every complete round, and the fingerprint of what the result
+// depends on (config sections, data, seed). A checkpoint is input like any
+// other: it is validated against the parameter set before use.
 #pragma once
 
 #include <map>
@@ -10,19 +10,20 @@
 #include <vector>
 
 #include "neuralsim/estimate/basin_hopping.hpp"
+#include "neuralsim/tools/fingerprint.hpp"
+#include "neuralsim/tools/run_context.hpp"
 
 namespace neuralsim {
 
-using Fingerprint = std::map<std::string, std::string>;
 
-void write_simid_checkpoint(const std::string& path, const BasinHoppingState& state, const ParameterSet& params,
+void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& state, const ParameterSet& params,
                             const Fingerprint& fingerprint);
 
 // The state to resume from. DataError (exit 3) for a missing, corrupt or
 // inconsistent checkpoint (sizes, finiteness, bounds, rounds); ConfigError
 // (exit 2) when it was written for another config, other data or another
 // seed, naming what changed.
-BasinHoppingState read_simid_checkpoint(const std::string& path, const ParameterSet& params,
+BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
                                         const Fingerprint& fingerprint, int max_rounds);
 
 nlohmann::json local_result_json(const LocalResult& r);

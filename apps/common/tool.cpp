@@ -1,0 +1,135 @@
+#include "common/tool.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "common/python.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/atomic_file.hpp"
+
+namespace neuralsim {
+
+// Log lines through spdlog, progress stages on stderr, and the output
+// directory taken when the work starts.
+class ToolRun::Observer final : public RunObserver {
+ public:
+  explicit Observer(ToolRun& run) : run_(run) {}
+  bool logs(LogLevel level) const override { return spdlog::should_log(spdlog_level(level)); }
+  void log(LogLevel level, const std::string& message) override { spdlog::log(spdlog_level(level), "{}", message); }
+  void stage_begin(const std::string& label, long long total) override {
+    progress_ = std::make_unique<Progress>(label, total);
+  }
+  void stage_update(long long done) override {
+    if (progress_) progress_->update(done);
+  }
+  void stage_end() override {
+    if (progress_) progress_->finish();
+  }
+  void started() override {
+    run_.out();
+    begin_cooperative_interrupts();
+  }
+
+ private:
+  static spdlog::level::level_enum spdlog_level(LogLevel level) {
+    switch (level) {
+      case LogLevel::kDebug: return spdlog::level::debug;
+      case LogLevel::kInfo: return spdlog::level::info;
+      case LogLevel::kWarning: return spdlog::level::warn;
+    }
+    return spdlog::level::info;
+  }
+  ToolRun& run_;
+  std::unique_ptr<Progress> progress_;
+};
+
+ToolRun::ToolRun(const ToolInfo& info, const AppOptions& options, bool resume)
+    : info_(info),
+      options_(options),
+      config_(Config::load(options.config, options.sets)),
+      resume_(resume),
+      observer_(std::make_unique<Observer>(*this)) {
+  context_.observer = observer_.get();
+  context_.stop = interrupt_flag();
+  if (!info.resume_help.empty()) {
+    checkpoint_ = std::make_unique<CheckpointFile>((std::filesystem::path(options.out) / "checkpoint.json").string());
+    context_.checkpoint = checkpoint_.get();
+    context_.resume = resume;
+  }
+}
+
+ToolRun::~ToolRun() = default;
+
+const OutputDirectory& ToolRun::out() {
+  if (!out_) {
+    const OutputDirectory::Reuse reuse = resume_         ? OutputDirectory::Reuse::kResume
+                                         : options_.force ? OutputDirectory::Reuse::kForce
+                                                          : OutputDirectory::Reuse::kRefuse;
+    out_.emplace(options_.out, info_.name, reuse);
+    summary_.emplace(info_.name, options_, config_, *out_);
+  }
+  return *out_;
+}
+
+RunSummary& ToolRun::summary() {
+  out();
+  return *summary_;
+}
+
+std::string ToolRun::write_text(const std::string& name, const std::string& text) {
+  const std::string file = path(name);
+  write_text_atomic(file, text);
+  summary().add_output(file);
+  return file;
+}
+
+void ToolRun::add_output(const std::string& file) {
+  if (std::filesystem::exists(file)) summary().add_output(file);
+}
+
+void ToolRun::warn(const std::string& warning) {
+  spdlog::warn("{}", warning);
+  summary().add_warning(warning);
+}
+
+bool ToolRun::plots_wanted() const { return neuralsim::plots_wanted(config_, options_); }
+
+void ToolRun::plot(const std::string& script, std::vector<std::string> args, const std::string& png) {
+  args.push_back(path(png));
+  draw_plot(script, args);
+  add_output(path(png));
+}
+
+int ToolRun::finish(const RunReport& report) {
+  RunSummary& s = summary();
+  for (const std::string& w : report.warnings) s.add_warning(w);
+  for (const auto& [name, seconds] : report.timings) s.timings()[name] = seconds;
+  if (checkpoint_) add_output(checkpoint_->name());
+  s.set_status(run_status_name(report.status));
+  s.write();
+  switch (report.status) {
+    case RunStatus::kOk: return kExitOk;
+    case RunStatus::kInterrupted: return kExitInterrupted;
+    case RunStatus::kTargetMissed: return kExitCheckFailed;
+    case RunStatus::kDiverged: throw NumericalError(report.message);
+  }
+  return kExitInternal;
+}
+
+Tool::Tool(ToolInfo info) : info_(std::move(info)) {
+  options_.out = "out/" + info_.name;
+  command_line_ = std::make_unique<CommandLine>(info_.description, options_);  // named as it was run (argv[0])
+  if (!info_.resume_help.empty()) command_line_->add_flag("--resume", resume_, info_.resume_help);
+}
+
+Tool::~Tool() = default;
+
+int Tool::run(int argc, char** argv, const std::function<RunReport(ToolRun&)>& body) {
+  return run_app(argc, argv, *command_line_, [&](const AppOptions& options) {
+    ToolRun run(info_, options, resume_);
+    return run.finish(body(run));
+  });
+}
+
+}  // namespace neuralsim

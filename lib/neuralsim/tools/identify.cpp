@@ -1,0 +1,429 @@
+#include "neuralsim/tools/identify.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
+#include "neuralsim/estimate/estimation_problem.hpp"
+#include "neuralsim/experiment/data.hpp"
+#include "neuralsim/tools/fingerprint.hpp"
+#include "neuralsim/tools/identify_checkpoint.hpp"
+
+namespace neuralsim {
+namespace identify_detail {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+Config section_or_empty(const Config& owner, const std::string& key) {
+  return owner.has(key) ? owner.at(key) : Config::parse("{}", owner.file());
+}
+
+// Everything read from the config and checked before any work.
+struct Setup {
+  Experiment exp;
+  ParameterSet params;
+  ObservationSpec observe;
+  ProblemOptions problem;
+  UncertaintyOptions uncertainty;
+  int window = 0;       // evaluation_window
+  int eval_window = 0;  // window, or never restart for reach targets
+  std::optional<EvaluationWindows> eval_windows;
+  SolverOptions solver;
+  BasinHoppingOptions bh;
+  DataSplit data;
+  std::vector<std::string> data_notes;
+  std::map<std::string, double> ground_truth;
+  bool has_ground_truth = false;
+};
+
+void check_data(const Config& est, const Setup& s) {
+  const Model<double>& model = s.exp.model;
+  const DataSplit& data = s.data;
+  if (data.targets && (s.observe.q_weight > 0 || s.observe.qd_weight > 0 || s.observe.link_positions.empty()))
+    est.fail("observe", "with data.targets observe only link positions: {q: 0, link_positions: [{link: ...}]}");
+  s.observe.check_available(data.train, data.train_source);
+  if (s.problem.torque_weight > 0) {
+    bool any = false;
+    for (const Trajectory& t : data.train.trajectories) any = any || t.has_tau();
+    if (!any)
+      throw DataError(data.train_source + ": estimate.residual.torque_weight needs recorded joint forces "
+                      "(/trajectories/<name>/tau), and no training trajectory has them");
+  }
+  if (s.problem.formulation != Formulation::kInverseDynamics) return;
+  for (const Trajectory& t : data.train.trajectories)
+    if (!t.has_tau())
+      throw DataError(data.train_source + ":/trajectories/" + t.name +
+                      "/tau: inverse-dynamics identification needs measured joint forces (expected shape (T, nv=" +
+                      std::to_string(model.nv) + "))");
+  // A derivative window longer than every training trajectory leaves no sample.
+  long long longest = 0;
+  for (const Trajectory& t : data.train.trajectories) longest = std::max<long long>(longest, t.size());
+  const int margin = derivative_margin(s.problem.derivatives);
+  if (longest <= 2LL * margin) {
+    // Too little data, not a bad setting: a data error (exit 3), naming the key.
+    const Config r = est.at("residual");
+    const std::string key = r.has("derivatives") ? "derivatives.window" : "filter_window";
+    throw DataError("no residuals: " + r.where(key) + ": key '" + r.prefix() + "." + key + "': a window of " +
+                    std::to_string(s.problem.derivatives.window) + " samples leaves no sample of the training data " +
+                    "for residual type inverse_dynamics (longest trajectory: " + std::to_string(longest) +
+                    " samples; " + std::to_string(margin) + " are dropped at each end)");
+  }
+}
+
+Setup read_setup(const Config& cfg, long long seed) {
+  cfg.check_known_keys(
+      {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
+  if (cfg.has("output")) cfg.at("output").check_known_keys({"plot"});
+  Setup s{load_experiment(cfg)};
+  const Model<double>& model = s.exp.model;
+  const Config est = cfg.at("estimate");
+  est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
+                        "evaluation_window", "evaluation", "uncertainty"});
+  s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr);
+  s.observe = read_observation(section_or_empty(est, "observe"), model);
+  s.problem = read_problem_options(section_or_empty(est, "residual"));
+  s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
+  // Predictions restart from the measured state every `evaluation_window`
+  // samples (default: the shooting window; 50 for inverse dynamics), so fits
+  // of different formulations are compared under one metric.
+  s.window = static_cast<int>(est.get_int_in_range(
+      "evaluation_window", s.problem.formulation == Formulation::kInverseDynamics ? 50 : s.problem.window, 1,
+      100000000));
+  // `evaluation: {every: T, horizon: H}` (seconds): windowed validation on
+  // every file's own clock, besides the sample-based metric above.
+  if (est.has("evaluation") && est.has("evaluation_window"))
+    est.fail("evaluation", "give either evaluation (seconds) or evaluation_window (samples), not both");
+  if (est.has("evaluation")) s.eval_windows = read_evaluation_windows(est.at("evaluation"));
+  s.solver = read_solver_options(section_or_empty(est, "solver"));
+  if (s.solver.solver == LocalSolver::kLbfgs && s.problem.formulation == Formulation::kMultipleShooting)
+    est.fail("solver", "lbfgs cannot optimize multiple-shooting states; use levenberg_marquardt");
+  if (s.problem.formulation == Formulation::kInverseDynamics && s.exp.contact)
+    est.fail("residual", "inverse_dynamics does not model contact forces; use single_shooting or multiple_shooting "
+                         "with a 'contact:' section");
+  if (s.problem.formulation != Formulation::kSingleShooting && s.params.has(ParameterKind::kInitialVelocity))
+    est.fail("parameters", "initial.qd.* parameters need residual type single_shooting (multiple shooting already "
+                           "frees every segment's state)");
+  s.bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), seed);
+
+  s.data = load_data(cfg.at("data"), model, &s.data_notes);
+  // A target is reached from the start state: predictions never restart.
+  s.eval_window = s.data.targets ? std::numeric_limits<int>::max() : s.window;
+  check_data(est, s);
+  if (est.has("ground_truth")) {
+    s.has_ground_truth = true;
+    for (const auto& [name, value] : est.at("ground_truth").items()) s.ground_truth[name] = value.get<double>("");
+  }
+  if (s.eval_windows) {
+    if (s.data.targets) est.fail("evaluation", "reach targets are predicted from the start state: windows do not apply");
+    check_windows_fit(est.at("evaluation"), *s.eval_windows, {&s.data.train, &s.data.validation});
+  }
+  return s;
+}
+
+// Everything the result depends on, for the checkpoint. Rounds and the time
+// budget only say when to stop: the rounds already done are the same for
+// any value, so a resume may extend them. The uncertainty estimate is
+// computed after the fit and changes no round.
+Fingerprint identification_fingerprint(const Config& cfg, const DataSplit& data, long long seed) {
+  nlohmann::json fingerprinted = cfg.to_json();
+  if (fingerprinted["estimate"].contains("basin_hopping") && fingerprinted["estimate"]["basin_hopping"].is_object())
+    for (const char* key : {"rounds", "time_budget"}) fingerprinted["estimate"]["basin_hopping"].erase(key);
+  if (fingerprinted["estimate"].is_object()) fingerprinted["estimate"].erase("uncertainty");
+  Fingerprint fingerprint = config_digests(fingerprinted, {"name", "description", "output"});
+  fingerprint["data.train"] = trajectory_digest(data.train);
+  fingerprint["data.validation"] = trajectory_digest(data.validation);
+  fingerprint["seed"] = std::to_string(seed);
+  return fingerprint;
+}
+
+// Progress inside the local solves, from SolverOptions::on_iteration (a
+// 9-parameter multiple-shooting fit can spend 20 minutes in one solve). At
+// debug level every iteration is a line; otherwise one info line at most
+// every kInterval seconds, the first only once a solve has run that long,
+// so quick fits stay quiet. Called from the TBB workers of basin hopping: a
+// caller that finds another one printing skips.
+class LocalSolveLog {
+ public:
+  static constexpr double kInterval = 5.0;
+  LocalSolveLog(const RunContext& context, int rounds, int population)
+      : context_(context), rounds_(rounds), population_(population), last_(Clock::now()) {}
+  void operator()(const SolveProgress& p) {
+    const bool debug = context_.logs(LogLevel::kDebug);
+    if (!debug && !context_.logs(LogLevel::kInfo)) return;
+    if (!debug) {
+      std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+      if (!lock.owns_lock() || seconds_since(last_) < kInterval || p.elapsed_s < kInterval) return;
+      last_ = Clock::now();
+    }
+    context_.log(debug ? LogLevel::kDebug : LogLevel::kInfo,
+                 format_printf("local solve (round %d/%d, start %d/%d): iteration %d/%d, cost %.6g, elapsed %.1f s, "
+                               "ETA <= %.1f s",
+                               p.round + 1, rounds_, p.start + 1, population_, p.iteration, p.max_iterations, p.cost,
+                               p.elapsed_s, p.eta_s));
+  }
+
+ private:
+  const RunContext& context_;
+  int rounds_, population_;
+  Clock::time_point last_;
+  std::mutex mutex_;
+};
+
+// Predictions restarted every `window` samples and their errors. For reach
+// targets the q of the data is a placeholder: only the distance counts.
+FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
+                           int window, bool targets, const RunContext& context) {
+  FitEvaluation e;
+  e.predictions.meta = data.meta;
+  std::vector<std::string> links;
+  for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.link);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Trajectory& tr : data.trajectories) {
+    Trajectory pred;
+    double r = std::numeric_limits<double>::infinity(), rl = r;
+    try {
+      pred = windowed_prediction(ctx, x, tr, window);
+      if (!targets) r = prediction_error(*ctx.model, tr, pred).rmse_q;
+      if (!links.empty()) rl = link_position_rmse(links, tr, pred);
+    } catch (const NumericalError& err) {
+      context.warn("prediction of '" + tr.name + "' diverged: " + err.what());
+    }
+    e.per_trajectory.push_back({tr.name, targets ? nan : r,
+                                links.empty() ? nan : (targets ? rl * std::sqrt(3.0) : rl), nan});
+    e.mean_rmse_q += r / data.trajectories.size();
+    e.mean_rmse_link_position += rl / data.trajectories.size();
+    if (pred.size() > 0) e.predictions.trajectories.push_back(std::move(pred));
+  }
+  return e;
+}
+
+// The standard errors of the chosen method, the covariance and the
+// identifiability analysis at the best point.
+void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResult& r, Eigen::VectorXd& residuals) {
+  const ParameterSet& params = s.params;
+  const std::vector<double>& x = r.best.x;
+  const Eigen::MatrixXd J = problem.parameter_jacobian(x, &residuals);
+  r.identifiability = analyze_identifiability(params, x, J, residuals);
+  const Identifiability& id = r.identifiability;
+  // The reported standard errors: Gauss–Newton (identifiability.hpp) or a
+  // robust estimate (estimate/covariance.hpp) on the Jacobian w.r.t.
+  // physical values; parameters the data cannot determine stay NaN whatever
+  // the method.
+  std::vector<double> std_error = id.std_error;
+  if (s.uncertainty.covariance.method != UncertaintyMethod::kGaussNewton) {
+    Eigen::MatrixXd Jp = J;
+    for (int i = 0; i < params.size(); ++i) Jp.col(i) /= physical_derivative(params, i, x[i]);
+    r.robust = estimate_covariance(Jp, residuals, problem.residual_clusters(s.uncertainty.cluster),
+                                   s.uncertainty.covariance);
+    for (int i = 0; i < params.size(); ++i)
+      std_error[i] = std::isnan(id.std_error[i]) ? id.std_error[i] : r.robust.std_error[i];
+  }
+  for (int i = 0; i < params.size(); ++i)
+    r.parameters.push_back({params[i].name(), id.value[i], std_error[i], id.std_error[i], params[i].initial,
+                            params[i].lower, params[i].upper});
+}
+
+// Inverse-dynamics torque errors (the residual of residual type
+// inverse_dynamics, with its derivatives) of the fitted and the initial
+// parameters.
+void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationResult& r, const RunContext& context) {
+  std::vector<std::string> notes;
+  auto evaluate = [&](const TrajectorySet& set, const std::string& split, std::optional<TorqueEvaluation>& out) {
+    std::string note;
+    const std::optional<TorqueError> fitted = torque_error(ctx, r.best.x, set, s.problem.derivatives, &note);
+    if (!note.empty()) notes.push_back(split + ": " + note);
+    if (!fitted) return;
+    out = TorqueEvaluation{*fitted, torque_error(ctx, s.params.initial_variables(), set, s.problem.derivatives)};
+  };
+  evaluate(s.data.train, "train", r.train_torque);
+  if (!s.data.validation.trajectories.empty()) evaluate(s.data.validation, "validation", r.validation_torque);
+  if (s.exp.contact && (r.train_torque || r.validation_torque))
+    notes.push_back("contact forces are not in the inverse dynamics");
+  for (const std::string& n : notes) r.torque_note += (r.torque_note.empty() ? "" : "; ") + n;
+  if (!r.torque_note.empty()) context.info(r.torque_note);
+}
+
+// Training and validation predictions, windows, torque errors, the
+// residuals' spread, physical consistency and ground-truth errors.
+void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& problem, const Eigen::VectorXd& residuals,
+              IdentificationResult& r, const RunContext& context) {
+  const std::vector<double>& x = r.best.x;
+  r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context);
+  const std::vector<double> cost = problem.cost_per_trajectory(x);
+  for (size_t t = 0; t < cost.size() && t < r.train.per_trajectory.size(); ++t) r.train.per_trajectory[t].cost = cost[t];
+  r.measured = s.data.train;
+  r.fitted = r.train.predictions;
+  if (!s.data.validation.trajectories.empty()) {
+    r.validation = evaluate_fit(ctx, x, s.data.validation, s.eval_window, false, context);
+    for (auto t : r.validation->predictions.trajectories) {
+      t.name = "validation_" + t.name;
+      r.fitted.trajectories.push_back(std::move(t));
+    }
+    for (auto t : s.data.validation.trajectories) {
+      t.name = "validation_" + t.name;
+      r.measured.trajectories.push_back(std::move(t));
+    }
+  }
+  if (s.eval_windows) {
+    r.train_windows = evaluate_windows(ctx, x, s.data.train, *s.eval_windows);
+    if (!s.data.validation.trajectories.empty())
+      r.validation_windows = evaluate_windows(ctx, x, s.data.validation, *s.eval_windows);
+  }
+  if (!s.data.targets) evaluate_torque(s, ctx, r, context);
+  // A fit whose residuals dwarf the data's own spread explains nothing: the
+  // data may be corrupt or the model unsuitable (cost ½Σr² over m residuals).
+  if (!s.data.targets && residuals.size() > 0) {
+    double spread = 0;
+    for (const Trajectory& t : s.data.train.trajectories)
+      spread = std::max(spread, (t.q.rowwise() - t.q.colwise().mean()).cwiseAbs().maxCoeff());
+    const double rms = std::sqrt(2.0 * r.best.cost / static_cast<double>(residuals.size()));
+    if (rms > 10.0 * std::max(spread, 1e-12)) {
+      const std::string w = "the fit's RMS residual " + std::to_string(rms) + " is more than 10 times the data's " +
+                            "spread " + std::to_string(spread) + ": the data may be corrupt or the model unsuitable";
+      context.warn(w);
+      r.warnings.push_back(w);
+    }
+  }
+  // Plain inertia entries (link.<b>.inertia.yy, ...) are bounded one at a
+  // time, so a fit can leave the physical set (the triangle inequality of
+  // the principal moments); log-Cholesky blocks cannot. Say so, not silently.
+  s.params.apply(x.data(), r.fitted_model);
+  try {
+    r.fitted_model.validate();
+  } catch (const ModelError& e) {
+    r.physically_consistent = false;
+    const std::string w = std::string("the fitted parameters are not physical: ") + e.what() +
+                          "; estimate the link's inertia as 'link.<body>.inertial' with transform log_cholesky "
+                          "(docs/simid.md) to keep the fit physically consistent";
+    context.warn(w);
+    r.warnings.push_back(w);
+  }
+  if (s.has_ground_truth) {
+    double max_rel = 0;
+    for (const IdentifiedParameter& p : r.parameters) {
+      const auto truth = s.ground_truth.find(p.name);
+      if (truth == s.ground_truth.end()) continue;
+      const double rel = std::abs(p.value - truth->second) / std::max(std::abs(truth->second), 1e-12);
+      r.relative_error[p.name] = rel;
+      max_rel = std::max(max_rel, rel);
+    }
+    r.max_relative_error = max_rel;
+  }
+}
+
+}  // namespace identify_detail
+
+IdentificationResult identify(const IdentificationRequest& request, const RunContext& context) {
+  using namespace identify_detail;
+  const auto t_start = Clock::now();
+  const Config& cfg = request.config;
+  const Setup s = read_setup(cfg, request.seed);
+  const Model<double>& model = s.exp.model;
+  const Fingerprint fingerprint = identification_fingerprint(cfg, s.data, request.seed);
+
+  std::vector<const Trajectory*> train;
+  for (const Trajectory& t : s.data.train.trajectories) train.push_back(&t);
+  const ResidualContext ctx{&model, &s.params, s.exp.step, s.observe, s.exp.contact ? &*s.exp.contact : nullptr};
+  ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, s.problem); };
+  factory();  // a problem without residuals is a data error, before any output
+  const int total_rounds = s.bh.enabled ? s.bh.max_rounds : 1;
+  // A checkpoint is input too: checked before the work starts.
+  if (context.resume && !context.checkpoint)
+    throw InvalidArgument("identify: resume requested without a checkpoint store");
+  BasinHoppingState state;
+  if (context.resume) state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds);
+
+  IdentificationResult r;
+  r.model_name = model.name;
+  r.fitted_model = model;
+  r.basin_hopping = s.bh;
+  r.uncertainty = s.uncertainty;
+  r.problem = s.problem;
+  r.targets = s.data.targets;
+  r.prediction_window = s.window;
+  const std::vector<std::string> estimated = s.params.names();
+  for (const ExperimentParameter& p : s.exp.parameters)
+    if (std::find(estimated.begin(), estimated.end(), p.target.name) == estimated.end()) r.fixed.push_back(p);
+  r.warnings = s.exp.warnings;
+  for (const std::string& w : plausibility_warnings(s.data.train, model, s.data.train_source)) r.warnings.push_back(w);
+  for (const std::string& w : plausibility_warnings(s.data.validation, model, s.data.validation_source))
+    r.warnings.push_back(w);
+
+  context.started();
+  for (const std::string& n : s.exp.notes) context.info(n);
+  for (const std::string& n : s.data_notes) context.info(n);
+  for (const std::string& w : r.warnings) context.warn(w);
+  if (context.resume)
+    context.info("resuming from " + context.checkpoint->name() + " at round " + std::to_string(state.next_round));
+
+  const auto t_fit = Clock::now();
+  auto should_abort = [&] { return context.stop_requested() || seconds_since(t_fit) > s.bh.time_budget_s; };
+  ProgressStage progress(context, "simid rounds", total_rounds);
+  auto on_round = [&](const BasinHoppingState& b) {
+    if (context.checkpoint) write_identify_checkpoint(*context.checkpoint, b, s.params, fingerprint);
+    const RoundRecord& rec = b.history.back();
+    context.info(format_printf("round %d/%d: best cost %.6g (this round %.6g, %d usable solves)", rec.round + 1,
+                               total_rounds, rec.best_cost, rec.round_best_cost, rec.usable_solves));
+    progress.update(b.next_round);
+  };
+  // Residual blocks are evaluated on the TBB workers inside every local
+  // solve (bit-identical at any thread count, estimation_problem.hpp).
+  SolverOptions solver = s.solver;
+  solver.num_threads = 0;
+  LocalSolveLog solve_log(context, total_rounds, s.bh.enabled ? std::max(1, s.bh.population) : 1);
+  solver.on_iteration = [&solve_log](const SolveProgress& p) { solve_log(p); };
+  r.search = basin_hopping(factory, s.params, s.bh, solver, state, on_round, should_abort);
+  progress.finish();
+  r.timings["fit_s"] = seconds_since(t_fit);
+  const bool interrupted = context.stop_requested();
+  if (!r.search.state.has_best) {
+    r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kDiverged;
+    if (interrupted) return r;
+    // Say where: replay the first training trajectory at the initial guess
+    // with divergence checks on (time, coordinate and value).
+    std::string where;
+    try {
+      windowed_prediction(ctx, s.params.initial_variables(), s.data.train.trajectories.front(), s.eval_window);
+    } catch (const NumericalError& e) {
+      where = std::string("; at the initial guess, on ") + s.data.train.trajectories.front().name + ": " + e.what();
+    }
+    r.message = "simid: no local solve produced a usable solution (every start diverged or failed)" + where +
+                "; check bounds, initial values and the time step";
+    return r;
+  }
+  r.has_fit = true;
+  r.best = r.search.state.best;
+  r.cost = r.best.cost;
+
+  std::unique_ptr<EstimationProblem> problem = factory();
+  Eigen::VectorXd residuals;
+  analyze_fit(s, *problem, r, residuals);
+  for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
+  evaluate(s, ctx, *problem, residuals, r, context);
+  r.timings["total_s"] = seconds_since(t_start);
+  r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
+  return r;
+}
+
+std::string IdentificationResult::full_report() const {
+  std::ostringstream report;
+  report << "Identifiability report for " << model_name << " (" << parameters.size() << " parameters)\n";
+  report << "Standard errors: " << uncertainty_method_name(uncertainty.covariance.method) << " ("
+         << uncertainty_assumption(uncertainty.covariance.method) << ")\n";
+  for (const IdentifiedParameter& p : parameters) report << "  " << p.name << " = " << p.value << " ± " << p.std_error << "\n";
+  report << "Singular values of the scaled Jacobian:";
+  for (double v : identifiability.singular_values) report << " " << v;
+  report << "\n";
+  if (identifiability.weak_directions.empty()) report << "All parameters are identifiable from this data.\n";
+  for (const auto& d : identifiability.weak_directions)
+    report << "Near-singular direction (σ/σmax = " << d.relative_singular_value << "): " << d.description << "\n";
+  return report.str();
+}
+
+}  // namespace neuralsim

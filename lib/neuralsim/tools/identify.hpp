@@ -1,0 +1,107 @@
+// identify: fit named model parameters to recorded trajectories (the work
+// of the `simid` tool; config reference docs/simid.md).
+//
+//   IdentificationRequest request{Config::load("configs/simid_double_pendulum_lengths.yaml"), 1};
+//   IdentificationResult result = identify(request);
+//   std::cout << result.full_report();   // values, standard errors, identifiability
+//
+// Top to bottom: the config is read and checked against the model and the
+// data (ConfigError, DataError, ModelError: nothing has run yet); then
+// parallel basin hopping with local Ceres solves (a checkpoint after every
+// complete round; resumable bit for bit); then, at the best point, the
+// Jacobian with respect to the parameters, the identifiability analysis
+// and the standard errors of the chosen method; then predictions and errors
+// on the training and validation data (per trajectory, per window in
+// seconds, inverse-dynamics torque), physical consistency and the errors
+// against `ground_truth`.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/estimate/basin_hopping.hpp"
+#include "neuralsim/estimate/covariance.hpp"
+#include "neuralsim/estimate/identifiability.hpp"
+#include "neuralsim/experiment/estimation_config.hpp"
+#include "neuralsim/experiment/evaluation.hpp"
+#include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/tools/run_context.hpp"
+
+namespace neuralsim {
+
+struct IdentificationRequest {
+  Config config;       // the experiment (docs/simid.md), overrides applied
+  long long seed = 0;  // basin hopping's starts, the bootstrap
+};
+
+struct IdentifiedParameter {
+  std::string name;
+  double value = 0;                   // the fitted physical value
+  double std_error = 0;               // of the reported method; NaN: the data do not determine it
+  double gauss_newton_std_error = 0;  // NaN likewise
+  double initial = 0, lower = 0, upper = 0;  // bounds may be infinite
+};
+
+// Predictions restarted from the measured state every `prediction_window`
+// samples, and their errors.
+struct TrajectoryFit {
+  std::string name;
+  double rmse_q = 0;              // NaN for reach targets; +inf when the prediction diverged
+  double rmse_link_position = 0;  // of the observed links (target data: the distance to the target); NaN without links
+  double cost = 0;                // ½Σr² of the trajectory's residuals (training data; NaN for validation)
+};
+struct FitEvaluation {
+  double mean_rmse_q = 0, mean_rmse_link_position = 0;
+  std::vector<TrajectoryFit> per_trajectory;
+  TrajectorySet predictions;  // the predicted trajectories (diverged ones are left out)
+};
+
+// The inverse-dynamics torque error at the fitted and at the initial values.
+struct TorqueEvaluation {
+  TorqueError fitted;
+  std::optional<TorqueError> initial;
+};
+
+struct IdentificationResult : RunReport {
+  std::string model_name;
+  Model<double> fitted_model;  // the config's model with the fitted values (before the fit: as configured)
+  bool has_fit = false;  // false: no local solve produced a usable solution (status kDiverged or kInterrupted)
+  std::vector<IdentifiedParameter> parameters;  // in the order of estimate.parameters
+  std::vector<ExperimentParameter> fixed;       // the values held fixed (params:, params_file:, --set)
+  double cost = 0;                              // ½Σr² at the fit
+  LocalResult best;                             // the best local solve
+  BasinHoppingOptions basin_hopping;
+  BasinHoppingResult search;                    // rounds, history, why it stopped
+
+  Identifiability identifiability;
+  UncertaintyOptions uncertainty;
+  CovarianceEstimate robust;  // the sandwich or bootstrap estimate (method kGaussNewton: unused)
+
+  bool targets = false;       // the data are reach targets
+  int prediction_window = 0;  // samples between restarts of the evaluation's predictions
+  FitEvaluation train;
+  std::optional<FitEvaluation> validation;
+  std::optional<WindowedEvaluation> train_windows, validation_windows;
+  std::optional<TorqueEvaluation> train_torque, validation_torque;
+  ProblemOptions problem;  // the residual's options (the torque metric's derivatives and filter window)
+  std::string torque_note;  // why a torque error is missing or what it leaves out
+  bool physically_consistent = true;
+  std::map<std::string, double> relative_error;  // |fit − truth| / |truth| for each `ground_truth` entry
+  std::optional<double> max_relative_error;       // over those entries (set when ground_truth is given)
+  TrajectorySet measured;  // the training and validation data ("validation_" prefixed), as predicted below
+  TrajectorySet fitted;    // the predictions of the fitted model, with the same names
+
+  // The identifiability report: values ± standard errors, the singular
+  // values of the scaled Jacobian and each near-singular direction.
+  std::string full_report() const;
+};
+
+// Fits the parameters of `request.config`. Throws ConfigError, DataError
+// and ModelError for bad inputs (before context.observer->started()).
+IdentificationResult identify(const IdentificationRequest& request, const RunContext& context = {});
+
+}  // namespace neuralsim

@@ -1,0 +1,389 @@
+#include "neuralsim/tools/rollout.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <random>
+
+#include "neuralsim/augment/augmented_dynamics.hpp"
+#include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
+#include "neuralsim/experiment/augment_config.hpp"
+#include "neuralsim/experiment/data.hpp"
+#include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/experiment/mpc_controllers.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
+#include "neuralsim/model/configuration.hpp"
+#include "neuralsim/step/simulate.hpp"
+#include "neuralsim/tools/work_size.hpp"
+
+namespace neuralsim {
+namespace rollout_detail {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr long long kMaxTrajectories = 1000000;
+
+void check_root(const Config& cfg) {
+  cfg.check_known_keys({"name", "description", "model", "params", "params_file", "sim", "initial_states",
+                        "controls", "noise", "output", "compare", "contact", "targets", "augment"});
+}
+
+// The experiment, with the networks of `weights_path` when given.
+Experiment load_rollout_experiment(const Config& cfg, const std::string& weights_path) {
+  Experiment exp = load_experiment(cfg);
+  if (!weights_path.empty()) {
+    if (exp.augment.empty())
+      throw ConfigError(cfg.file() + ": --weights " + weights_path +
+                        ": the config has no augment: section whose networks the weights would replace");
+    load_augment_weights(exp.augment, weights_path);
+  }
+  return exp;
+}
+
+ModelSummary model_summary(const Experiment& exp) {
+  ModelSummary m{exp.model.name, exp.model.nq, exp.model.nv, integrator_name(exp.step.integrator),
+                 exp.contact ? contact_model_name(exp.contact->model) : "", {}};
+  for (const AugmentBlueprint& bp : exp.augment) m.augmentations.push_back({bp.name, bp.network.num_parameters()});
+  return m;
+}
+
+// The config as the parameters of the trajectories a tool writes.
+std::string parameters_json(const Config& cfg) {
+  nlohmann::json params = nlohmann::json::object();
+  params["config"] = cfg.to_json();
+  return params.dump();
+}
+
+void add_observation_noise(Trajectory& tr, const Model<double>& model, double q_std, double qd_std,
+                           std::mt19937_64& rng) {
+  std::normal_distribution<double> n(0.0, 1.0);
+  for (Eigen::Index k = 0; k < tr.size(); ++k) {
+    for (int i = 0; i < model.nq; ++i) tr.q(k, i) += q_std * n(rng);
+    for (int i = 0; i < model.nv; ++i) tr.qd(k, i) += qd_std * n(rng);
+    Eigen::VectorXd q = tr.q.row(k).transpose();
+    normalize_configuration(model, q);
+    tr.q.row(k) = q.transpose();
+  }
+}
+
+// `targets: [{link, time, position: [x, y, z], tolerance}]`: positions a
+// link must reach (Degrave's ball throw). Checked on every trajectory at the
+// sample nearest to `time`.
+struct LinkTarget {
+  LinkRef link;
+  double time = 0;
+  Eigen::Vector3d position = Eigen::Vector3d::Zero();
+  double tolerance = 0;
+};
+
+std::vector<LinkTarget> read_targets(const Config& cfg, const Model<double>& model, double duration) {
+  std::vector<LinkTarget> out;
+  if (!cfg.has("targets")) return out;
+  for (const Config& t : cfg.list("targets")) {
+    t.check_known_keys({"link", "time", "position", "tolerance"});
+    LinkTarget target;
+    const std::string link = t.get<std::string>("link");
+    const auto ref = find_link(model, link);
+    if (!ref) t.fail("link", "no body or frame named '" + link + "'");
+    target.link = *ref;
+    target.time = t.get<double>("time");
+    if (!(target.time >= 0 && target.time <= duration + 1e-12)) t.fail("time", "must lie in [0, sim.duration]");
+    const std::vector<double> p = t.get<std::vector<double>>("position");
+    if (p.size() != 3) t.fail("position", "expected [x, y, z]");
+    target.position = Eigen::Vector3d(p[0], p[1], p[2]);
+    target.tolerance = t.get<double>("tolerance");
+    if (!(target.tolerance > 0)) t.fail("tolerance", "must be > 0");
+    out.push_back(target);
+  }
+  return out;
+}
+
+std::vector<TargetCheck> check_targets(const Model<double>& model, const std::vector<LinkTarget>& targets,
+                                       const TrajectorySet& set, const RunContext& context) {
+  std::vector<TargetCheck> out;
+  for (const Trajectory& tr : set.trajectories) {
+    for (const LinkTarget& t : targets) {
+      Eigen::Index k = 0;
+      (tr.time.array() - t.time).abs().minCoeff(&k);
+      Trajectory one;
+      one.time = tr.time.segment(k, 1);
+      one.q = tr.q.middleRows(k, 1);
+      record_link_poses(model, {t.link}, one);
+      const Eigen::Vector3d p = one.link_poses[t.link.first].row(0).head<3>().transpose();
+      TargetCheck c{tr.name, t.link.first, tr.time[k], t.position, p, (p - t.position).norm(), t.tolerance, false};
+      c.hit = c.distance <= t.tolerance;
+      context.log(c.hit ? LogLevel::kInfo : LogLevel::kWarning,
+                  format_printf("target %s: trajectory %s link %s at t = %.4g s is %.4g m from the target "
+                                "(tolerance %.4g)",
+                                c.hit ? "hit" : "missed", tr.name.c_str(), c.link.c_str(), c.time, c.distance,
+                                t.tolerance));
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// What rollout reads of the config beyond the experiment, all checked
+// before any work.
+struct SimulationSetup {
+  long long steps = 0;
+  std::vector<InitialState> states;
+  std::vector<LinkTarget> targets;
+  TrajectorySet recorded;  // controls.file
+  std::vector<LinkRef> link_poses;
+  double q_noise = 0, qd_noise = 0;
+  std::vector<std::unique_ptr<Controller<double>>> controllers;
+};
+
+SimulationSetup read_simulation(const Config& cfg, const Experiment& exp, long long seed) {
+  SimulationSetup s;
+  const Model<double>& model = exp.model;
+  const Config sim = cfg.at("sim");
+  const double duration = sim.get<double>("duration");
+  if (!(duration >= exp.step.dt))
+    sim.fail("duration", "must be at least one time step (dt = " + std::to_string(exp.step.dt) + " s), got " +
+                             std::to_string(duration));
+  if (duration / exp.step.dt > 1e12) sim.fail("duration", "is more than 10^12 time steps");
+  s.steps = std::llround(duration / exp.step.dt);
+  std::mt19937_64 rng(static_cast<uint64_t>(seed));
+  const Config states_section = cfg.has("initial_states") ? cfg.at("initial_states") : Config::parse("{}", cfg.file());
+  s.states = read_initial_states(states_section, model, rng, kMaxTrajectories);
+  apply_initial_state_parameters(exp, s.states);
+  s.targets = read_targets(cfg, model, duration);
+  const Config controls = cfg.has("controls") ? cfg.at("controls") : Config::parse("type: zero", cfg.file());
+  if (controls.has("file")) {
+    s.recorded = load_trajectory_file(controls.path("file"));
+    TrajectoryExpectations expect;
+    expect.nv = model.nv;
+    expect.require_tau = true;
+    validate_trajectories(s.recorded, expect, controls.path("file"));
+  }
+  s.link_poses = read_links(cfg, "output.link_poses", model);
+  s.q_noise = cfg.get_in_range("noise.q_std", 0.0, 0, 1e6);
+  s.qd_noise = cfg.get_in_range("noise.qd_std", 0.0, 0, 1e6);
+  if (cfg.has("noise")) cfg.at("noise").check_known_keys({"q_std", "qd_std"});
+  if (cfg.has("output")) cfg.at("output").check_known_keys({"file", "link_poses", "compare_file"});
+  // Sized before anything is allocated: every sample of every trajectory is kept.
+  const double per_sample = 8.0 * (1 + model.nq + 2 * model.nv + 7 * s.link_poses.size());
+  check_memory(sim, "duration",
+               std::to_string(s.states.size()) + " trajectories of " + std::to_string(s.steps + 1) + " samples",
+               per_sample * static_cast<double>(s.states.size()) * static_cast<double>(s.steps + 1));
+  // Every controller is built up front so config errors surface before any work.
+  ControllerRegistry registry = standard_controllers();
+  add_mpc_controllers(registry, exp.step);
+  for (size_t k = 0; k < s.states.size(); ++k)
+    s.controllers.push_back(registry.make(controls, model, static_cast<int>(k), &s.recorded));
+  for (size_t k = 0; k < s.states.size(); ++k)
+    if (!s.states[k].q.allFinite() || !s.states[k].qd.allFinite())
+      states_section.fail("", "initial state " + std::to_string(k) + " is not finite");
+  return s;
+}
+
+// One trajectory, or an empty one when the run was interrupted.
+Trajectory simulate_one(const Experiment& exp, const SimulationSetup& s, size_t k, long long seed,
+                        const std::function<bool()>& stop) {
+  const Model<double>& model = exp.model;
+  Stepper<double> stepper(model, exp.step);
+  std::shared_ptr<ContactSystem<double>> contact;
+  if (exp.contact) contact = install_contact(*exp.contact, model, stepper);
+  std::shared_ptr<AugmentedDynamics<double>> networks;
+  if (!exp.augment.empty()) networks = install_augmentation<double>(exp.augment, model, stepper, contact.get());
+  Trajectory tr = simulate(stepper, s.states[k].q, s.states[k].qd, *s.controllers[k], s.steps, stop);
+  if (tr.size() != s.steps + 1) return Trajectory();  // interrupted: only complete trajectories count
+  char name[24];
+  std::snprintf(name, sizeof(name), "%03zu", k);
+  tr.name = name;
+  record_link_poses(model, s.link_poses, tr);  // before noise: poses are the true state
+  if (s.q_noise > 0 || s.qd_noise > 0) {
+    std::mt19937_64 noise_rng(static_cast<uint64_t>(seed) * 1000003ULL + k);  // per-trajectory stream
+    add_observation_noise(tr, model, s.q_noise, s.qd_noise, noise_rng);
+  }
+  return tr;
+}
+
+}  // namespace rollout_detail
+
+RolloutResult rollout(const RolloutRequest& request, const RunContext& context) {
+  using namespace rollout_detail;
+  const auto t_setup = Clock::now();
+  const Config& cfg = request.config;
+  check_root(cfg);
+  const Experiment exp = load_rollout_experiment(cfg, request.weights_path);
+  const Model<double>& model = exp.model;
+  const SimulationSetup s = read_simulation(cfg, exp, request.seed);
+
+  RolloutResult r;
+  r.model = model_summary(exp);
+  r.num_requested = static_cast<long long>(s.states.size());
+  r.warnings = exp.warnings;
+  context.started();
+  for (const std::string& n : exp.notes) context.info(n);
+  for (const std::string& w : exp.warnings) context.warn(w);
+  r.timings["setup_s"] = seconds_since(t_setup);
+
+  const auto t_sim = Clock::now();
+  std::vector<Trajectory> trajectories(s.states.size());
+  std::atomic<long long> done_steps{0};
+  ProgressStage progress(context, "rollout", s.steps * static_cast<long long>(s.states.size()));
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  tbb::parallel_for(size_t(0), s.states.size(), [&](size_t k) {
+    try {
+      if (context.stop_requested()) return;
+      long long local = 0;
+      auto stop = [&] {
+        if (++local % 1000 == 0) progress.update(done_steps.fetch_add(1000) + 1000);
+        return context.stop_requested();
+      };
+      trajectories[k] = simulate_one(exp, s, k, request.seed, stop);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  });
+  progress.finish();
+  if (error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const NumericalError& e) {
+      r.status = RunStatus::kDiverged;
+      r.message = e.what();
+      return r;
+    }
+  }
+  const double sim_s = seconds_since(t_sim);
+  r.trajectories.meta = trajectory_metadata(model, "", parameters_json(cfg), request.seed);
+  for (Trajectory& tr : trajectories)
+    if (tr.size() > 0) r.trajectories.trajectories.push_back(std::move(tr));
+  for (const auto& tr : r.trajectories.trajectories) r.num_samples += tr.size();
+  const long long steps_done = r.num_samples - static_cast<long long>(r.trajectories.trajectories.size());
+  r.steps_per_second = sim_s > 0 ? static_cast<double>(steps_done) / sim_s : 0.0;
+  r.timings["simulate_s"] = sim_s;
+  if (context.stop_requested()) {
+    r.status = RunStatus::kInterrupted;
+    return r;
+  }
+  if (!s.targets.empty()) {
+    r.targets = check_targets(model, s.targets, r.trajectories, context);
+    for (const TargetCheck& t : r.targets)
+      if (!t.hit) r.status = RunStatus::kTargetMissed;
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// compare
+
+namespace rollout_detail {
+
+struct ComparisonSetup {
+  std::vector<long long> horizons;
+  std::optional<EvaluationWindows> windows;
+  bool torque = false;
+  int torque_filter = 1;
+};
+
+ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data) {
+  ComparisonSetup c;
+  if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque"});
+  for (double h : cfg.get_or<std::vector<double>>("compare.horizons", {10, 100, 1000})) {
+    if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("compare.horizons", "horizons are sample counts >= 1");
+    c.horizons.push_back(static_cast<long long>(h));
+  }
+  // Windows in seconds (restart from the measured state every T s, predict H s).
+  if (cfg.has("compare.windows")) {
+    const Config w = cfg.at("compare.windows");
+    c.windows = read_evaluation_windows(w);
+    check_windows_fit(w, *c.windows, {&data});
+  }
+  // Inverse-dynamics torque error of the config's model: `torque: true` or
+  // `torque: {filter_window: n}` (the moving average before differencing).
+  if (cfg.has("compare.torque")) {
+    if (cfg.is_map("compare.torque")) {
+      const Config t = cfg.at("compare.torque");
+      t.check_known_keys({"filter_window"});
+      c.torque = true;
+      c.torque_filter = static_cast<int>(t.get_int_in_range("filter_window", 1, 1, 10001));
+      if (c.torque_filter % 2 == 0) t.fail("filter_window", "must be odd (a centred moving average)");
+    } else {
+      c.torque = cfg.get<bool>("compare.torque");
+    }
+  }
+  return c;
+}
+
+void compare_torque(const Experiment& exp, const TrajectorySet& data, int filter, CompareResult& r,
+                    const RunContext& context) {
+  std::string note;
+  r.torque = torque_error(exp.model, data, filter, &note);
+  if (r.torque)
+    context.info(format_printf("inverse-dynamics torque RMSE = %.6g over %lld samples", r.torque->rmse,
+                               static_cast<long long>(r.torque->samples)));
+  // RNEA sees neither contact forces nor networks: say so next to the number.
+  if (r.torque && exp.contact) note += (note.empty() ? "" : "; ") + std::string("contact forces are not in the inverse dynamics");
+  if (r.torque && !exp.augment.empty())
+    note += (note.empty() ? "" : "; ") + std::string("the torque error is of the physical model, without the augmentations");
+  r.torque_note = note;
+  if (!note.empty()) context.info(note);
+}
+
+}  // namespace rollout_detail
+
+CompareResult compare(const CompareRequest& request, const RunContext& context) {
+  using namespace rollout_detail;
+  const Config& cfg = request.config;
+  check_root(cfg);
+  const Experiment exp = load_rollout_experiment(cfg, request.weights_path);
+  const Model<double>& model = exp.model;
+  std::vector<std::string> notes;
+  const TrajectorySet data = load_trajectory_file(request.data_path, &notes);
+  validate_against_model(data, model, request.data_path);
+  const ComparisonSetup c = read_comparison(cfg, data);
+
+  CompareResult r;
+  r.model = model_summary(exp);
+  r.warnings = exp.warnings;
+  for (const std::string& w : plausibility_warnings(data, model, request.data_path)) r.warnings.push_back(w);
+  context.started();
+  for (const std::string& n : notes) context.info(n);
+  for (const std::string& n : exp.notes) context.info(n);
+  for (const std::string& w : r.warnings) context.warn(w);
+
+  const auto t0 = Clock::now();
+  std::vector<Trajectory> predicted(data.trajectories.size());
+  tbb::parallel_for(size_t(0), data.trajectories.size(), [&](size_t k) {
+    predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k], exp.augment);
+  });
+  r.predictions.meta = trajectory_metadata(model, "", parameters_json(cfg), request.seed);
+  for (size_t k = 0; k < predicted.size(); ++k) {
+    r.per_trajectory.push_back(prediction_error(model, data.trajectories[k], predicted[k], c.horizons));
+    r.mean_rmse_q += r.per_trajectory.back().rmse_q;
+    r.mean_rmse_qd += r.per_trajectory.back().rmse_qd;
+    r.predictions.trajectories.push_back(std::move(predicted[k]));
+  }
+  const double n = static_cast<double>(predicted.size());
+  r.mean_rmse_q /= n;
+  r.mean_rmse_qd /= n;
+  r.timings["replay_s"] = seconds_since(t0);
+  if (c.windows) {
+    const auto t_windows = Clock::now();
+    r.windows = evaluate_windows(model, exp.step, exp.contact, data, *c.windows, exp.augment);
+    r.timings["windows_s"] = seconds_since(t_windows);
+    const WindowStatistics& o = r.windows->overall;
+    context.info(format_printf("%lld windows of %.4g s every %.4g s (%lld skipped): mean RMSE q = %.6g, median %.6g",
+                               o.count, c.windows->horizon_s, c.windows->every_s, o.skipped, o.mean_rmse_q,
+                               o.median_rmse_q));
+  }
+  if (c.torque) compare_torque(exp, data, c.torque_filter, r, context);
+  context.info(format_printf("replayed %zu trajectories: mean RMSE q = %.6g, qd = %.6g", predicted.size(),
+                             r.mean_rmse_q, r.mean_rmse_qd));
+  return r;
+}
+
+}  // namespace neuralsim

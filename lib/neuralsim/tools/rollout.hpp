@@ -1,0 +1,91 @@
+// rollout and compare: the work of the `rollout` tool (docs/rollout.md).
+//
+//   rollout: simulate the config's model from its initial states (a list,
+//     or sampled in ranges with the seed) under its controls (zero,
+//     constant, sinusoid, PD, recorded, the quadruped's MPC or its network),
+//     with optional observation noise, link poses and reach targets.
+//     Trajectories run in parallel, each into its own slot: the same result
+//     at any thread count.
+//   compare: replay recorded trajectories from their first state with their
+//     recorded controls and report prediction errors per trajectory and
+//     horizon, per window in seconds, and the inverse-dynamics torque error.
+//
+// Both take the networks of `weights_path` for the config's `augment:`
+// (a hybrid model trained by train_augment).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/experiment/evaluation.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/tools/run_context.hpp"
+
+namespace neuralsim {
+
+struct RolloutRequest {
+  Config config;             // the experiment (docs/rollout.md), overrides applied
+  long long seed = 0;        // sampled initial states, observation noise, random commands
+  std::string weights_path;  // non-empty: the augment: networks' weights (a train-augment weights file)
+};
+
+// A network of the config's augment: section.
+struct AugmentationInfo {
+  std::string name;
+  long long parameters = 0;
+};
+
+// A link position a trajectory had to reach (`targets:`), and where it was.
+struct TargetCheck {
+  std::string trajectory, link;
+  double time = 0;  // of the sample nearest to the target's time
+  Eigen::Vector3d target = Eigen::Vector3d::Zero(), reached = Eigen::Vector3d::Zero();
+  double distance = 0, tolerance = 0;
+  bool hit = false;
+};
+
+// What both calls report about the model they ran.
+struct ModelSummary {
+  std::string model_name;
+  int nq = 0, nv = 0;
+  std::string integrator;
+  std::string contact_model;  // empty without contact
+  std::vector<AugmentationInfo> augmentations;
+};
+
+struct RolloutResult : RunReport {
+  ModelSummary model;
+  // The complete trajectories ("000", "001", ...; an interrupted run keeps
+  // those that finished). meta: the model, coordinate names, the config as
+  // parameters and the seed; the caller sets meta.generator.
+  TrajectorySet trajectories;
+  long long num_requested = 0;  // trajectories asked for
+  long long num_samples = 0;
+  double steps_per_second = 0;
+  std::vector<TargetCheck> targets;  // one per trajectory and target; status kTargetMissed when one is missed
+};
+
+RolloutResult rollout(const RolloutRequest& request, const RunContext& context = {});
+
+struct CompareRequest {
+  Config config;             // the model and its options (the config's controls and initial states are not used)
+  long long seed = 0;        // recorded in the predictions' metadata
+  std::string data_path;     // the recordings: HDF5, or a CSV-import description
+  std::string weights_path;  // as in RolloutRequest
+};
+
+struct CompareResult : RunReport {
+  ModelSummary model;
+  TrajectorySet predictions;  // one per recording, with its name; meta as in RolloutResult
+  std::vector<PredictionError> per_trajectory;
+  double mean_rmse_q = 0, mean_rmse_qd = 0;
+  std::optional<WindowedEvaluation> windows;  // compare.windows
+  std::optional<TorqueError> torque;          // compare.torque
+  std::string torque_note;                    // why it is missing or what it leaves out
+};
+
+CompareResult compare(const CompareRequest& request, const RunContext& context = {});
+
+}  // namespace neuralsim

@@ -1,0 +1,350 @@
+#include "neuralsim/tools/train_augment.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
+#include "neuralsim/experiment/augment_config.hpp"
+#include "neuralsim/experiment/data.hpp"
+#include "neuralsim/experiment/evaluation.hpp"
+#include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/experiment/train_config.hpp"
+#include "neuralsim/tools/fingerprint.hpp"
+#include "neuralsim/tools/training_checkpoint.hpp"
+#include "neuralsim/train/baseline_models.hpp"
+#include "neuralsim/train/hybrid_window_model.hpp"
+#include "neuralsim/train/trainer.hpp"
+
+namespace neuralsim {
+namespace train_augment_detail {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The trained model and what the outputs need to know about it.
+struct ModelUnderTraining {
+  std::unique_ptr<WindowModel> model;
+  std::vector<std::string> parameter_names;
+  HybridWindowModel* hybrid = nullptr;
+  MlpStateModel* mlp = nullptr;
+  LstmStateModel* lstm = nullptr;
+};
+
+// The first `n` samples of every trajectory (0 = all).
+TrajectorySet first_samples(TrajectorySet set, int n) {
+  if (n <= 0) return set;
+  for (Trajectory& t : set.trajectories) {
+    const Eigen::Index k = std::min<Eigen::Index>(t.size(), n);
+    t.time.conservativeResize(k);
+    t.q.conservativeResize(k, Eigen::NoChange);
+    t.qd.conservativeResize(k, Eigen::NoChange);
+    if (t.has_tau()) t.tau.conservativeResize(k, Eigen::NoChange);
+    for (auto& [name, poses] : t.link_poses) poses.conservativeResize(k, Eigen::NoChange);
+  }
+  return set;
+}
+
+// `controls: recorded` needs τ in every trajectory; `controls: none` drops it.
+void check_controls(TrajectorySet& set, const std::string& source, bool use_controls, const Model<double>& model) {
+  for (Trajectory& t : set.trajectories) {
+    if (use_controls && !t.has_tau())
+      throw DataError(source + ":/trajectories/" + t.name + "/tau: missing; training replays the recorded joint " +
+                      "forces (expected shape (T, nv=" + std::to_string(model.nv) +
+                      ")); for a passive system set train.controls: none");
+    if (!use_controls) t.tau.resize(0, 0);
+  }
+}
+
+ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, const Config& cfg) {
+  if (exp.augment.empty() && tc.physical.size() == 0)
+    cfg.fail("augment", "a hybrid model needs networks (augment:) or physical parameters (train.physical) to train");
+  RolloutProblem p;
+  p.model = exp.model;
+  p.step = exp.step;
+  if (exp.contact) p.contact = *exp.contact;  // impulse: taped, without warm start (docs/gradients.md)
+  p.augment = exp.augment;
+  p.physical = tc.physical;
+  auto h = std::make_unique<HybridWindowModel>(std::move(p));
+  ModelUnderTraining m;
+  m.hybrid = h.get();
+  m.parameter_names = h->parameter_names();
+  m.model = std::move(h);
+  return m;
+}
+
+ModelUnderTraining build_model(const Experiment& exp, const TrainConfig& tc, const TrajectorySet& train,
+                               const Config& cfg) {
+  if (tc.model == TrainedModel::kHybrid) return build_hybrid(exp, tc, cfg);
+  ModelUnderTraining m;
+  const Model<double>& model = exp.model;
+  StateNames names;
+  names.q_names = model.position_names();
+  names.v_names = model.velocity_names();
+  const bool u = tc.use_controls;
+  if (tc.model == TrainedModel::kMlp) {
+    MlpStateModelOptions o;
+    o.nq = model.nq;
+    o.nv = model.nv;
+    o.use_controls = u;
+    o.predict_delta = tc.baseline.predict_delta;
+    o.seed = tc.baseline.seed;
+    o.names = names;
+    o.hidden_widths = tc.baseline.hidden;
+    if (o.hidden_widths.empty()) {
+      const int h = MlpStateModel::hidden_width_for_parameter_count(tc.baseline.parameters, o.nq, o.nv, u, 2);
+      o.hidden_widths = {h, h};
+    }
+    auto b = std::make_unique<MlpStateModel>(o);
+    b->fit_normalization(train);
+    m.mlp = b.get();
+    m.parameter_names = b->parameter_names();
+    m.model = std::move(b);
+    return m;
+  }
+  LstmStateModelOptions o;
+  o.nq = model.nq;
+  o.nv = model.nv;
+  o.use_controls = u;
+  o.seed = tc.baseline.seed;
+  o.names = names;
+  o.hidden = tc.baseline.hidden.empty()
+                 ? LstmStateModel::hidden_width_for_parameter_count(tc.baseline.parameters, o.nq, o.nv, u)
+                 : tc.baseline.hidden[0];
+  auto b = std::make_unique<LstmStateModel>(o);
+  b->fit_normalization(train);
+  m.lstm = b.get();
+  m.parameter_names = b->parameter_names();
+  m.model = std::move(b);
+  return m;
+}
+
+RolloutEvaluation evaluate(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model,
+                           const TrajectorySet& data, const std::vector<long long>& horizons,
+                           const RunContext& context) {
+  RolloutEvaluation e;
+  e.predictions.meta = data.meta;
+  const double n = static_cast<double>(data.trajectories.size());
+  for (const Trajectory& tr : data.trajectories) {
+    const Eigen::Index T = tr.size();
+    Eigen::MatrixXd controls = tr.has_tau() ? Eigen::MatrixXd(tr.tau.topRows(T - 1).transpose())
+                                            : Eigen::MatrixXd(0, T - 1);
+    Eigen::MatrixXd q, qd;
+    Trajectory pred;
+    pred.name = tr.name;
+    pred.time = tr.time;
+    pred.q.resize(T, model.nq);
+    pred.qd.resize(T, model.nv);
+    pred.q.row(0) = tr.q.row(0);
+    pred.qd.row(0) = tr.qd.row(0);
+    bool finite = true;
+    try {
+      wm.rollout(x, tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd);
+      pred.q.bottomRows(T - 1) = q.transpose();
+      pred.qd.bottomRows(T - 1) = qd.transpose();
+      finite = pred.q.allFinite() && pred.qd.allFinite();
+    } catch (const NumericalError& err) {
+      context.warn("the rollout of '" + tr.name + "' diverged: " + err.what());
+      finite = false;
+    }
+    RolloutEvaluation::PerTrajectory t;
+    t.name = tr.name;
+    if (!finite) {
+      ++e.diverged;
+      t.diverged = true;
+      e.mean_rmse_q = e.mean_rmse_qd = std::numeric_limits<double>::infinity();
+      e.per_trajectory.push_back(t);
+      continue;
+    }
+    const PredictionError pe = prediction_error(model, tr, pred, horizons);
+    t.rmse_q = pe.rmse_q;
+    t.rmse_qd = pe.rmse_qd;
+    t.rmse_q_by_horizon = pe.rmse_q_by_horizon;
+    for (const auto& [h, r] : pe.rmse_q_by_horizon) e.mean_rmse_q_by_horizon[h] += r / n;
+    e.per_trajectory.push_back(t);
+    e.mean_rmse_q += pe.rmse_q / n;
+    e.mean_rmse_qd += pe.rmse_qd / n;
+    e.predictions.trajectories.push_back(std::move(pred));
+  }
+  return e;
+}
+
+TrainedParameters trained_parameters(const ModelUnderTraining& m, const Eigen::VectorXd& x) {
+  TrainedParameters p;
+  if (m.hybrid) {
+    p.networks = m.hybrid->blueprints_at(x);
+    const Eigen::VectorXd values = m.hybrid->physical_values(x);
+    for (int i = 0; i < m.hybrid->num_physical(); ++i) p.physical.push_back({m.parameter_names[static_cast<size_t>(i)], values[i]});
+  } else if (m.mlp) {
+    p.mlp = NamedNetwork{"mlp", m.mlp->network(x), m.mlp->input_names(), m.mlp->output_names()};
+  } else if (m.lstm) {
+    p.lstm = NamedLstm{m.lstm->network(x), m.lstm->input_names(), m.lstm->output_names()};
+  }
+  return p;
+}
+
+// Everything the config says, read and checked before any work.
+struct Setup {
+  Experiment exp;
+  TrainConfig tc;
+  std::vector<long long> horizons;
+  std::vector<std::string> data_notes;
+  DataSplit data;
+  TrainerOptions options;
+  TrajectorySet train_set;  // the training recordings the trainer sees
+};
+
+Setup read_setup(const Config& cfg, long long seed) {
+  cfg.check_known_keys({"name", "description", "model", "params", "params_file", "sim", "contact", "augment", "data",
+                        "train", "evaluate", "output"});
+  if (cfg.has("output")) cfg.at("output").check_known_keys({"weights", "plot"});
+  if (cfg.has("evaluate")) cfg.at("evaluate").check_known_keys({"horizons"});
+  Setup s{load_experiment(cfg)};
+  const Model<double>& model = s.exp.model;
+  s.tc = read_train_config(cfg.at("train"), model, s.exp.contact ? &s.exp.contact->parameters : nullptr, seed);
+  for (double h : cfg.get_or<std::vector<double>>("evaluate.horizons", {10, 100, 1000})) {
+    if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("evaluate.horizons", "horizons are sample counts >= 1");
+    s.horizons.push_back(static_cast<long long>(h));
+  }
+  s.data = load_data(cfg.at("data"), model, &s.data_notes);
+  if (s.data.targets) cfg.at("data").fail("targets", "train-augment learns from recorded trajectories, not targets");
+  check_controls(s.data.train, s.data.train_source, s.tc.use_controls, model);
+  check_controls(s.data.validation, s.data.validation_source, s.tc.use_controls, model);
+  // The trainer sees the first train_samples of each training recording;
+  // normalization and loss weights come from the same samples.
+  s.options = s.tc.trainer;
+  if (s.tc.train_trajectories > 0) {
+    if (s.tc.train_trajectories > static_cast<int>(s.data.train.trajectories.size()))
+      cfg.at("train").fail("train_trajectories", "asks for " + std::to_string(s.tc.train_trajectories) +
+                                                     " trajectories; the training split of " + s.data.train_source +
+                                                     " has " + std::to_string(s.data.train.trajectories.size()));
+    s.data.train.trajectories.resize(static_cast<size_t>(s.tc.train_trajectories));
+  }
+  s.train_set = first_samples(s.data.train, s.options.max_samples);
+  s.options.max_samples = 0;
+  return s;
+}
+
+void configure_hybrid(const ModelUnderTraining& m, TrainerOptions& options, const Config& cfg) {
+  // Weight decay acts on network weights, never on physical parameters.
+  options.decay_mask = Eigen::VectorXd::Ones(m.model->num_parameters());
+  options.decay_mask.head(m.hybrid->num_physical()).setZero();
+  options.lower = m.hybrid->lower_bounds();
+  options.upper = m.hybrid->upper_bounds();
+  if (options.optimizer == TrainerOptions::Optimizer::kLbfgs &&
+      (options.lower.array().isFinite().any() || options.upper.array().isFinite().any()))
+    cfg.at("train").fail("optimizer", "lbfgs cannot keep the bounded train.physical parameters within their "
+                                      "bounds; use adam (projected onto the bounds) or transform: log without bounds");
+}
+
+}  // namespace train_augment_detail
+
+TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunContext& context) {
+  using namespace train_augment_detail;
+  const auto t_start = Clock::now();
+  const Config& cfg = request.config;
+  Setup s = read_setup(cfg, request.seed);
+  const Model<double>& model = s.exp.model;
+  const WindowLossWeights weights = loss_weights_from_data(s.train_set);
+  ModelUnderTraining m = build_model(s.exp, s.tc, s.train_set, cfg);
+  if (m.hybrid) configure_hybrid(m, s.options, cfg);
+
+  // Everything the result depends on, for the checkpoint.
+  TrainingCheckpointSpec spec;
+  spec.num_parameters = m.model->num_parameters();
+  spec.parameter_names = m.parameter_names;
+  spec.fingerprint = config_digests(cfg.to_json(), {"name", "description", "output", "evaluate"});
+  spec.fingerprint["data.train"] = trajectory_digest(s.data.train);
+  spec.fingerprint["data.validation"] = trajectory_digest(s.data.validation);
+  spec.fingerprint["seed"] = std::to_string(request.seed);
+  spec.max_epochs = s.options.epochs;
+
+  Trainer trainer(*m.model, s.train_set, s.data.validation, weights, s.options);
+  if (context.resume && !context.checkpoint)
+    throw InvalidArgument("train_augment: resume requested without a checkpoint store");
+  TrainAugmentResult r;
+  r.state = context.resume ? read_training_checkpoint(*context.checkpoint, spec) : trainer.initial_state();
+
+  r.warnings = s.exp.warnings;
+  for (const TrajectorySet* set : {&s.data.train, &s.data.validation})
+    for (const std::string& w : plausibility_warnings(*set, model, s.data.train_source)) r.warnings.push_back(w);
+  context.started();
+  for (const std::string& n : s.exp.notes) context.info(n);
+  for (const std::string& n : s.data_notes) context.info(n);
+  for (const std::string& w : r.warnings) context.warn(w);
+  if (!s.exp.augment.empty() && !m.hybrid)
+    context.info(std::string("augment: is not used by the ") + trained_model_name(s.tc.model) + " baseline");
+  context.info(format_printf("training %s (%d parameters) on %zu trajectories (%zu validation), mode %s, K = %d",
+                             m.model->name().c_str(), m.model->num_parameters(), s.train_set.trajectories.size(),
+                             s.data.validation.trajectories.size(), training_mode_name(s.options.mode),
+                             s.options.window_steps));
+  if (context.resume)
+    context.info("resuming from " + context.checkpoint->name() + " at epoch " + std::to_string(r.state.epoch));
+  r.timings["setup_s"] = seconds_since(t_start);
+
+  const Eigen::VectorXd x0 = m.model->initial_parameters();
+  r.initial_validation_loss = trainer.validation_loss(x0);
+  const auto t_train = Clock::now();
+  {
+    ProgressStage progress(context, "train-augment", s.options.epochs);
+    try {
+      trainer.run(
+          r.state,
+          [&](const TrainingState& st) {
+            if (context.checkpoint) write_training_checkpoint(*context.checkpoint, st, spec);
+            progress.update(st.epoch);
+            const EpochRecord& e = st.history.back();
+            if (context.logs(LogLevel::kDebug))
+              context.debug(format_printf("epoch %d: K = %d, train loss %.6g, validation loss %.6g, lr %.3g", e.epoch,
+                                          e.window_steps, e.train_loss, e.validation_loss, e.learning_rate));
+            return !context.stop_requested();
+          },
+          context.stop);
+    } catch (const NumericalError& e) {
+      r.status = RunStatus::kDiverged;
+      r.message = e.what();
+    }
+  }
+  r.timings["train_s"] = seconds_since(t_train);
+  if (context.stop_requested()) r.status = RunStatus::kInterrupted;
+  if (r.state.best_x.size() == 0) r.state.best_x = r.state.x.size() ? r.state.x : x0;
+  double t_grad = 0, t_opt = 0, t_val = 0;
+  for (const EpochRecord& e : r.state.history) {
+    t_grad += e.seconds_gradient;
+    t_opt += e.seconds_optimizer;
+    t_val += e.seconds_validation;
+  }
+  r.timings["gradient_s"] = t_grad;
+  r.timings["optimizer_s"] = t_opt;
+  r.timings["validation_s"] = t_val;
+
+  r.model_name = model.name;
+  r.trained_model = trained_model_name(s.tc.model);
+  r.description = m.model->name();
+  r.num_parameters = m.model->num_parameters();
+  if (m.hybrid) {
+    r.num_physical = m.hybrid->num_physical();
+    r.num_network_weights = m.hybrid->num_weights();
+  }
+  r.mode = training_mode_name(s.options.mode);
+  r.optimizer = s.options.optimizer == TrainerOptions::Optimizer::kAdam ? "adam" : "lbfgs";
+  r.window_steps = s.options.window_steps;
+  r.train_samples = s.tc.trainer.max_samples;
+  r.num_train_trajectories = static_cast<int>(s.train_set.trajectories.size());
+  r.num_validation_trajectories = static_cast<int>(s.data.validation.trajectories.size());
+  r.trained = trained_parameters(m, r.state.best_x);
+  if (r.status == RunStatus::kInterrupted) return r;
+  const auto t_eval = Clock::now();
+  r.train = evaluate(*m.model, r.state.best_x, model, s.data.train, s.horizons, context);
+  r.validation = evaluate(*m.model, r.state.best_x, model, s.data.validation, s.horizons, context);
+  r.timings["evaluate_s"] = seconds_since(t_eval);
+  context.info(format_printf("best epoch %d: validation loss %.6g (initial %.6g); free-rollout RMSE q: train %.6g, "
+                             "validation %.6g",
+                             r.state.best_epoch, r.state.best_validation, r.initial_validation_loss,
+                             r.train->mean_rmse_q, r.validation->mean_rmse_q));
+  return r;
+}
+
+}  // namespace neuralsim

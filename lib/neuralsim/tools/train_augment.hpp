@@ -1,0 +1,75 @@
+// train_augment: train the neural augmentations of a hybrid simulator (and
+// its physical parameters), or a data-driven baseline (MLP, LSTM), on
+// recorded trajectories (the work of the `train-augment` tool;
+// docs/train-augment.md).
+//
+// Top to bottom: the config (`augment:`, `train:`, `data:`) is read and
+// checked against the model and the data; the trainer (train/trainer.hpp)
+// runs its epochs, with a checkpoint after each (resumable bit for bit with
+// Adam); the best parameters by validation loss are kept whatever ends the
+// run; then free rollouts of every training and validation recording from
+// its first state give the errors per horizon.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "neuralsim/augment/blueprint.hpp"
+#include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/io/lstm_file.hpp"
+#include "neuralsim/io/network_file.hpp"
+#include "neuralsim/tools/run_context.hpp"
+#include "neuralsim/train/training_loop.hpp"
+
+namespace neuralsim {
+
+struct TrainAugmentRequest {
+  Config config;       // the experiment (docs/train-augment.md), overrides applied
+  long long seed = 0;  // minibatch order; networks are seeded by their blueprints
+};
+
+// Free rollouts of whole recordings from their first state under their
+// recorded controls.
+struct RolloutEvaluation {
+  struct PerTrajectory {
+    std::string name;
+    bool diverged = false;
+    double rmse_q = 0, rmse_qd = 0;
+    std::vector<std::pair<long long, double>> rmse_q_by_horizon;  // NaN: longer than the trajectory
+  };
+  std::vector<PerTrajectory> per_trajectory;
+  double mean_rmse_q = 0, mean_rmse_qd = 0;  // +inf when a rollout diverged
+  std::map<long long, double> mean_rmse_q_by_horizon;
+  int diverged = 0;
+  TrajectorySet predictions;  // the rollouts that did not diverge
+};
+
+// The trained model in the form its files hold.
+struct TrainedParameters {
+  std::vector<AugmentBlueprint> networks;           // hybrid: the augment: networks with the trained weights
+  std::vector<std::pair<std::string, double>> physical;  // hybrid: train.physical, trained values
+  std::optional<NamedNetwork> mlp;                  // the MLP baseline
+  std::optional<NamedLstm> lstm;                    // the LSTM baseline
+};
+
+struct TrainAugmentResult : RunReport {
+  std::string model_name;    // the config's model
+  std::string trained_model;  // "hybrid", "mlp", "lstm"
+  std::string description;   // the window model's name
+  int num_parameters = 0, num_physical = 0, num_network_weights = 0;
+  std::string mode, optimizer;
+  int window_steps = 0;
+  int train_samples = 0;  // train.train_samples (0 = all)
+  int num_train_trajectories = 0, num_validation_trajectories = 0;
+  TrainingState state;            // epochs, best epoch, history, best parameters
+  double initial_validation_loss = 0;
+  TrainedParameters trained;      // at state.best_x
+  std::optional<RolloutEvaluation> train, validation;  // not evaluated when interrupted
+};
+
+TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunContext& context = {});
+
+}  // namespace neuralsim
