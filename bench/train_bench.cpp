@@ -120,7 +120,7 @@ void BM_Experiment1_AdamStep(benchmark::State& state) {
 void BM_Experiment1_Epoch(benchmark::State& state) {
   const Experiment1& e = experiment1();
   Trainer trainer(*e.model, e.train, e.validation, e.weights, e.options);
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   for (auto _ : state) trainer.run_epoch(s);
   const EpochRecord& r = s.history.back();
   state.counters["gradient_s"] = r.seconds_gradient;

@@ -13,8 +13,8 @@
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/urdf_model.hpp"
 #include "neuralsim/io/yaml_model.hpp"
-#include "simid/simid_checkpoint.hpp"
-#include "train_augment/train_checkpoint.hpp"
+#include "neuralsim/tools/identify_checkpoint.hpp"
+#include "neuralsim/tools/training_checkpoint.hpp"
 
 namespace neuralsim::fuzz {
 namespace {
@@ -97,11 +97,14 @@ void checkpoint(const uint8_t* data, size_t size) {
     }
     return ParameterSet(p);
   }();
-  const std::string path = write_scratch("checkpoint.json", data, size);
-  expect_documented_errors([&] { (void)read_simid_checkpoint(path, params, {}, 100); });
-  // The same bytes as train-augment's checkpoint (another reader, same rules).
-  static const std::vector<std::string> names = {"net.w0", "net.w1", "net.b0"};
-  expect_documented_errors([&] { (void)read_train_checkpoint(path, names, {}, 100); });
+  const CheckpointFile store(write_scratch("checkpoint.json", data, size));
+  expect_documented_errors([&] { (void)read_identify_checkpoint(store, params, {}, 100); });
+  // The same bytes as the training loop's checkpoint (another reader, same rules).
+  TrainingCheckpointSpec spec;
+  spec.num_parameters = 3;
+  spec.parameter_names = {"net.w0", "net.w1", "net.b0"};
+  spec.max_epochs = 100;
+  expect_documented_errors([&] { (void)read_training_checkpoint(store, spec); });
 }
 
 const std::vector<Target>& targets() {

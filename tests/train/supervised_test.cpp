@@ -92,7 +92,7 @@ TEST(SupervisedRegression, LinearNetworkReachesTheLeastSquaresOptimum) {
   o.schedule.final_fraction = 0.0;
   o.seed = 5;
   SupervisedRegression reg(sv_linear_network(p), p.x, p.y, p.xv, p.yv, o);
-  SupervisedState s = reg.initial_state();
+  TrainingState s = reg.initial_state();
   reg.run(s, {});
   ASSERT_EQ(s.epoch, o.epochs);
   const nn::Mlp fit = reg.network_at(s.x);
@@ -129,20 +129,20 @@ TEST(SupervisedRegression, SameBitsAtAnyThreadCountAndAfterResume) {
   SupervisedRegression reg(net, p.x, p.y, p.xv, p.yv, o);
   auto train = [&](int threads) {
     tbb::global_control gc(tbb::global_control::max_allowed_parallelism, threads);
-    SupervisedState s = reg.initial_state();
+    TrainingState s = reg.initial_state();
     reg.run(s, {});
     return s;
   };
-  const SupervisedState one = train(1), two = train(2);
+  const TrainingState one = train(1), two = train(2);
   ASSERT_EQ(one.x.size(), two.x.size());
   for (Eigen::Index i = 0; i < one.x.size(); ++i) EXPECT_EQ(one.x[i], two.x[i]) << i;
   EXPECT_EQ(one.best_epoch, two.best_epoch);
   // Interrupted after 5 epochs (the state copied, as a checkpoint would
   // hold it), then resumed.
-  SupervisedState part = reg.initial_state();
-  reg.run(part, [](const SupervisedState& s) { return s.epoch < 5; });
+  TrainingState part = reg.initial_state();
+  reg.run(part, [](const TrainingState& s) { return s.epoch < 5; });
   ASSERT_EQ(part.epoch, 5);
-  SupervisedState resumed = part;
+  TrainingState resumed = part;
   reg.run(resumed, {});
   for (Eigen::Index i = 0; i < one.x.size(); ++i) EXPECT_EQ(one.x[i], resumed.x[i]) << i;
   // The loss went down.
@@ -152,7 +152,7 @@ TEST(SupervisedRegression, SameBitsAtAnyThreadCountAndAfterResume) {
 TEST(SupervisedRegression, StopFlagLeavesTheStateUnchanged) {
   const auto p = sv_make_linear_problem(64, 8, 4);
   SupervisedRegression reg(sv_linear_network(p), p.x, p.y, p.xv, p.yv, SupervisedOptions{});
-  SupervisedState s = reg.initial_state();
+  TrainingState s = reg.initial_state();
   std::atomic<bool> stop{true};
   EXPECT_FALSE(reg.run_epoch(s, &stop));
   EXPECT_EQ(s.epoch, 0);

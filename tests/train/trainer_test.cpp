@@ -238,7 +238,7 @@ TEST(TrainTrainer, AdamRecoversTrueParameters) {
   o.schedule.base = 0.01;
   o.schedule.final_fraction = 1e-3;
   Trainer trainer(LinearToy(perturbed_theta()), train, validation, loss_weights_from_data(train), o);
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   trainer.run(s, {});
   EXPECT_EQ(s.epoch, 200);
   EXPECT_LT((s.best_x - true_theta()).cwiseAbs().maxCoeff(), 1e-3) << s.best_x.transpose();
@@ -257,9 +257,9 @@ TEST(TrainTrainer, LbfgsRecoversTrueParameters) {
   o.optimizer = TrainerOptions::Optimizer::kLbfgs;
   o.epochs = 100;
   Trainer trainer(LinearToy(perturbed_theta()), train, validation, loss_weights_from_data(train), o);
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   int calls = 0;
-  trainer.run(s, [&](const TrainerState& st) {
+  trainer.run(s, [&](const TrainingState& st) {
     EXPECT_EQ(st.epoch, ++calls);  // one record per accepted iteration
     return true;
   });
@@ -279,9 +279,9 @@ TEST(TrainTrainer, EarlyStoppingKeepsTheBestEpoch) {
   o.schedule.base = 1e-4;
   o.patience = 2;
   Trainer trainer(LinearToy(theta_b), train, validation, loss_weights_from_data(train), o);
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   std::vector<VectorXd> xs;
-  trainer.run(s, [&](const TrainerState& st) {
+  trainer.run(s, [&](const TrainingState& st) {
     xs.push_back(st.x);
     return true;
   });
@@ -307,7 +307,7 @@ TEST(TrainTrainer, CurriculumSequence) {
   const std::vector<int> expected = {1, 1, 2, 2, 4, 4, 5, 5, 5, 5};
   for (int e = 0; e < 10; ++e) EXPECT_EQ(trainer.current_window_steps(e), expected[e]) << e;
   EXPECT_EQ(trainer.current_window_steps(1000000), 5);
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   trainer.run(s, {});
   ASSERT_EQ(s.history.size(), 10u);
   for (int e = 0; e < 10; ++e) EXPECT_EQ(s.history[e].window_steps, expected[e]);
@@ -333,7 +333,7 @@ TEST(TrainTrainer, EpochPermutationIsUniformAndSeeded) {
   for (const auto& [perm, n] : counts) EXPECT_NEAR(n, 1000, 150);
 }
 
-TrainerState run_with_threads(int threads, std::uint64_t seed, std::size_t* threads_used = nullptr) {
+TrainingState run_with_threads(int threads, std::uint64_t seed, std::size_t* threads_used = nullptr) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   auto hooks = std::make_shared<Hooks>();
   hooks->spin_seconds = 20e-6;
@@ -343,7 +343,7 @@ TrainerState run_with_threads(int threads, std::uint64_t seed, std::size_t* thre
   o.seed = seed;
   o.clip_norm = 0.5;
   Trainer trainer(HookedToy(perturbed_theta(), hooks), train, validation, loss_weights_from_data(train), o);
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   trainer.run(s, {});
   if (threads_used) *threads_used = hooks->threads.size();
   return s;
@@ -351,7 +351,7 @@ TrainerState run_with_threads(int threads, std::uint64_t seed, std::size_t* thre
 
 TEST(TrainTrainer, BitIdenticalAtAnyThreadCount) {
   std::size_t used1 = 0, used2 = 0;
-  const TrainerState one = run_with_threads(1, 5, &used1), two = run_with_threads(2, 5, &used2);
+  const TrainingState one = run_with_threads(1, 5, &used1), two = run_with_threads(2, 5, &used2);
   EXPECT_EQ(used1, 1u);
   EXPECT_EQ(used2, 2u);  // otherwise the comparison below proves nothing
   EXPECT_TRUE(one.x == two.x);
@@ -375,20 +375,20 @@ TEST(TrainTrainer, ResumeIsBitIdentical) {
   const WindowLossWeights w = loss_weights_from_data(train);
 
   Trainer straight(LinearToy(perturbed_theta()), train, validation, w, o);
-  TrainerState a = straight.initial_state();
+  TrainingState a = straight.initial_state();
   straight.run(a, {});
   ASSERT_EQ(a.epoch, 6);
 
-  TrainerState saved;
+  TrainingState saved;
   {
     Trainer first(LinearToy(perturbed_theta()), train, validation, w, o);
-    TrainerState b = first.initial_state();
-    first.run(b, [](const TrainerState& st) { return st.epoch < 3; });
+    TrainingState b = first.initial_state();
+    first.run(b, [](const TrainingState& st) { return st.epoch < 3; });
     ASSERT_EQ(b.epoch, 3);
     saved = b;  // as the tool would after writing and reading a checkpoint
   }
   Trainer second(LinearToy(perturbed_theta()), train, validation, w, o);
-  TrainerState b = saved;
+  TrainingState b = saved;
   second.run(b, {});
   EXPECT_TRUE(a.x == b.x);
   EXPECT_TRUE(a.best_x == b.best_x);
@@ -403,10 +403,10 @@ TEST(TrainTrainer, NonFiniteLossThrowsAndKeepsBestWeights) {
   auto hooks = std::make_shared<Hooks>();
   Trainer trainer(HookedToy(perturbed_theta(), hooks), train, validation, loss_weights_from_data(train),
                   adam_options());
-  TrainerState s = trainer.initial_state();
-  TrainerState after2;
+  TrainingState s = trainer.initial_state();
+  TrainingState after2;
   const std::string msg = thrown_message([&] {
-    trainer.run(s, [&](const TrainerState& st) {
+    trainer.run(s, [&](const TrainingState& st) {
       if (st.epoch == 2) {
         after2 = st;
         hooks->poison = true;
@@ -426,7 +426,7 @@ TEST(TrainTrainer, NonFiniteLossThrowsAndKeepsBestWeights) {
   TrainerOptions o = adam_options();
   o.optimizer = TrainerOptions::Optimizer::kLbfgs;
   Trainer lbfgs(HookedToy(perturbed_theta(), hooks), train, validation, loss_weights_from_data(train), o);
-  TrainerState l = lbfgs.initial_state();
+  TrainingState l = lbfgs.initial_state();
   EXPECT_THROW(lbfgs.run(l, {}), NumericalError);
   EXPECT_EQ(l.epoch, 0);
 }
@@ -436,7 +436,7 @@ TEST(TrainTrainer, StopFlagLeavesAConsistentState) {
   auto hooks = std::make_shared<Hooks>();
   Trainer trainer(HookedToy(perturbed_theta(), hooks), train, validation, loss_weights_from_data(train),
                   adam_options());
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   // Set before the epoch: nothing happens.
   hooks->stop = true;
   EXPECT_FALSE(trainer.run_epoch(s, &hooks->stop));
@@ -445,10 +445,10 @@ TEST(TrainTrainer, StopFlagLeavesAConsistentState) {
   // Set in the middle of epoch 1: the state is the one after epoch 0.
   hooks->stop = false;
   EXPECT_TRUE(trainer.run_epoch(s, &hooks->stop));
-  const TrainerState after0 = s;
+  const TrainingState after0 = s;
   hooks->stop_at = hooks->calls + 20;
   int epochs_seen = 0;
-  trainer.run(s, [&](const TrainerState&) { return ++epochs_seen, true; }, &hooks->stop);
+  trainer.run(s, [&](const TrainingState&) { return ++epochs_seen, true; }, &hooks->stop);
   EXPECT_TRUE(hooks->stop);
   EXPECT_EQ(epochs_seen, 0);
   EXPECT_EQ(s.epoch, 1);
@@ -466,8 +466,8 @@ TEST(TrainTrainer, StopFlagLeavesAConsistentState) {
   o.optimizer = TrainerOptions::Optimizer::kLbfgs;
   o.epochs = 50;
   Trainer lbfgs(LinearToy(perturbed_theta()), train, validation, loss_weights_from_data(train), o);
-  TrainerState l = lbfgs.initial_state();
-  lbfgs.run(l, [](const TrainerState& st) { return st.epoch < 2; });
+  TrainingState l = lbfgs.initial_state();
+  lbfgs.run(l, [](const TrainingState& st) { return st.epoch < 2; });
   EXPECT_EQ(l.epoch, 2);
   EXPECT_EQ(l.history.size(), 2u);
 }
@@ -481,7 +481,7 @@ TEST(TrainTrainer, LbfgsCurriculumStagesAndStopFlag) {
   o.curriculum_start = 1;
   o.curriculum_every = 5;  // K = 1 for L-BFGS iterations 0-4, 2 for 5-9, 4 after
   Trainer trainer(LinearToy(perturbed_theta()), train, validation, loss_weights_from_data(train), o);
-  TrainerState s = trainer.initial_state();
+  TrainingState s = trainer.initial_state();
   trainer.run(s, {});
   ASSERT_GE(s.history.size(), 11u);
   for (std::size_t i = 0; i < s.history.size(); ++i) {
@@ -498,10 +498,10 @@ TEST(TrainTrainer, LbfgsCurriculumStagesAndStopFlag) {
   // the last completed iteration.
   auto hooks = std::make_shared<Hooks>();
   Trainer stopped(HookedToy(perturbed_theta(), hooks), train, validation, loss_weights_from_data(train), o);
-  TrainerState l = stopped.initial_state();
+  TrainingState l = stopped.initial_state();
   hooks->stop_at = 3000;  // 220 windows per evaluation
   std::vector<VectorXd> xs;
-  stopped.run(l, [&](const TrainerState& st) { return xs.push_back(st.x), true; }, &hooks->stop);
+  stopped.run(l, [&](const TrainingState& st) { return xs.push_back(st.x), true; }, &hooks->stop);
   EXPECT_TRUE(hooks->stop);
   ASSERT_GE(xs.size(), 1u);
   EXPECT_LT(l.history.size(), 13u);
