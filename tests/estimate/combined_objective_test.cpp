@@ -5,7 +5,9 @@
 // fit cannot fall and its torque cost cannot rise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "neuralsim/estimate/estimation_problem.hpp"
@@ -132,6 +134,45 @@ TEST(CombinedObjective, ConfigKeyIsCheckedAndRefusedWithInverseDynamics) {
   EXPECT_NE(msg.find("torque_weight"), std::string::npos) << msg;
   msg = error("r: {type: inverse_dynamics, torque_weight: 1}");
   EXPECT_NE(msg.find("inverse_dynamics"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace neuralsim
+
+namespace neuralsim {
+namespace {
+
+// The rows of the Jacobian by cluster, as the robust covariance estimates
+// resample them: per trajectory, and per window (shooting windows, then the
+// trajectory's torque samples in runs of `window`).
+TEST(CombinedObjective, ResidualClustersFollowTheBlockLayout) {
+  PendulumData p = mismatched_pendulum();
+  for (const auto& t : p.data) p.train.push_back(&t);
+  ProblemOptions po = options(Formulation::kSingleShooting, 0.5);
+  ResidualContext ctx{&p.model, &p.params, p.step, ObservationSpec{}};
+  EstimationProblem problem(ctx, p.train, po);
+  Eigen::VectorXd r;
+  const Eigen::MatrixXd J = problem.parameter_jacobian(p.params.initial_variables(), &r);
+  const std::vector<int> by_trajectory = problem.residual_clusters(ClusterBy::kTrajectory);
+  const std::vector<int> by_window = problem.residual_clusters(ClusterBy::kWindow);
+  ASSERT_EQ(static_cast<Eigen::Index>(by_trajectory.size()), J.rows());
+  ASSERT_EQ(static_cast<Eigen::Index>(by_window.size()), J.rows());
+  // 301 samples: 6 shooting windows of 50 steps (one q row per step), then
+  // the torque rows of the samples that survive the derivative filter.
+  const int shooting_rows = 300;
+  for (int t = 0; t < 2; ++t) {
+    const auto first = std::find(by_trajectory.begin(), by_trajectory.end(), t) - by_trajectory.begin();
+    const auto count = std::count(by_trajectory.begin(), by_trajectory.end(), t);
+    EXPECT_GT(count, shooting_rows);
+    // The trajectory's first six windows are its shooting windows, 50 rows each.
+    for (int w = 0; w < 6; ++w)
+      EXPECT_EQ(std::count(by_window.begin() + first, by_window.begin() + first + shooting_rows, by_window[first] + w), 50);
+    // Its torque rows come in runs of at most 50 samples (one row each: nv = 1).
+    std::map<int, int> runs;
+    for (auto k = first + shooting_rows; k < first + count; ++k) ++runs[by_window[k]];
+    for (const auto& [w, n] : runs) EXPECT_LE(n, 50);
+    EXPECT_EQ(static_cast<int>(runs.size()), static_cast<int>((count - shooting_rows + 49) / 50));
+  }
 }
 
 }  // namespace
