@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 build_dir="${1:-build}"
 NEURALSIM_PLOTS="${NEURALSIM_PLOTS:-0}" NEURALSIM_CMAKE_ARGS="-DNEURALSIM_BUILD_TESTS=ON -DNEURALSIM_BUILD_BENCH=OFF -DNEURALSIM_CCACHE=OFF ${NEURALSIM_CMAKE_ARGS:-}" \
   scripts/setup.sh "$build_dir"
-# setup.sh installed the tests' independent oracles (Ipopt, h5py): a test
-# that finds one missing fails instead of skipping.
+# setup.sh installed the tests' independent oracles (Ipopt, h5py), and CI
+# has ../shared beside the checkout (robot models, real recordings): a test
+# that finds either missing fails instead of skipping.
 NEURALSIM_REQUIRE_ORACLES=1 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "neuralsim/io/hdf5_trajectory.hpp"
+#include "support/files.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -26,9 +27,9 @@ using testing::write_file;
 class ShippedConfig : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShippedConfig, RunsAndWritesWhatSummarySays) {
-  if (GetParam().find("laikago") != std::string::npos &&
-      !std::filesystem::exists(std::string(NEURALSIM_SHARED_DIR) + "/models/laikago"))
-    GTEST_SKIP() << "../shared/models not present";
+  if (GetParam().find("laikago") != std::string::npos) {
+    NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago");
+  }
   const std::string out = fresh_dir("shipped_" + GetParam());
   const auto r = run_command(rollout() + " --config configs/" + GetParam() + ".yaml --seed 3 -q --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -9,6 +9,7 @@
 
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/network_file.hpp"
+#include "support/files.hpp"
 #include "support/run_command.hpp"
 #include "support/test_models.hpp"
 
@@ -21,8 +22,7 @@ using testing::run_command;
 class RolloutMpcApp : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(testing::shared_path("models/laikago")))
-      GTEST_SKIP() << "../shared/models not present";
+    NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago");
   }
   static std::string rollout_mpc_command() {
     return testing::app_path("rollout") + " --config configs/rollout_laikago_trot.yaml -q";

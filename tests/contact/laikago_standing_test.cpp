@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "support/files.hpp"
 #include "support/scenario.hpp"
 
 namespace neuralsim {
@@ -15,8 +16,7 @@ using testing::Scenario;
 class LaikagoStanding : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(testing::shared_path("models/laikago")))
-      GTEST_SKIP() << "../shared/models not present";
+    NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago");
   }
 };
 

@@ -17,6 +17,7 @@
 #include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/io/urdf_model.hpp"
+#include "support/files.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -27,8 +28,8 @@ const std::array<std::string, 4> kFeet{"toeFR", "toeFL", "toeRR", "toeRL"};
 class LegControlLaikago : public ::testing::Test {
  protected:
   void SetUp() override {
+    NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
     const std::string path = testing::shared_path("models/laikago/laikago_toes_zup.urdf");
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << "../shared/models not present";
     UrdfOptions o;
     o.floating_base = true;
     model = load_urdf_model(path, o);

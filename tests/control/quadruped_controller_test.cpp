@@ -16,6 +16,7 @@
 #include "neuralsim/core/dense.hpp"
 #include "neuralsim/dynamics/centroidal.hpp"
 #include "neuralsim/dynamics/kinematics.hpp"
+#include "support/files.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/scenario.hpp"
 
@@ -27,8 +28,7 @@ using testing::Scenario;
 class QuadrupedControllerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists(testing::shared_path("models/laikago")))
-      GTEST_SKIP() << "../shared/models not present";
+    NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago");
   }
 };
 

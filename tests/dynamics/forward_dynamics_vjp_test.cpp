@@ -17,6 +17,7 @@
 #include "neuralsim/dynamics/forward_dynamics_vjp.hpp"
 #include "neuralsim/dynamics/inverse_inertia_joint.hpp"
 #include "neuralsim/io/urdf_model.hpp"
+#include "support/files.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/vjp_check.hpp"
 #include "support/dense_reference.hpp"
@@ -33,7 +34,6 @@ Model<double> floating_laikago() {
   floating.floating_base = true;
   return load_urdf_model(testing::shared_path("models/laikago/laikago_toes_zup.urdf"), floating);
 }
-bool have_laikago() { return std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")); }
 
 // k.third is τ; aba() then forward_dynamics_vjp with μ = k.c.
 Eigen::VectorXd forward_dynamics_vjp_flat(const VjpCase& k) {
@@ -82,7 +82,7 @@ TEST(ForwardDynamicsVjp, MatchesAbaJetsAndDifferencesOnShippedYamlModels) {
 }
 
 TEST(ForwardDynamicsVjp, MatchesAbaJetsAndDifferencesOnFloatingLaikago) {
-  if (!have_laikago()) GTEST_SKIP() << "Laikago URDF not found";
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
   check_against_jets_and_differences(floating_laikago(), "laikago", 2);
 }
 
@@ -116,7 +116,8 @@ TEST(InverseInertiaJoint, MatchesCrba) {
   expect_inverse_inertia_joint_matches_crba(m);
   for (const auto& f : testing::shipped_yaml_models())
     expect_inverse_inertia_joint_matches_crba(load_yaml_model(testing::source_path(f)));
-  if (have_laikago()) expect_inverse_inertia_joint_matches_crba(floating_laikago());
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
+  expect_inverse_inertia_joint_matches_crba(floating_laikago());
 }
 
 // out.tau = λ = M⁻¹ μ, out.a zero; `data` is only read (bitwise unchanged),

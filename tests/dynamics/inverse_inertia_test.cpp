@@ -14,6 +14,7 @@
 #include "neuralsim/dynamics/inverse_inertia.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/io/urdf_model.hpp"
+#include "support/files.hpp"
 #include "support/test_models.hpp"
 #include "support/dense_reference.hpp"
 
@@ -103,8 +104,8 @@ TEST(InverseInertia, RefusesAnIncompleteFactorization) {
 }
 
 TEST(InverseInertia, MatchesCrbaOnFloatingLaikago) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
   const std::string path = testing::shared_path("models/laikago/laikago_toes_zup.urdf");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   UrdfOptions floating;
   floating.floating_base = true;
   expect_inverse_inertia_matches_crba(

@@ -15,6 +15,7 @@
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/rnea_vjp.hpp"
 #include "neuralsim/io/urdf_model.hpp"
+#include "support/files.hpp"
 #include "support/allocation_counter.hpp"
 #include "support/vjp_check.hpp"
 
@@ -68,8 +69,8 @@ TEST(RneaVjp, MatchesJetsAndDifferencesOnShippedYamlModels) {
 }
 
 TEST(RneaVjp, MatchesJetsAndDifferencesOnFloatingLaikago) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
   const std::string path = testing::shared_path("models/laikago/laikago_toes_zup.urdf");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   UrdfOptions floating;
   floating.floating_base = true;
   check_rnea_vjp_against_jets_and_differences(load_urdf_model(path, floating), "laikago", 2);

@@ -22,6 +22,7 @@
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/model/parameters.hpp"
 #include "neuralsim/step/simulate.hpp"
+#include "support/files.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -362,8 +363,7 @@ TEST(DerivativeFilterConfig, RefusesBadValuesNamingTheKey) {
 // 0.034, Fv 0.030, Fc 0.114, offset 0.096. Criterion: every value within 2
 // of those standard deviations.
 TEST(DerivativeFilterRealData, DfkiSavitzkyGolayConfigReproducesThePublishedParameters) {
-  if (!std::filesystem::exists(testing::shared_path("real-data/dfki-simple-pendulum/sysid_pd_measured.csv")))
-    GTEST_SKIP() << "real data not present";
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum/sysid_pd_measured.csv");
   const Config cfg = Config::load(testing::source_path("configs/simid_real_dfki_sg.yaml"), {});
   const Experiment exp = load_experiment(cfg);
   const DataSplit data = load_data(cfg.at("data"), exp.model);

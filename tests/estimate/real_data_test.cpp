@@ -2,7 +2,8 @@
 // through the simid binary. Each fit is compared with the authors' published
 // parameters under the identical metric: the *_published.yaml configs run the
 // same data, integrator and prediction window with max_iterations 0.
-// Skipped when ../shared is absent. Full-length numbers: scripts/check_real_data.sh
+// Skipped when ../shared is absent (failed under the test command, support/files.hpp).
+// Full-length numbers: scripts/check_real_data.sh
 // and docs/real-data-results.md.
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "support/files.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -19,14 +21,6 @@ using testing::fresh_dir;
 using testing::run_command;
 
 constexpr double kTolerance = 0.02;  // ours <= published * (1 + tolerance)
-
-bool have_real_data() {
-  return std::filesystem::exists(std::string(NEURALSIM_SHARED_DIR) + "/real-data/multiarm-pendulum") &&
-         std::filesystem::exists(std::string(NEURALSIM_SHARED_DIR) + "/real-data/dfki-simple-pendulum");
-}
-
-#define SKIP_WITHOUT_REAL_DATA() \
-  if (!have_real_data()) GTEST_SKIP() << NEURALSIM_SHARED_DIR << "/real-data not present"
 
 // Runs simid on `config` (relative to the source dir) and returns summary.json.
 nlohmann::json simid(const std::string& config, const std::string& tag, const std::string& extra = "") {
@@ -47,7 +41,7 @@ double param(const nlohmann::json& s, const std::string& name) {
 }
 
 TEST(RealData, MultiarmSingleFitPredictsAtLeastAsWellAsPublished) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/multiarm-pendulum/single");
   const nlohmann::json ours = simid("simid_real_multiarm_single.yaml", "single");
   const nlohmann::json pub = simid("simid_real_multiarm_single_published.yaml", "single_pub");
   ASSERT_TRUE(ours.contains("metrics") && pub.contains("metrics"));
@@ -65,7 +59,7 @@ TEST(RealData, MultiarmSingleFitPredictsAtLeastAsWellAsPublished) {
 }
 
 TEST(RealData, MultiarmSingleIdentifiabilityReportCatchesScaleInvariance) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/multiarm-pendulum/single");
   // m1, a1, I1, k1 all free: free swing only fixes two ratios.
   const nlohmann::json s =
       simid("simid_real_multiarm_single_unidentifiable.yaml", "single_unid", "--set data.max_samples=4000");
@@ -75,7 +69,7 @@ TEST(RealData, MultiarmSingleIdentifiabilityReportCatchesScaleInvariance) {
 }
 
 TEST(RealData, MultiarmDoubleFitPredictsAtLeastAsWellAsPublished) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/multiarm-pendulum/double");
   // Short segments (the first 0.3 s window of each recording, for training and
   // validation alike) keep this test to ~15 s of CPU; the full comparison is
   // in scripts/check_real_data.sh.
@@ -95,7 +89,7 @@ TEST(RealData, MultiarmDoubleFitPredictsAtLeastAsWellAsPublished) {
 }
 
 TEST(RealData, DfkiFitPredictsAtLeastAsWellAsPublished) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum");
   // Multiple shooting on the PD-tracking run; validation on the energy-shaping
   // and iLQR runs, 30-sample predictions from the measured state.
   const nlohmann::json ours = simid("simid_real_dfki.yaml", "dfki");

@@ -36,7 +36,8 @@ class MpcControllersConfigTest : public ::testing::Test {
     mpc_test_experiment_ = nullptr;
   }
   void SetUp() override {
-    if (!mpc_test_experiment_) GTEST_SKIP() << "../shared/models not present";
+    NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago");
+    ASSERT_NE(mpc_test_experiment_, nullptr) << "configs/rollout_laikago_trot.yaml did not load";
   }
   const Model<double>& laikago() const { return mpc_test_experiment_->model; }
   const StepOptions& step() const { return mpc_test_experiment_->step; }

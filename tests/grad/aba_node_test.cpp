@@ -14,6 +14,7 @@
 #include "neuralsim/grad/aba_node.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/io/urdf_model.hpp"
+#include "support/files.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -119,8 +120,8 @@ TEST(AbaNode, MatchesTheFullyTapedRolloutOnEveryJointType) {
 }
 
 TEST(AbaNode, MatchesTheFullyTapedRolloutOnFloatingLaikago) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
   const std::string path = testing::shared_path("models/laikago/laikago_toes_zup.urdf");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not found";
   UrdfOptions floating;
   floating.floating_base = true;
   expect_node_matches_full_tape(load_urdf_model(path, floating), "laikago", 3);

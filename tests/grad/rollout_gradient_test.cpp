@@ -23,6 +23,7 @@
 
 #include "augment/augment_support.hpp"
 #include "neuralsim/parameters/hybrid_rollout.hpp"
+#include "support/files.hpp"
 #include "support/allocation_counter.hpp"
 
 namespace neuralsim::rollout_gradient_test {
@@ -275,8 +276,7 @@ Scene laikago_standing_scene(const std::string& contact_model, double depth) {
 // A floating base on four Hunt–Crossley toe contacts: Laikago standing at
 // its static depth, 40 steps, joint torques as controls.
 TEST(RolloutGradient, MatchesFiniteDifferencesOnLaikagoWithHuntCrossley) {
-  if (!std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")))
-    GTEST_SKIP() << "shared Laikago model not found";
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
   Scene s = laikago_standing_scene("hunt_crossley", 7e-3);
   // Softer than the config's 1e7 (whose rollouts are too stiff for finite
   // differences to resolve at 1e-6): k δ^1.5 = mg / 4 at δ ≈ 7 mm.
@@ -316,8 +316,7 @@ TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
   expect_matches_finite_differences(
       {"box impulse + force net [euler]", box, problem_of(box, {push}, names), 60, 0, 1e-3, 1e-6});
 
-  if (!std::filesystem::exists(testing::shared_path("models/laikago/laikago_toes_zup.urdf")))
-    GTEST_SKIP() << "shared Laikago model not found";
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
   Scene s = laikago_standing_scene("impulse", 1e-4);
   s.contact->pgs.tolerance = 0;
   s.contact->pgs.max_iterations = 30;

@@ -22,11 +22,6 @@ const fs::path kShared = NEURALSIM_SHARED_DIR;
 const fs::path kImportConfigs = fs::path(NEURALSIM_SOURCE_DIR) / "configs" / "import";
 constexpr double kPi = 3.141592653589793;
 
-bool real_data_available() { return fs::is_directory(kShared / "real-data"); }
-
-#define SKIP_WITHOUT_REAL_DATA() \
-  if (!real_data_available()) GTEST_SKIP() << "no real data under " << kShared
-
 // Data rows of a CSV file with a header line.
 Eigen::Index data_rows(const fs::path& csv) {
   std::ifstream in(csv);
@@ -58,7 +53,7 @@ void expect_one_trajectory_per_file(const TrajectorySet& set, const std::vector<
 // ---------------------------------------------------------------- real data
 
 TEST(CsvImportRealData, MultiarmDoubleIsRelativeAndHangsDownAtZero) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/multiarm-pendulum/double");
   const fs::path dir = kShared / "real-data/multiarm-pendulum/double";
   const TrajectorySet train = import_csv((kImportConfigs / "multiarm_double_train.yaml").string());
   expect_one_trajectory_per_file(train, csv_files(dir, "train_"));
@@ -87,7 +82,7 @@ TEST(CsvImportRealData, MultiarmDoubleIsRelativeAndHangsDownAtZero) {
 }
 
 TEST(CsvImportRealData, MultiarmSingle) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/multiarm-pendulum/single");
   const fs::path dir = kShared / "real-data/multiarm-pendulum/single";
   const TrajectorySet train = import_csv((kImportConfigs / "multiarm_single_train.yaml").string());
   expect_one_trajectory_per_file(train, csv_files(dir, "train_"));
@@ -104,7 +99,7 @@ TEST(CsvImportRealData, MultiarmSingle) {
 }
 
 TEST(CsvImportRealData, DfkiSysidKeepsNonUniformTime) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum/sysid_pd_measured.csv");
   const fs::path csv = kShared / "real-data/dfki-simple-pendulum/sysid_pd_measured.csv";
   const TrajectorySet set = import_csv((kImportConfigs / "dfki_sysid.yaml").string());
   expect_one_trajectory_per_file(set, {csv});
@@ -122,7 +117,7 @@ TEST(CsvImportRealData, DfkiSysidKeepsNonUniformTime) {
 }
 
 TEST(CsvImportRealData, DfkiValidationInListedOrderAndRoundTripsThroughHdf5) {
-  SKIP_WITHOUT_REAL_DATA();
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum");
   const fs::path dir = kShared / "real-data/dfki-simple-pendulum";
   const TrajectorySet set = import_csv((kImportConfigs / "dfki_validation.yaml").string());
   expect_one_trajectory_per_file(set,

@@ -21,11 +21,27 @@ namespace neuralsim::testing {
 
 inline std::string source_path(const std::string& rel) { return std::string(NEURALSIM_SOURCE_DIR) + "/" + rel; }
 // The robot models and real recordings live beside the checkout (../shared,
-// read-only); a checkout without them skips the tests that read them.
+// read-only). A test that reads one starts with
+// NEURALSIM_SKIP_WITHOUT_SHARED("models/..." or "real-data/..."): where the
+// path is missing it skips, except under the test command
+// (NEURALSIM_REQUIRE_ORACLES=1, scripts/test.sh, which needs ../shared):
+// there it fails, so a missing ../shared cannot pass unnoticed as skips.
+// Like FAIL() and GTEST_SKIP(), it returns from the enclosing function only:
+// used in SetUp() it stops the test (gtest runs no body after a fatal failure
+// or a skip there); in a helper, the caller must stop too.
 inline std::string shared_path(const std::string& rel) { return std::string(NEURALSIM_SHARED_DIR) + "/" + rel; }
-#define NEURALSIM_SKIP_WITHOUT_SHARED(rel)                                          \
-  if (!std::filesystem::exists(::neuralsim::testing::shared_path(rel)))              \
-  GTEST_SKIP() << ::neuralsim::testing::shared_path(rel) << " not present"
+#define NEURALSIM_SKIP_WITHOUT_SHARED(rel)                                                             \
+  do {                                                                                                 \
+    const std::string neuralsim_shared_path_ = ::neuralsim::testing::shared_path(rel);                 \
+    if (!std::filesystem::exists(neuralsim_shared_path_)) {                                            \
+      if (::neuralsim::testing::oracles_required()) {                                                  \
+        FAIL() << neuralsim_shared_path_                                                               \
+               << " not present (NEURALSIM_REQUIRE_ORACLES=1: the test command requires ../shared)";   \
+      } else {                                                                                         \
+        GTEST_SKIP() << neuralsim_shared_path_ << " not present";                                      \
+      }                                                                                                \
+    }                                                                                                  \
+  } while (0)
 
 // Every one of `parts` occurs in `message` (error-message checks).
 inline void expect_contains(const std::string& message, const std::vector<std::string>& parts) {

@@ -12,7 +12,8 @@
 #include "neuralsim/core/splitmix.hpp"
 
 namespace neuralsim {
-namespace {
+// Named (not anonymous): layers may be compiled as unity translation units.
+namespace training_loop_detail {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -28,9 +29,10 @@ std::uint64_t uniform_below(std::mt19937_64& engine, std::uint64_t bound) {
   }
 }
 
-}  // namespace
+}  // namespace training_loop_detail
 
 std::vector<int> epoch_permutation(std::uint64_t seed, int epoch, int n) {
+  using training_loop_detail::uniform_below;
   std::vector<int> p(static_cast<std::size_t>(std::max(n, 0)));
   std::iota(p.begin(), p.end(), 0);
   std::mt19937_64 engine(splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(epoch) + 0x632be59bd9b4e019ull)));
@@ -62,6 +64,8 @@ void finish_epoch(TrainingState& s, const EpochRecord& record, const Eigen::Vect
 bool run_adam_epoch(TrainingState& s, const AdamEpochOptions& o, int num_items, const MinibatchLoss& minibatch_loss,
                     const ValidationLoss& validation, bool has_validation, EpochRecord record,
                     const std::atomic<bool>* stop) {
+  using training_loop_detail::Clock;
+  using training_loop_detail::seconds_since;
   const int e = s.epoch;
   const int P = static_cast<int>(s.x.size());
   record.epoch = e;
