@@ -18,6 +18,10 @@ packages=(build-essential cmake ninja-build pkg-config git
 # Google Benchmark only for the benchmarks (the test command turns them off).
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_BENCH=OFF "* ]] || packages+=(libbenchmark-dev)
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_CCACHE=OFF "* ]] || packages+=(ccache)
+# The Python module (pybind11 against Debian's Python and numpy; pytest for
+# its tests), unless -DNEURALSIM_BUILD_PYTHON=OFF.
+[[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_PYTHON=OFF "* ]] ||
+  packages+=(pybind11-dev python3-dev python3-numpy python3-pytest)
 # GoogleTest, and Ipopt's runtime library as the QP solver's test oracle
 # (loaded by the test; its -dev package would pull MPI and MUMPS headers,
 # 15 s of a fresh install), only for the tests.
