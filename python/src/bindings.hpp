@@ -34,6 +34,10 @@ using ModelHandle = std::shared_ptr<SharedModel>;
 // sequence; TypeError for another dtype, ValueError for another shape or a
 // value that is not finite, naming `argument`, expected against actual.
 Eigen::VectorXd vector_arg(const py::handle& value, const char* argument, Eigen::Index n);
+// A C-contiguous float64 array of shape (rows, cols) (rows < 0: any) with
+// finite values, viewing `value` without a copy when it already is one.
+py::array_t<double, py::array::c_style> rows_arg(const py::handle& value, const char* argument, Eigen::Index rows,
+                                                 Eigen::Index cols);
 // A float64 matrix of `cols` columns (and `rows` rows when ≥ 0).
 Eigen::MatrixXd matrix_arg(const py::handle& value, const char* argument, Eigen::Index rows, Eigen::Index cols);
 

@@ -131,6 +131,8 @@ parameters. Load one with neuralsim.load_model(path) (YAML or URDF).)doc");
              for (const std::string& n : v.keys()) out.emplace_back(n, v.get(n));
              return out;
            })
+      .def("bounds", [](const ParameterView& v, const std::string& name) { return parameter_bounds(v.ref(name)); },
+           py::arg("name"), "The parameter's physical domain (lower, upper); ±inf where unbounded.")
       .def("vector",
            [](const ParameterView& v, const std::vector<std::string>& names) {
              Eigen::VectorXd x(static_cast<Eigen::Index>(names.size()));

@@ -68,16 +68,21 @@ Eigen::VectorXd vector_arg(const py::handle& value, const char* argument, Eigen:
   return v;
 }
 
-Eigen::MatrixXd matrix_arg(const py::handle& value, const char* argument, Eigen::Index rows, Eigen::Index cols) {
+py::array_t<double, py::array::c_style> rows_arg(const py::handle& value, const char* argument, Eigen::Index rows,
+                                                 Eigen::Index cols) {
   const py::array a = float_array(value, argument);
   if (a.ndim() != 2 || (rows >= 0 && a.shape(0) != rows) || a.shape(1) != cols)
     throw py::value_error(std::string(argument) + ": expected shape (" + (rows >= 0 ? std::to_string(rows) : "T") +
                           ", " + std::to_string(cols) + "), got " + shape_of(a));
-  const auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+  auto c = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+  check_finite(c.data(), c.size(), argument);
+  return c;
+}
+
+Eigen::MatrixXd matrix_arg(const py::handle& value, const char* argument, Eigen::Index rows, Eigen::Index cols) {
+  const auto c = rows_arg(value, argument, rows, cols);
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::MatrixXd m = Eigen::Map<const RowMajor>(c.data(), c.shape(0), c.shape(1));
-  check_finite(m.data(), m.size(), argument);
-  return m;
+  return Eigen::Map<const RowMajor>(c.data(), c.shape(0), c.shape(1));
 }
 
 Config config_arg(const py::handle& config, const std::vector<std::string>& overrides) {

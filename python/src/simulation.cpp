@@ -37,6 +37,8 @@ struct RolloutGradients {
   Eigen::VectorXd weights;                   // ∂L/∂(network weights), in Simulator.weights order
 };
 
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
 class Simulator {
  public:
   Simulator(ModelHandle model, StepOptions step, std::optional<ContactSettings> contact,
@@ -84,15 +86,20 @@ class Simulator {
   }
 
   // T steps from (q0, q̇0) under controls (T × nv): the states after each step.
-  void rollout(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0, const Eigen::MatrixXd& controls,
-               Eigen::MatrixXd& Q, Eigen::MatrixXd& QD, const RunContext& context) {
+  // T steps from (q0, q̇0) under controls (T × nv) into Q, QD (T × nq, T × nv,
+  // row-major: numpy's layout). `poll` (may be empty) runs every 1000 steps,
+  // before the stop flag is read.
+  void rollout(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0, const Eigen::Ref<const RowMatrix>& controls,
+               Eigen::Ref<RowMatrix> Q, Eigen::Ref<RowMatrix> QD, const RunContext& context,
+               const std::function<void()>& poll = {}) {
     Runner& r = runner();
     const Eigen::Index T = controls.rows();
-    Q.resize(T, nq());
-    QD.resize(T, nv());
     Eigen::VectorXd q = q0, qd = qd0, u(nv());
     for (Eigen::Index k = 0; k < T; ++k) {
-      if (k % 1000 == 999 && context.stop_requested()) return;
+      if (k % 1000 == 999) {
+        if (poll) poll();
+        if (context.stop_requested()) return;
+      }
       u = controls.row(k).transpose();
       r.stepper->step(q, qd, u, static_cast<double>(k) * step_.dt);
       Q.row(k) = q.transpose();
@@ -254,9 +261,26 @@ Simulator.from_config(config) builds one from an experiment config.)doc")
           "rollout",
           [](Simulator& s, const py::handle& q0, const py::handle& qd0, const py::handle& controls) {
             const Eigen::VectorXd q = vector_arg(q0, "q0", s.nq()), v = vector_arg(qd0, "qd0", s.nv());
-            const Eigen::MatrixXd u = matrix_arg(controls, "controls", -1, s.nv());
-            Eigen::MatrixXd Q, QD;
-            run_interruptibly([&](const RunContext& c) { s.rollout(q, v, u, Q, QD, c); });
+            // The controls are read in place and the states written into the
+            // numpy arrays returned: no copies of T-sized buffers.
+            const auto u = rows_arg(controls, "controls", -1, s.nv());
+            const Eigen::Index T = u.shape(0);
+            py::array_t<double> Q({T, static_cast<Eigen::Index>(s.nq())}), QD({T, static_cast<Eigen::Index>(s.nv())});
+            const Eigen::Map<const RowMatrix> U(u.data(), T, s.nv());
+            Eigen::Map<RowMatrix> Qm(Q.mutable_data(), T, s.nq()), QDm(QD.mutable_data(), T, s.nv());
+            // In this thread with the GIL released (no worker thread: a rollout is
+            // often milliseconds); Python's signals are checked every 1000 steps.
+            std::atomic<bool> stop{false};
+            RunContext context;
+            context.stop = &stop;
+            {
+              py::gil_scoped_release release;
+              s.rollout(q, v, U, Qm, QDm, context, [&stop] {
+                py::gil_scoped_acquire acquire;
+                if (PyErr_CheckSignals() != 0) stop = true;  // the KeyboardInterrupt stays pending
+              });
+            }
+            if (stop) throw py::error_already_set();
             return std::make_pair(Q, QD);
           },
           py::arg("q0"), py::arg("qd0"), py::arg("controls"),
@@ -318,8 +342,8 @@ Simulator.from_config(config) builds one from an experiment config.)doc")
   m.def("_benchmark_rollout", [least_seconds](Simulator& s, const py::handle& q0, const py::handle& qd0,
                                               const py::handle& controls, int repeats) {
     const Eigen::VectorXd q = vector_arg(q0, "q0", s.nq()), v = vector_arg(qd0, "qd0", s.nv());
-    const Eigen::MatrixXd u = matrix_arg(controls, "controls", -1, s.nv());
-    Eigen::MatrixXd Q, QD;
+    const RowMatrix u = matrix_arg(controls, "controls", -1, s.nv());
+    RowMatrix Q(u.rows(), s.nq()), QD(u.rows(), s.nv());
     const RunContext context;
     return least_seconds(repeats, [&] { s.rollout(q, v, u, Q, QD, context); });
   });

@@ -19,6 +19,8 @@ def test_model_and_parameters(double_pendulum):
     m.parameters.set_vector(["link.link2.length"], np.array([3.5]))
     assert dict(m.parameters.items())["link.link2.length"] == 3.5
     assert len(m.parameters) == len(list(m.parameters))
+    assert m.parameters.bounds("link.link1.mass") == (0.0, float("inf"))
+    assert m.parameters.bounds("gravity.z") == (float("-inf"), float("inf"))
 
 
 def test_unknown_parameter_is_a_key_error_naming_it(double_pendulum):

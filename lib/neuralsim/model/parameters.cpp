@@ -1,5 +1,7 @@
 #include "neuralsim/model/parameters.hpp"
 
+#include <limits>
+
 #include <algorithm>
 
 #include "neuralsim/core/errors.hpp"
@@ -55,6 +57,25 @@ std::vector<Entry> all_parameters(const Model<double>& model) {
 }
 
 }  // namespace
+
+std::pair<double, double> parameter_bounds(const ParameterRef& p) {
+  using K = ParameterRef::Kind;
+  const double inf = std::numeric_limits<double>::infinity();
+  switch (p.kind) {
+    case K::kMass:
+    case K::kLength:
+    case K::kDamping:
+    case K::kFriction:
+    case K::kFrictionVelocity:
+    case K::kArmature:
+    case K::kSpringStiffness:
+    case K::kFrictionStatic:
+    case K::kStribeckVelocity:
+    case K::kRotorInertia: return {0.0, inf};
+    case K::kInertia: return p.component < 3 ? std::make_pair(0.0, inf) : std::make_pair(-inf, inf);
+    default: return {-inf, inf};
+  }
+}
 
 std::vector<std::string> parameter_names(const Model<double>& model) {
   std::vector<std::string> names;

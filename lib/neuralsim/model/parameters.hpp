@@ -42,6 +42,13 @@ std::optional<ParameterRef> find_parameter(const Model<double>& model, const std
 // reported with their file and line).
 ParameterRef resolve_parameter(const Model<double>& model, const std::string& name);
 
+// The physical domain of a parameter: masses, lengths and principal
+// inertias are > 0 (reported as lower bound 0), dampings, frictions,
+// armatures, stiffnesses and rotor inertias >= 0, the rest unbounded
+// (±inf). A value inside it can still make the model unphysical as a whole
+// (the triangle inequality of the principal moments): Model::validate says.
+std::pair<double, double> parameter_bounds(const ParameterRef& p);
+
 namespace internal {
 inline int inertia_row(int c) { static const int r[6] = {0, 1, 2, 0, 0, 1}; return r[c]; }
 inline int inertia_col(int c) { static const int k[6] = {0, 1, 2, 1, 2, 2}; return k[c]; }
