@@ -126,7 +126,12 @@ std::string one_line(std::string msg) {
   return msg;
 }
 
+// Whether this process prints the error line (false on MPI ranks other than
+// 0: a run's error is reported once).
+std::atomic<bool> g_print_errors{true};
+
 void print_error(const std::string& app, const std::string& msg) {
+  if (!g_print_errors.load()) return;
   spdlog::default_logger_raw()->flush();  // keep log lines before the error
   std::fprintf(stderr, "%s: error: %s\n", app.c_str(), one_line(msg).c_str());
   std::fflush(stderr);
@@ -188,6 +193,8 @@ int run_body(const std::string& app, const AppOptions& opts,
 }  // namespace
 
 void begin_cooperative_interrupts() { g_cooperative = true; }
+
+void set_error_output(bool print) { g_print_errors = print; }
 
 bool interrupt_requested() { return g_signal_count.load() > 0; }
 

@@ -67,6 +67,10 @@ const std::atomic<bool>* interrupt_flag();
 // run) would cost more than a small fit itself.
 bool plots_wanted(const Config& config, const AppOptions& opts);
 
+// Whether run_app prints the one error line (the MPI ranks other than 0 do
+// not: a run's error is reported once).
+void set_error_output(bool print);
+
 // A tool's command line: the common options --config (required, must
 // exist), --out, --force, --set, --seed, --threads, -v/--verbose,
 // -q/--quiet and --version, stored in `opts`, plus the tool's own.

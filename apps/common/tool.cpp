@@ -15,10 +15,13 @@ namespace neuralsim {
 class ToolRun::Observer final : public RunObserver {
  public:
   explicit Observer(ToolRun& run) : run_(run) {}
-  bool logs(LogLevel level) const override { return spdlog::should_log(spdlog_level(level)); }
-  void log(LogLevel level, const std::string& message) override { spdlog::log(spdlog_level(level), "{}", message); }
+  // The ranks other than 0 neither log nor show progress.
+  bool logs(LogLevel level) const override { return run_.writes() && spdlog::should_log(spdlog_level(level)); }
+  void log(LogLevel level, const std::string& message) override {
+    if (run_.writes()) spdlog::log(spdlog_level(level), "{}", message);
+  }
   void stage_begin(const std::string& label, long long total) override {
-    progress_ = std::make_unique<Progress>(label, total);
+    if (run_.writes()) progress_ = std::make_unique<Progress>(label, total);
   }
   void stage_update(long long done) override {
     if (progress_) progress_->update(done);
@@ -27,7 +30,7 @@ class ToolRun::Observer final : public RunObserver {
     if (progress_) progress_->finish();
   }
   void started() override {
-    run_.out();
+    if (run_.writes()) run_.out();
     begin_cooperative_interrupts();
   }
 
@@ -44,16 +47,19 @@ class ToolRun::Observer final : public RunObserver {
   std::unique_ptr<Progress> progress_;
 };
 
-ToolRun::ToolRun(const ToolInfo& info, const AppOptions& options, bool resume)
+ToolRun::ToolRun(const ToolInfo& info, const AppOptions& options, bool resume, const ProcessGroup& processes)
     : info_(info),
       options_(options),
       config_(Config::load(options.config, options.sets)),
       resume_(resume),
+      writes_(processes.rank() == 0),
       observer_(std::make_unique<Observer>(*this)) {
   context_.observer = observer_.get();
   context_.stop = interrupt_flag();
+  context_.communicator = processes.communicator();
   if (!info.resume_help.empty()) {
-    checkpoint_ = std::make_unique<CheckpointFile>((std::filesystem::path(options.out) / "checkpoint.json").string());
+    checkpoint_ = std::make_unique<CheckpointFile>((std::filesystem::path(options.out) / "checkpoint.json").string(),
+                                                   writes_);
     context_.checkpoint = checkpoint_.get();
     context_.resume = resume;
   }
@@ -89,6 +95,7 @@ void ToolRun::add_output(const std::string& file) {
 }
 
 void ToolRun::warn(const std::string& warning) {
+  if (!writes_) return;
   spdlog::warn("{}", warning);
   summary().add_warning(warning);
 }
@@ -102,6 +109,14 @@ void ToolRun::plot(const std::string& script, std::vector<std::string> args, con
 }
 
 int ToolRun::finish(const RunReport& report) {
+  if (!writes_) {
+    switch (report.status) {
+      case RunStatus::kOk: return kExitOk;
+      case RunStatus::kInterrupted: return kExitInterrupted;
+      case RunStatus::kTargetMissed: return kExitCheckFailed;
+      case RunStatus::kDiverged: throw NumericalError(report.message);
+    }
+  }
   RunSummary& s = summary();
   for (const std::string& w : report.warnings) s.add_warning(w);
   for (const auto& [name, seconds] : report.timings) s.timings()[name] = seconds;
@@ -126,10 +141,18 @@ Tool::Tool(ToolInfo info) : info_(std::move(info)) {
 Tool::~Tool() = default;
 
 int Tool::run(int argc, char** argv, const std::function<RunReport(ToolRun&)>& body) {
-  return run_app(argc, argv, *command_line_, [&](const AppOptions& options) {
-    ToolRun run(info_, options, resume_);
+  // The ranks other than 0 print no error line (known from the launcher's
+  // environment, before MPI starts) and no log.
+  const bool first = ProcessGroup::launcher_rank() == 0;
+  set_error_output(first);
+  const int code = run_app(argc, argv, *command_line_, [&](const AppOptions& options) {
+    ProcessGroup processes(&argc, &argv);
+    if (!first) spdlog::set_level(spdlog::level::off);
+    ToolRun run(info_, options, resume_, processes);
     return run.finish(body(run));
   });
+  set_error_output(true);
+  return code;
 }
 
 }  // namespace neuralsim

@@ -16,6 +16,10 @@
 //   - the status → exit-code mapping (exit_codes.hpp): ok 0, interrupted
 //     130, diverged 4 (the message as the one error line), target missed 5;
 //     exceptions map as in run_app.
+//   - under an MPI launcher (process_group.hpp): every process runs the
+//     same call with the communicator, rank 0 alone logs, writes the
+//     outputs and the checkpoint and prints the error line; a serializer
+//     returns right after the call where writes() is false.
 //
 //   int main(int argc, char** argv) {
 //     neuralsim::Tool tool({"simid", "Identify model parameters ...", "Continue from OUT/checkpoint.json ..."});
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "common/app.hpp"
+#include "common/process_group.hpp"
 #include "neuralsim/tools/run_context.hpp"
 
 namespace neuralsim {
@@ -47,7 +52,7 @@ struct ToolInfo {
 // One run of a tool, as its serializer sees it.
 class ToolRun {
  public:
-  ToolRun(const ToolInfo& info, const AppOptions& options, bool resume);
+  ToolRun(const ToolInfo& info, const AppOptions& options, bool resume, const ProcessGroup& processes);
   ~ToolRun();
   ToolRun(const ToolRun&) = delete;
   ToolRun& operator=(const ToolRun&) = delete;
@@ -55,6 +60,8 @@ class ToolRun {
   const AppOptions& options() const { return options_; }
   const Config& config() const { return config_; }
   bool resume() const { return resume_; }
+  // False on MPI ranks other than 0: they compute, rank 0 writes.
+  bool writes() const { return writes_; }
   // For the library call. Valid as long as this run.
   const RunContext& context() const { return context_; }
 
@@ -86,6 +93,7 @@ class ToolRun {
   const AppOptions& options_;
   Config config_;
   bool resume_;
+  bool writes_;
   std::unique_ptr<Observer> observer_;
   std::unique_ptr<CheckpointFile> checkpoint_;
   RunContext context_;

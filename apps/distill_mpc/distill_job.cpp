@@ -111,8 +111,11 @@ RunReport run_distill_mpc(ToolRun& run) {
   const std::string previous = (std::filesystem::path(run.options().out) / dataset_name).string();
   if (run.resume() && std::filesystem::exists(previous)) request.previous_dataset = previous;
   // The generated dataset is written before training, so that a run killed while training resumes from it.
-  request.on_dataset = [&](const DistillDataset& d) { write_dataset(run.path(dataset_name), d); };
+  request.on_dataset = [&](const DistillDataset& d) {
+    if (run.writes()) write_dataset(run.path(dataset_name), d);
+  };
   DistillResult r = distill_mpc(request, run.context());
+  if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
   m["system"] = r.system;
   m["num_features"] = r.num_features;

@@ -10,6 +10,7 @@ namespace neuralsim {
 
 RunReport run_import(ToolRun& run) {
   ImportResult r = import_recordings({run.config()}, run.context());
+  if (!run.writes()) return r;  // an MPI rank other than 0
   TrajectorySet& set = r.trajectories;
   set.meta.generator = "import-csv " + version_string();
   const std::string file = run.path("trajectories.h5");

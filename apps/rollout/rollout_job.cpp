@@ -34,6 +34,7 @@ json targets_json(const std::vector<TargetCheck>& targets) {
 RunReport simulate_job(ToolRun& run, const RolloutFlags& flags) {
   const std::string out_name = OutputDirectory::configured_name(run.config(), "output.file", "trajectories.h5");
   RolloutResult r = rollout({run.config(), run.options().seed, flags.weights_path}, run.context());
+  if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
   model_metrics(r.model, flags, m);
   if (r.status == RunStatus::kDiverged) {
@@ -67,6 +68,7 @@ RunReport compare_job(ToolRun& run, const RolloutFlags& flags) {
   const std::string out_name = OutputDirectory::configured_name(run.config(), "output.compare_file", "compare.h5");
   CompareResult r =
       compare({run.config(), run.options().seed, flags.compare_path, flags.weights_path}, run.context());
+  if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
   model_metrics(r.model, flags, m);
   r.predictions.meta.generator = "rollout " + version_string();

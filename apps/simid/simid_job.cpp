@@ -149,6 +149,7 @@ void write_predictions(const IdentificationResult& r, const std::string& params_
 
 RunReport run_simid(ToolRun& run) {
   const IdentificationResult r = identify({run.config(), run.options().seed}, run.context());
+  if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
   if (!r.has_fit) {
     m["error"] = "no local solve produced a usable solution";

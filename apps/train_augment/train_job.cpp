@@ -91,6 +91,7 @@ RunReport run_train_augment(ToolRun& run) {
                                        {"checkpoint.json", "params.json", "loss.csv", "loss.png", "lstm.json",
                                         "predictions.h5"});
   TrainAugmentResult r = train_augment({run.config(), run.options().seed}, run.context());
+  if (!run.writes()) return r;  // an MPI rank other than 0
   // The best parameters are written whatever ended the run.
   write_parameters(r, weights_name, run);
   run.write_text("loss.csv", training_history_csv(r.state.history));

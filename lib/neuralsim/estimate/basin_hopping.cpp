@@ -28,6 +28,45 @@ double clamp_to_bounds(const ParameterSet& params, int i, double x) {
   return std::min(std::max(x, params.variable_lower(i)), params.variable_upper(i));
 }
 
+// Every start this rank solved, and its lowest hit, for the other ranks.
+std::string pack_round(const std::vector<LocalResult>& solves, const std::vector<char>& solved, int first_hit) {
+  ByteWriter w;
+  w.put<std::int32_t>(first_hit);
+  for (std::size_t k = 0; k < solves.size(); ++k) {
+    if (!solved[k]) continue;
+    const LocalResult& r = solves[k];
+    w.put<std::int32_t>(static_cast<std::int32_t>(k));
+    w.put_vector(r.x);
+    w.put(r.initial_cost);
+    w.put(r.cost);
+    w.put<std::int32_t>(r.iterations);
+    w.put<std::uint8_t>(r.usable);
+    w.put_string(r.report);
+    w.put(r.seconds);
+  }
+  return w.bytes();
+}
+
+// Merges every rank's starts into `solves`; returns the lowest hit of all.
+int unpack_rounds(const std::vector<std::string>& messages, std::vector<LocalResult>& solves) {
+  int first_hit = static_cast<int>(solves.size());
+  for (const std::string& m : messages) {
+    ByteReader r(m);
+    first_hit = std::min(first_hit, static_cast<int>(r.get<std::int32_t>()));
+    while (!r.done()) {
+      LocalResult& s = solves.at(static_cast<std::size_t>(r.get<std::int32_t>()));
+      s.x = r.get_vector();
+      s.initial_cost = r.get<double>();
+      s.cost = r.get<double>();
+      s.iterations = r.get<std::int32_t>();
+      s.usable = r.get<std::uint8_t>() != 0;
+      s.report = r.get_string();
+      s.seconds = r.get<double>();
+    }
+  }
+  return first_hit;
+}
+
 }  // namespace
 
 std::vector<double> basin_hopping_start(const ParameterSet& params, const BasinHoppingOptions& options, int round,
@@ -85,7 +124,12 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
       1, static_cast<int>(std::min<size_t>(
              tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism),
              static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency())))));
-  int workers = std::min(population, threads);
+  // This process's starts (all of them without a communicator), in index order.
+  const Communicator* comm = options.communicator;
+  std::vector<int> own_starts;
+  for (int k = 0; k < population; ++k)
+    if (owns(comm, k)) own_starts.push_back(k);
+  int workers = std::min(static_cast<int>(own_starts.size()), threads);
   if (workers > 1 && use_threshold && local.num_threads != 1 &&
       make_problem()->num_residual_blocks() >= 2 * threads)
     workers = 1;
@@ -107,6 +151,7 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
     // not yet taken; a start above a winner is not even begun.
     std::atomic<int> first_hit{population};
     std::atomic<int> next_start{0};
+    std::vector<char> solved(static_cast<std::size_t>(population), 0);
     auto run_start = [&](int k) {
       SolverOptions mine = local;
       mine.should_abort = [&, k] { return first_hit.load() < k || (should_abort && should_abort()); };
@@ -119,6 +164,7 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
         };
       std::unique_ptr<EstimationProblem> problem = make_problem();
       solves[k] = problem->solve(basin_hopping_start(params, options, round, k, best_x), mine);
+      solved[static_cast<std::size_t>(k)] = 1;
       if (use_threshold && solves[k].usable && solves[k].cost <= options.cost_threshold) {
         int cur = first_hit.load();
         while (k < cur && !first_hit.compare_exchange_weak(cur, k)) {
@@ -126,12 +172,13 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
       }
     };
     auto worker = [&] {
-      for (int k = next_start++; k < population; k = next_start++) {
+      for (int t = next_start++; t < static_cast<int>(own_starts.size()); t = next_start++) {
+        const int k = own_starts[static_cast<std::size_t>(t)];
         if (first_hit.load() < k || (should_abort && should_abort())) continue;
         run_start(k);
       }
     };
-    if (workers == 1) {
+    if (workers <= 1) {
       worker();
     } else {
       tbb::parallel_for(0, workers, [&](int) { worker(); }, tbb::simple_partitioner());
@@ -139,8 +186,9 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
     // A round cut short by should_abort (Ctrl-C, time budget) is incomplete:
     // its best may still be reported, but it is neither recorded nor
     // checkpointed, so --resume reruns it whole and reproduces an
-    // uninterrupted run bit for bit.
-    const bool cut_short = should_abort && should_abort();
+    // uninterrupted run bit for bit. Across processes: cut short on one, on all.
+    const bool cut_short = any_of(comm, should_abort && should_abort());
+    if (comm) first_hit = unpack_rounds(comm->all_gather(pack_round(solves, solved, first_hit.load())), solves);
     RoundRecord rec;
     rec.round = round;
     rec.spread = round == 0 ? 1.0 : options.initial_spread * std::pow(options.decay, round - 1);

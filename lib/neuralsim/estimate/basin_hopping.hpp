@@ -19,6 +19,13 @@
 // start help the running solves (nested, isolated TBB loops over residual
 // blocks). SolverOptions::on_iteration is called from the workers with
 // `round` and `start` filled in.
+//
+// Processes (BasinHoppingOptions::communicator, core/communicator.hpp):
+// start k of a round runs on rank k mod size, each rank's starts in index
+// order as above; after the round every rank gathers every start's result
+// and the lowest hit, and picks the round's best from them exactly as one
+// process would: the same result at any number of processes and threads.
+// A round cut short on any rank is cut short on all.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/core/communicator.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
 
 namespace neuralsim {
@@ -42,6 +50,7 @@ struct BasinHoppingOptions {
   uint64_t seed = 0;
   bool enabled = true;          // false: one local solve from the initial guess
   bool random_initial = false;  // the first start is random too (studies of local search from random guesses)
+  const Communicator* communicator = nullptr;  // the processes the starts are spread over (null: this one)
 };
 
 struct RoundRecord {

@@ -216,6 +216,58 @@ class LinearSystem final : public DistillSystem {
   std::uint64_t seed_;
 };
 
+// Every rank's episodes (result, trace, samples) to every rank.
+void exchange_episodes(const Communicator& comm, std::vector<EpisodeResult>& results,
+                       std::vector<EpisodeSamples>* samples) {
+  ByteWriter w;
+  for (std::size_t e = 0; e < results.size(); ++e) {
+    if (!owns(&comm, static_cast<long long>(e))) continue;
+    const EpisodeResult& r = results[e];
+    w.put<std::uint8_t>(r.ok);
+    w.put(r.fall_time);
+    w.put_string(r.reason);
+    w.put(r.err_a);
+    w.put(r.err_b);
+    w.put(r.err_c);
+    w.put<std::int64_t>(r.updates);
+    w.put(r.update_seconds);
+    w.put<std::uint64_t>(r.trace.size());
+    for (const TraceRow& t : r.trace) w.put(t);
+    if (samples) {
+      const EpisodeSamples& s = (*samples)[e];
+      w.put_vector(s.features);
+      w.put_vector(s.targets);
+      w.put_vector(s.time);
+      w.put<std::int64_t>(s.count);
+    }
+  }
+  const std::vector<std::string> all = comm.all_gather(w.bytes());
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    if (rank == comm.rank()) continue;
+    ByteReader in(all[static_cast<std::size_t>(rank)]);
+    for (std::size_t e = static_cast<std::size_t>(rank); e < results.size(); e += static_cast<std::size_t>(comm.size())) {
+      EpisodeResult& r = results[e];
+      r.ok = in.get<std::uint8_t>() != 0;
+      r.fall_time = in.get<double>();
+      r.reason = in.get_string();
+      r.err_a = in.get<double>();
+      r.err_b = in.get<double>();
+      r.err_c = in.get<double>();
+      r.updates = in.get<std::int64_t>();
+      r.update_seconds = in.get<double>();
+      r.trace.resize(in.get<std::uint64_t>());
+      for (TraceRow& t : r.trace) t = in.get<TraceRow>();
+      if (samples) {
+        EpisodeSamples& s = (*samples)[e];
+        s.features = in.get_vector();
+        s.targets = in.get_vector();
+        s.time = in.get_vector();
+        s.count = in.get<std::int64_t>();
+      }
+    }
+  }
+}
+
 }  // namespace distill_systems_detail
 
 std::unique_ptr<DistillSystem> make_quadruped_system(const Experiment& experiment, MpcControllerSpec spec,
@@ -233,14 +285,15 @@ std::unique_ptr<DistillSystem> make_linear_system(LinearSystemSpec spec, PushOpt
 // result does not depend on the thread count).
 std::vector<EpisodeResult> run_episodes(const DistillSystem& sys, int first_index, int episodes, double duration,
                                         std::shared_ptr<const nn::Mlp> net, std::vector<EpisodeSamples>* samples,
-                                        const std::function<void()>& on_episode, const std::atomic<bool>* stop) {
+                                        const std::function<void()>& on_episode, const std::atomic<bool>* stop,
+                                        const Communicator* comm) {
   std::vector<EpisodeResult> results(static_cast<size_t>(episodes));
   if (samples) samples->assign(static_cast<size_t>(episodes), EpisodeSamples{});
   std::exception_ptr error;
   std::mutex m;
   tbb::parallel_for(0, episodes, [&](int e) {
     try {
-      if (stop && stop->load()) return;
+      if (!owns(comm, e) || (stop && stop->load())) return;
       EpisodeSamples* s = samples ? &(*samples)[static_cast<size_t>(e)] : nullptr;
       if (s) {
         const long long cap = sys.samples_per_episode(duration);
@@ -256,6 +309,7 @@ std::vector<EpisodeResult> run_episodes(const DistillSystem& sys, int first_inde
     }
   });
   if (error) std::rethrow_exception(error);
+  if (comm) distill_systems_detail::exchange_episodes(*comm, results, samples);
   return results;
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/core/communicator.hpp"
 #include "neuralsim/experiment/distill_config.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/experiment/mpc_controllers.hpp"
@@ -76,10 +77,13 @@ std::unique_ptr<DistillSystem> make_linear_system(LinearSystemSpec spec, PushOpt
 
 // Episodes first_index … first_index + episodes − 1 in parallel (each into
 // its own slot). `on_episode` (may be empty) is called after each, from the
-// worker; episodes not started when `stop` is set are left default.
+// worker; episodes not started when `stop` is set are left default. With a
+// communicator, episode e runs on rank e mod size and every rank receives
+// every episode's result and samples.
 std::vector<EpisodeResult> run_episodes(const DistillSystem& system, int first_index, int episodes, double duration,
                                         std::shared_ptr<const nn::Mlp> network, std::vector<EpisodeSamples>* samples,
-                                        const std::function<void()>& on_episode, const std::atomic<bool>* stop);
+                                        const std::function<void()>& on_episode, const std::atomic<bool>* stop,
+                                        const Communicator* communicator = nullptr);
 
 // The episodes' samples as one dataset, in episode order.
 DistillDataset assemble_dataset(const DistillSystem& system, const std::vector<EpisodeSamples>& episodes);

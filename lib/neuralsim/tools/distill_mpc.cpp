@@ -160,9 +160,9 @@ void generate_data(const Setup& s, DistillResult& r, const RunContext& context) 
   std::atomic<long long> done{0};
   const std::vector<EpisodeResult> gen =
       run_episodes(*s.sys, 0, s.spec.data.episodes, s.spec.data.duration, nullptr, &eps,
-                   [&] { progress.update(done.fetch_add(1) + 1); }, context.stop);
+                   [&] { progress.update(done.fetch_add(1) + 1); }, context.stop, context.communicator);
   progress.finish();
-  if (context.stop_requested()) {
+  if (context.stop_agreed()) {
     r.status = RunStatus::kInterrupted;
     return;
   }
@@ -204,8 +204,10 @@ void train_network(const Config& cfg, const Setup& s, long long seed, DistillRes
   fit_regression_normalization(mlp, xt, yt);
   std::mt19937_64 init(splitmix64(static_cast<std::uint64_t>(seed) ^ 0x696e6974ULL));
   mlp.initialize(nn::Init::kXavierUniform, init);
+  SupervisedOptions train_options = s.spec.train;
+  train_options.communicator = context.communicator;
   SupervisedRegression reg(mlp, std::move(xt), std::move(yt), rows(r.dataset.features, va),
-                           rows(r.dataset.targets, va), s.spec.train);
+                           rows(r.dataset.targets, va), train_options);
 
   nlohmann::json cj = cfg.to_json();
   if (cj.contains("distill") && cj["distill"].is_object()) cj["distill"].erase("evaluate");
@@ -242,7 +244,7 @@ void train_network(const Config& cfg, const Setup& s, long long seed, DistillRes
       r.message = e.what();
     }
   }
-  if (context.stop_requested()) r.status = RunStatus::kInterrupted;
+  if (context.stop_agreed()) r.status = RunStatus::kInterrupted;
   r.timings["train_s"] = seconds_since(t0);
   const nn::Mlp best = reg.network_at(state.best_x);
   r.network_description = best.describe();
@@ -265,11 +267,11 @@ void evaluate_closed_loop(const Setup& s, DistillResult& r, const RunContext& co
   std::atomic<long long> done{0};
   const auto tick = [&] { progress.update(done.fetch_add(1) + 1); };
   std::vector<EpisodeResult> with_mpc = run_episodes(*s.sys, kEvaluationIndexOffset, n, s.spec.evaluate.duration,
-                                                     nullptr, nullptr, tick, context.stop);
+                                                     nullptr, nullptr, tick, context.stop, context.communicator);
   std::vector<EpisodeResult> with_net = run_episodes(*s.sys, kEvaluationIndexOffset, n, s.spec.evaluate.duration,
-                                                     r.network, nullptr, tick, context.stop);
+                                                     r.network, nullptr, tick, context.stop, context.communicator);
   progress.finish();
-  if (context.stop_requested()) {
+  if (context.stop_agreed()) {
     r.status = RunStatus::kInterrupted;
     return;
   }

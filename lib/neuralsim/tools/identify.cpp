@@ -374,14 +374,16 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   };
   // Residual blocks are evaluated on the TBB workers inside every local
   // solve (bit-identical at any thread count, estimation_problem.hpp).
+  BasinHoppingOptions bh = s.bh;
+  bh.communicator = context.communicator;
   SolverOptions solver = s.solver;
   solver.num_threads = 0;
   LocalSolveLog solve_log(context, total_rounds, s.bh.enabled ? std::max(1, s.bh.population) : 1);
   solver.on_iteration = [&solve_log](const SolveProgress& p) { solve_log(p); };
-  r.search = basin_hopping(factory, s.params, s.bh, solver, state, on_round, should_abort);
+  r.search = basin_hopping(factory, s.params, bh, solver, state, on_round, should_abort);
   progress.finish();
   r.timings["fit_s"] = seconds_since(t_fit);
-  const bool interrupted = context.stop_requested();
+  const bool interrupted = context.stop_agreed();
   if (!r.search.state.has_best) {
     r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kDiverged;
     if (interrupted) return r;

@@ -207,6 +207,46 @@ Trajectory simulate_one(const Experiment& exp, const SimulationSetup& s, size_t 
   return tr;
 }
 
+// Every rank's trajectories (or their error) to every rank.
+void exchange_trajectories(const Communicator& comm, std::vector<Trajectory>& trajectories,
+                           std::vector<std::string>& errors) {
+  ByteWriter w;
+  for (std::size_t k = 0; k < trajectories.size(); ++k) {
+    if (!owns(&comm, static_cast<long long>(k))) continue;
+    const Trajectory& t = trajectories[k];
+    w.put_string(errors[k]);
+    w.put_string(t.name);
+    w.put_eigen(t.time);
+    w.put_eigen(t.q);
+    w.put_eigen(t.qd);
+    w.put_eigen(t.tau);
+    w.put<std::uint64_t>(t.link_poses.size());
+    for (const auto& [link, poses] : t.link_poses) {
+      w.put_string(link);
+      w.put_eigen(poses);
+    }
+  }
+  const std::vector<std::string> all = comm.all_gather(w.bytes());
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    if (rank == comm.rank()) continue;
+    ByteReader in(all[static_cast<std::size_t>(rank)]);
+    for (std::size_t k = static_cast<std::size_t>(rank); k < trajectories.size(); k += static_cast<std::size_t>(comm.size())) {
+      Trajectory& t = trajectories[k];
+      errors[k] = in.get_string();
+      t.name = in.get_string();
+      t.time = in.get_eigen<Eigen::VectorXd>();
+      t.q = in.get_eigen<RowMatrixXd>();
+      t.qd = in.get_eigen<RowMatrixXd>();
+      t.tau = in.get_eigen<RowMatrixXd>();
+      const auto links = in.get<std::uint64_t>();
+      for (std::uint64_t i = 0; i < links; ++i) {
+        const std::string link = in.get_string();
+        t.link_poses[link] = in.get_eigen<RowMatrixXd>();
+      }
+    }
+  }
+}
+
 }  // namespace rollout_detail
 
 RolloutResult rollout(const RolloutRequest& request, const RunContext& context) {
@@ -231,32 +271,30 @@ RolloutResult rollout(const RolloutRequest& request, const RunContext& context) 
   std::vector<Trajectory> trajectories(s.states.size());
   std::atomic<long long> done_steps{0};
   ProgressStage progress(context, "rollout", s.steps * static_cast<long long>(s.states.size()));
-  std::exception_ptr error;
-  std::mutex error_mutex;
+  // Trajectory k on rank k mod size; every rank then holds them all. A
+  // diverged trajectory is reported by the lowest index that diverged.
+  std::vector<std::string> errors(s.states.size());
   tbb::parallel_for(size_t(0), s.states.size(), [&](size_t k) {
+    if (!owns(context.communicator, static_cast<long long>(k)) || context.stop_requested()) return;
     try {
-      if (context.stop_requested()) return;
       long long local = 0;
       auto stop = [&] {
         if (++local % 1000 == 0) progress.update(done_steps.fetch_add(1000) + 1000);
         return context.stop_requested();
       };
       trajectories[k] = simulate_one(exp, s, k, request.seed, stop);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
+    } catch (const NumericalError& e) {
+      errors[k] = e.what();
     }
   });
   progress.finish();
-  if (error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const NumericalError& e) {
+  if (context.communicator) exchange_trajectories(*context.communicator, trajectories, errors);
+  for (const std::string& e : errors)
+    if (!e.empty()) {
       r.status = RunStatus::kDiverged;
-      r.message = e.what();
+      r.message = e;
       return r;
     }
-  }
   const double sim_s = seconds_since(t_sim);
   r.trajectories.meta = trajectory_metadata(model, "", parameters_json(cfg), request.seed);
   for (Trajectory& tr : trajectories)
@@ -265,7 +303,7 @@ RolloutResult rollout(const RolloutRequest& request, const RunContext& context) 
   const long long steps_done = r.num_samples - static_cast<long long>(r.trajectories.trajectories.size());
   r.steps_per_second = sim_s > 0 ? static_cast<double>(steps_done) / sim_s : 0.0;
   r.timings["simulate_s"] = sim_s;
-  if (context.stop_requested()) {
+  if (context.stop_agreed()) {
     r.status = RunStatus::kInterrupted;
     return r;
   }

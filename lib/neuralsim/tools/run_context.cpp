@@ -41,6 +41,7 @@ std::optional<std::string> CheckpointFile::load(double max_bytes, const std::str
 }
 
 void CheckpointFile::save(const std::string& document) {
+  if (!writes_) return;
   write_text_atomic(path_, document);
   saved_ = true;
 }

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/core/communicator.hpp"
+
 namespace neuralsim {
 
 // How a tool's run ended. Errors in the inputs (ConfigError, DataError,
@@ -73,7 +75,9 @@ class CheckpointStore {
 // A checkpoint in one file, replaced atomically (io/atomic_file.hpp).
 class CheckpointFile final : public CheckpointStore {
  public:
-  explicit CheckpointFile(std::string path) : path_(std::move(path)) {}
+  // `writes` false: save() does nothing (the processes other than rank 0
+  // read the file but leave writing it to rank 0).
+  explicit CheckpointFile(std::string path, bool writes = true) : path_(std::move(path)), writes_(writes) {}
   std::string name() const override { return path_; }
   bool exists() const override;
   std::optional<std::string> load(double max_bytes, const std::string& capacity) const override;
@@ -82,6 +86,7 @@ class CheckpointFile final : public CheckpointStore {
 
  private:
   std::string path_;
+  bool writes_ = true;
   bool saved_ = false;
 };
 
@@ -90,8 +95,14 @@ struct RunContext {
   const std::atomic<bool>* stop = nullptr;    // null: never stops early
   CheckpointStore* checkpoint = nullptr;      // null: no checkpoints
   bool resume = false;  // continue from `checkpoint` (required to hold one: DataError otherwise)
+  // The processes the call's work is spread over (MPI ranks; null: this one).
+  // Results are the same at any number; only rank 0's caller writes them.
+  const Communicator* communicator = nullptr;
 
   bool stop_requested() const { return stop && stop->load(); }
+  // Whether the stop flag is set on any process (collective: every process
+  // calls it at the same point; with one process, stop_requested()).
+  bool stop_agreed() const { return any_of(communicator, stop_requested()); }
   bool logs(LogLevel level) const { return observer && observer->logs(level); }
   void debug(const std::string& m) const { log(LogLevel::kDebug, m); }
   void info(const std::string& m) const { log(LogLevel::kInfo, m); }

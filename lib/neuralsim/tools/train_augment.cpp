@@ -261,6 +261,7 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   spec.fingerprint["seed"] = std::to_string(request.seed);
   spec.max_epochs = s.options.epochs;
 
+  s.options.communicator = context.communicator;
   Trainer trainer(*m.model, s.train_set, s.data.validation, weights, s.options);
   if (context.resume && !context.checkpoint)
     throw InvalidArgument("train_augment: resume requested without a checkpoint store");
@@ -308,7 +309,7 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
     }
   }
   r.timings["train_s"] = seconds_since(t_train);
-  if (context.stop_requested()) r.status = RunStatus::kInterrupted;
+  if (context.stop_agreed()) r.status = RunStatus::kInterrupted;
   if (r.state.best_x.size() == 0) r.state.best_x = r.state.x.size() ? r.state.x : x0;
   double t_grad = 0, t_opt = 0, t_val = 0;
   for (const EpochRecord& e : r.state.history) {

@@ -100,10 +100,12 @@ double SupervisedRegression::accumulate(const Eigen::VectorXd& x, const nn::RowM
   std::vector<double> loss(static_cast<size_t>(blocks), 0.0);
   Eigen::MatrixXd g;
   if (grad) g = Eigen::MatrixXd::Zero(np, blocks);
+  const Communicator* comm = options_.communicator;
   tbb::parallel_for(tbb::blocked_range<Eigen::Index>(0, blocks, 1), [&](const tbb::blocked_range<Eigen::Index>& r) {
     nn::Workspace<double> ws(net);
     Eigen::VectorXd yhat(m), gy(m);
     for (Eigen::Index b = r.begin(); b != r.end(); ++b) {
+      if (!owns(comm, b)) continue;  // block b is rank b mod size's
       double sum = 0;
       const Eigen::Index end = std::min(count, (b + 1) * kBlock);
       for (Eigen::Index k = b * kBlock; k < end; ++k) {
@@ -119,6 +121,27 @@ double SupervisedRegression::accumulate(const Eigen::VectorXd& x, const nn::RowM
       loss[static_cast<size_t>(b)] = sum;
     }
   });
+  if (comm) {
+    // Every rank's blocks (loss, gradient column) to every rank.
+    ByteWriter w;
+    for (Eigen::Index b = 0; b < blocks; ++b)
+      if (owns(comm, b)) {
+        w.put(loss[static_cast<size_t>(b)]);
+        if (grad) w.put_doubles(g.col(b).data(), static_cast<std::size_t>(np));
+      }
+    const std::vector<std::string> all = comm->all_gather(w.bytes());
+    for (int rank = 0; rank < comm->size(); ++rank) {
+      if (rank == comm->rank()) continue;
+      ByteReader in(all[static_cast<size_t>(rank)]);
+      for (Eigen::Index b = rank; b < blocks; b += comm->size()) {
+        loss[static_cast<size_t>(b)] = in.get<double>();
+        if (grad) {
+          const std::vector<double> col = in.get_vector();
+          g.col(b) = Eigen::Map<const Eigen::VectorXd>(col.data(), np);
+        }
+      }
+    }
+  }
   double total = 0;
   for (double l : loss) total += l;  // block order
   if (grad) {
@@ -164,6 +187,7 @@ bool SupervisedRegression::run_epoch(TrainingState& state, const std::atomic<boo
   o.adam = options_.adam;
   o.schedule = options_.schedule;
   o.seed = options_.seed;
+  o.communicator = options_.communicator;
   const MinibatchLoss loss = [&](const Eigen::VectorXd& x, const std::vector<int>& order, std::size_t first,
                                  std::size_t last, Eigen::VectorXd& grad) {
     const Eigen::Index count = static_cast<Eigen::Index>(last - first);
@@ -185,7 +209,7 @@ void SupervisedRegression::run(TrainingState& state, const std::function<bool(co
                                const std::atomic<bool>* stop) const {
   while (state.epoch < options_.epochs) {
     if (!run_epoch(state, stop)) return;
-    if (after_epoch && !after_epoch(state)) return;
+    if (after_epoch && any_of(options_.communicator, !after_epoch(state))) return;
   }
 }
 

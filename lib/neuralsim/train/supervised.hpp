@@ -50,6 +50,10 @@ struct SupervisedOptions {
   AdamOptions adam;        // beta1, beta2, epsilon, weight_decay (its learning_rate is unused)
   double clip_norm = 0;    // global-norm clipping of each minibatch gradient (0 = off)
   std::uint64_t seed = 0;  // minibatch order
+  // The processes a minibatch's blocks are spread over (block b on rank b
+  // mod size, gathered to every rank and summed in block order: the same
+  // bits at any number of processes). Null: this process alone.
+  const Communicator* communicator = nullptr;
   // Throws InvalidArgument naming the field.
   void check() const;
 };

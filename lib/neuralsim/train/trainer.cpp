@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "neuralsim/core/communicator.hpp"
 #include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
@@ -186,6 +187,59 @@ void Trainer::check_state(const TrainingState& s) const {
 
 bool Trainer::done(const TrainingState& s) const { return s.stopped_early || s.epoch >= options_.epochs; }
 
+namespace trainer_detail {
+
+// Every rank's slots of windows begin … begin + m − 1 (loss, error, gradient)
+// to every rank: the sum in window order then follows as in one process.
+void exchange_slots(const Communicator& comm, std::size_t begin, std::size_t m, bool with_gradient,
+                    std::vector<double>& loss, std::vector<std::exception_ptr>& error,
+                    std::vector<Eigen::VectorXd>& grad) {
+  ByteWriter w;
+  for (std::size_t i = 0; i < m; ++i) {
+    if (!owns(&comm, static_cast<long long>(begin + i))) continue;
+    w.put(loss[i]);
+    std::uint8_t kind = 0;
+    std::string message;
+    if (error[i]) {
+      try {
+        std::rethrow_exception(error[i]);
+      } catch (const NumericalError& e) {
+        kind = 1;
+        message = e.what();
+      } catch (const std::exception& e) {
+        kind = 2;
+        message = e.what();
+      } catch (...) {
+        kind = 2;
+        message = "unknown exception";
+      }
+    }
+    w.put(kind);
+    w.put_string(message);
+    if (with_gradient) w.put_doubles(grad[i].data(), static_cast<std::size_t>(grad[i].size()));
+  }
+  const std::vector<std::string> all = comm.all_gather(w.bytes());
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r == comm.rank()) continue;
+    ByteReader in(all[static_cast<std::size_t>(r)]);
+    for (std::size_t i = 0; i < m; ++i) {
+      if (static_cast<long long>(begin + i) % comm.size() != r) continue;
+      loss[i] = in.get<double>();
+      const auto kind = in.get<std::uint8_t>();
+      const std::string message = in.get_string();
+      error[i] = kind == 0 ? nullptr
+                 : kind == 1 ? std::make_exception_ptr(NumericalError(message))
+                             : std::make_exception_ptr(std::runtime_error(message));
+      if (with_gradient) {
+        const std::vector<double> g = in.get_vector();
+        grad[i] = Eigen::Map<const Eigen::VectorXd>(g.data(), static_cast<Eigen::Index>(g.size()));
+      }
+    }
+  }
+}
+
+}  // namespace trainer_detail
+
 Trainer::Failure Trainer::evaluate(const Eigen::VectorXd& x, const std::vector<TrainingWindow>& windows,
                                    const std::vector<int>& order, std::size_t first, std::size_t last,
                                    TrainingMode mode, double* loss, Eigen::VectorXd* grad) {
@@ -198,11 +252,15 @@ Trainer::Failure Trainer::evaluate(const Eigen::VectorXd& x, const std::vector<T
   if (grad) grad->setZero(model_->num_parameters());
   double sum = 0;
   Failure failure;
+  const Communicator* comm = options_.communicator;
   for (std::size_t begin = first; begin < last; begin += chunk) {
     const std::size_t m = std::min(chunk, last - begin);
+    // With processes, window begin + i is rank (begin + i) mod size's; every
+    // rank then gathers every slot (trainer_detail::exchange_slots).
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m, 1), [&](const tbb::blocked_range<std::size_t>& r) {
       WindowModel* model = pool_->acquire();
       for (std::size_t i = r.begin(); i != r.end(); ++i) {
+        if (!owns(comm, static_cast<long long>(begin + i))) continue;
         slot_error_[i] = nullptr;
         try {
           slot_loss_[i] = model->loss(x, windows[order[begin + i]], mode, weights_, grad ? &slot_grad_[i] : nullptr);
@@ -213,6 +271,7 @@ Trainer::Failure Trainer::evaluate(const Eigen::VectorXd& x, const std::vector<T
       }
       pool_->release(model);
     });
+    if (comm) trainer_detail::exchange_slots(*comm, begin, m, grad != nullptr, slot_loss_, slot_error_, slot_grad_);
     // Summed in window order: the same bits whatever the scheduling.
     for (std::size_t i = 0; i < m; ++i) {
       bool finite = !slot_error_[i] && std::isfinite(slot_loss_[i]);
@@ -283,6 +342,7 @@ bool Trainer::run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop) {
   o.schedule = options_.schedule;
   o.seed = options_.seed;
   o.patience = options_.patience;
+  o.communicator = options_.communicator;
   const MinibatchLoss loss = [&](const Eigen::VectorXd& x, const std::vector<int>& order, std::size_t first,
                                  std::size_t last, Eigen::VectorXd& grad) {
     double value = 0;
@@ -299,7 +359,8 @@ bool Trainer::run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop) {
 
 void Trainer::run_lbfgs(TrainingState& s, const std::function<bool(const TrainingState&)>& on_epoch,
                         const std::atomic<bool>* stop) {
-  const auto stopped = [&] { return stop && stop->load(); };
+  // Collective with processes: every rank stops at the same evaluation.
+  const auto stopped = [&] { return any_of(options_.communicator, stop && stop->load()); };
   while (!done(s)) {
     if (stopped()) return;
     const int K = current_window_steps(s.epoch);
@@ -359,7 +420,7 @@ void Trainer::run_lbfgs(TrainingState& s, const std::function<bool(const Trainin
       record.seconds_validation = seconds_since(tv);
       finish_epoch(s, record, it.x, !validation_windows_.empty(), options_.patience);
       seconds_gradient = 0;
-      if (on_epoch && !on_epoch(s)) caller_stopped = true;
+      if (on_epoch && any_of(options_.communicator, !on_epoch(s))) caller_stopped = true;
       if (caller_stopped || stopped()) return false;
       iteration_start = Clock::now();
       return !done(s);
@@ -398,7 +459,7 @@ void Trainer::run(TrainingState& s, const std::function<bool(const TrainingState
   while (!done(s)) {
     const int before = s.epoch;
     const bool more = run_adam_epoch(s, stop);
-    if (s.epoch > before && on_epoch && !on_epoch(s)) return;
+    if (s.epoch > before && on_epoch && any_of(options_.communicator, !on_epoch(s))) return;
     if (!more) return;
   }
 }

@@ -55,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/core/communicator.hpp"
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/train/optimizer.hpp"
 #include "neuralsim/train/training_data.hpp"
@@ -92,6 +93,11 @@ struct TrainerOptions {
   LearningRateSchedule schedule;  // schedule.base is Adam's learning rate
   LbfgsOptions lbfgs;         // lbfgs.max_iterations is not used: the epochs are the budget
   std::uint64_t seed = 0;     // minibatch order
+  // The processes the windows of each minibatch are spread over (window i
+  // of a pass on rank i mod size, every slot gathered to every rank and
+  // summed in window order: the same bits at any number of processes). Null:
+  // this process alone.
+  const Communicator* communicator = nullptr;
 };
 
 class Trainer {

@@ -86,7 +86,8 @@ bool run_adam_epoch(TrainingState& s, const AdamEpochOptions& o, int num_items, 
   double loss_sum = 0, norm_sum = 0;
   int batches = 0;
   for (std::size_t first = 0; first < n; first += B) {
-    if (stop && stop->load()) return false;
+    // Collective with processes: every rank stops before the same minibatch.
+    if (any_of(o.communicator, stop && stop->load())) return false;
     const std::size_t last = std::min(n, first + B);
     const auto t0 = Clock::now();
     const double loss = minibatch_loss(x, order, first, last, grad);

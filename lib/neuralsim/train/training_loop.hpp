@@ -23,6 +23,7 @@
 #include <limits>
 #include <vector>
 
+#include "neuralsim/core/communicator.hpp"
 #include "neuralsim/train/optimizer.hpp"
 
 namespace neuralsim {
@@ -63,6 +64,7 @@ struct AdamEpochOptions {
   LearningRateSchedule schedule;
   std::uint64_t seed = 0;     // the item order
   int patience = 0;           // early stopping: epochs without validation improvement (0 = off)
+  const Communicator* communicator = nullptr;  // the stop flag is read collectively (null: one process)
 };
 
 // The mean loss over the items order[first … last) at x, and the mean
