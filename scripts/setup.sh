@@ -22,6 +22,9 @@ packages=(build-essential cmake ninja-build pkg-config git
 # its tests), unless -DNEURALSIM_BUILD_PYTHON=OFF.
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_PYTHON=OFF "* ]] ||
   packages+=(pybind11-dev python3-dev python3-numpy python3-pytest)
+# Open MPI, with which the tools run under mpirun and srun (docs/cluster.md),
+# unless -DNEURALSIM_MPI=OFF.
+[[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_MPI=OFF "* ]] || packages+=(libopenmpi-dev openmpi-bin)
 # GoogleTest, and Ipopt's runtime library as the QP solver's test oracle
 # (loaded by the test; its -dev package would pull MPI and MUMPS headers,
 # 15 s of a fresh install), only for the tests.

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <thread>
 #include <atomic>
 #include <ctime>
 #include <csignal>
@@ -41,6 +43,11 @@ std::atomic<bool> g_cooperative{false};
 std::atomic<bool> g_interrupted{false};  // the same as g_signal_count > 0, for library loops that poll a flag
 static_assert(std::atomic<bool>::is_always_lock_free);
 char g_setup_interrupt_message[256] = {};
+// This process's MPI rank (0 without MPI). Rank 0 alone prints the
+// interrupt notice and the errors found before the work starts (the config,
+// the data: every rank finds the same); see print_error for later errors.
+std::atomic<int> g_rank{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 long long monotonic_ns() {
   timespec ts{};
@@ -51,8 +58,10 @@ long long monotonic_ns() {
 extern "C" void on_interrupt_signal(int) {
   if (!g_cooperative.load()) {
     // Setup (parsing, loading): nothing to save yet, so stop at once.
-    const ssize_t ignored = ::write(STDERR_FILENO, g_setup_interrupt_message, std::strlen(g_setup_interrupt_message));
-    (void)ignored;
+    if (g_rank.load() == 0) {
+      const ssize_t ignored = ::write(STDERR_FILENO, g_setup_interrupt_message, std::strlen(g_setup_interrupt_message));
+      (void)ignored;
+    }
     _exit(kExitInterrupted);
   }
   // `timeout` and CI runners signal both the child and its process group,
@@ -65,9 +74,10 @@ extern "C" void on_interrupt_signal(int) {
   }
   g_first_signal_ns.store(now);
   g_interrupted.store(true);
-  const ssize_t ignored =
-      ::write(STDERR_FILENO, g_interrupt_message, std::strlen(g_interrupt_message));
-  (void)ignored;
+  if (g_rank.load() == 0) {
+    const ssize_t ignored = ::write(STDERR_FILENO, g_interrupt_message, std::strlen(g_interrupt_message));
+    (void)ignored;
+  }
 }
 
 // Installs the handler for the duration of run_app and restores the previous
@@ -126,14 +136,21 @@ std::string one_line(std::string msg) {
   return msg;
 }
 
-// Whether this process prints the error line (false on MPI ranks other than
-// 0: a run's error is reported once).
-std::atomic<bool> g_print_errors{true};
-
 void print_error(const std::string& app, const std::string& msg) {
-  if (!g_print_errors.load()) return;
+  const int rank = g_rank.load();
+  std::string where;
+  if (rank != 0) {
+    // Most errors (the config, the data) every rank hits alike, and an MPI
+    // launcher ends the whole job as soon as one rank exits: waiting a
+    // while lets rank 0 print the one line and exit first (Open MPI's
+    // mpirun signals the other ranks about a second after). An error of
+    // this rank alone (a trajectory it simulates) is printed after the
+    // wait, naming the rank.
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    where = "rank " + std::to_string(rank) + ": ";
+  }
   spdlog::default_logger_raw()->flush();  // keep log lines before the error
-  std::fprintf(stderr, "%s: error: %s\n", app.c_str(), one_line(msg).c_str());
+  std::fprintf(stderr, "%s: error: %s%s\n", app.c_str(), where.c_str(), one_line(msg).c_str());
   std::fflush(stderr);
 }
 
@@ -194,7 +211,7 @@ int run_body(const std::string& app, const AppOptions& opts,
 
 void begin_cooperative_interrupts() { g_cooperative = true; }
 
-void set_error_output(bool print) { g_print_errors = print; }
+void set_process_rank(int rank) { g_rank = rank; }
 
 bool interrupt_requested() { return g_signal_count.load() > 0; }
 

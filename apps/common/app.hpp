@@ -67,9 +67,11 @@ const std::atomic<bool>* interrupt_flag();
 // run) would cost more than a small fit itself.
 bool plots_wanted(const Config& config, const AppOptions& opts);
 
-// Whether run_app prints the one error line (the MPI ranks other than 0 do
-// not: a run's error is reported once).
-void set_error_output(bool print);
+// This process's MPI rank: rank 0 prints the interrupt notice and the error
+// line; another rank prints its error 3 s later, naming the rank (the
+// launcher has ended the job by then if rank 0 failed too), so an error is
+// reported once.
+void set_process_rank(int rank);
 
 // A tool's command line: the common options --config (required, must
 // exist), --out, --force, --set, --seed, --threads, -v/--verbose,

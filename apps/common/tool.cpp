@@ -141,17 +141,18 @@ Tool::Tool(ToolInfo info) : info_(std::move(info)) {
 Tool::~Tool() = default;
 
 int Tool::run(int argc, char** argv, const std::function<RunReport(ToolRun&)>& body) {
-  // The ranks other than 0 print no error line (known from the launcher's
-  // environment, before MPI starts) and no log.
+  // The ranks other than 0 log nothing and print errors as set_process_rank
+  // says (the rank is known from the launcher's environment, before MPI
+  // starts).
   const bool first = ProcessGroup::launcher_rank() == 0;
-  set_error_output(first);
+  set_process_rank(ProcessGroup::launcher_rank());
   const int code = run_app(argc, argv, *command_line_, [&](const AppOptions& options) {
     ProcessGroup processes(&argc, &argv);
     if (!first) spdlog::set_level(spdlog::level::off);
     ToolRun run(info_, options, resume_, processes);
     return run.finish(body(run));
   });
-  set_error_output(true);
+  set_process_rank(0);
   return code;
 }
 
