@@ -416,6 +416,11 @@ void RunSummary::add_output(const std::string& path) {
 
 void RunSummary::add_warning(const std::string& warning) { warnings_.push_back(warning); }
 
+void RunSummary::set_processes(int count, std::uint64_t bytes_sent) {
+  processes_ = count;
+  bytes_sent_ = bytes_sent;
+}
+
 nlohmann::json RunSummary::to_json() const {
   nlohmann::json timings = timings_.is_null() ? nlohmann::json::object() : timings_;
   timings["total_wall_s"] =
@@ -431,6 +436,7 @@ nlohmann::json RunSummary::to_json() const {
   j["overrides"] = overrides_;
   j["seed"] = seed_;
   j["threads"] = threads_;
+  j["processes"] = {{"count", processes_}, {"bytes_sent_by_rank_0", bytes_sent_}};
   j["provenance"] = provenance_;
   j["finished_utc"] = utc_timestamp();
   j["outputs"] = outputs_;

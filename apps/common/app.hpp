@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -155,7 +156,8 @@ inline nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohm
 // Builds and writes OUT/summary.json, the machine-readable record of a run:
 // app, status, metrics, warnings, timings (total wall time added
 // automatically), the effective config, config file, overrides, seed,
-// threads, provenance and the list of output files. It is written last.
+// threads, processes, provenance and the list of output files. It is
+// written last.
 class RunSummary {
  public:
   RunSummary(std::string app, const AppOptions& opts, const Config& config, const OutputDirectory& out);
@@ -167,6 +169,9 @@ class RunSummary {
   const std::string& status() const { return status_; }
   void add_output(const std::string& path);
   void add_warning(const std::string& warning);
+  // The MPI processes the run was spread over and the bytes rank 0 sent to
+  // the others (docs/cluster.md); 1 and 0 without MPI.
+  void set_processes(int count, std::uint64_t bytes_sent);
 
   nlohmann::json to_json() const;
   // Writes summary.json atomically, then ends the run's in-progress mark.
@@ -182,6 +187,8 @@ class RunSummary {
   std::vector<std::string> overrides_;
   long long seed_;
   int threads_;
+  int processes_ = 1;
+  std::uint64_t bytes_sent_ = 0;
   nlohmann::json provenance_;
   std::vector<std::string> outputs_;
   std::vector<std::string> warnings_;

@@ -1,6 +1,8 @@
 #include "common/process_group.hpp"
 
 #include <cstdlib>
+#include <memory>
+#include <utility>
 #include <string>
 
 #include "neuralsim/core/errors.hpp"
@@ -29,16 +31,28 @@ int launched_size() {
 #ifdef NEURALSIM_WITH_MPI
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator() {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  // Owns `comm` unless it is MPI_COMM_WORLD. A group split from another
+  // adds its traffic to the same count.
+  MpiCommunicator(MPI_Comm comm, std::shared_ptr<std::uint64_t> sent) : comm_(comm), sent_(std::move(sent)) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~MpiCommunicator() override {
+    if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+  }
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+  std::unique_ptr<Communicator> split(int color) const override {
+    MPI_Comm group = MPI_COMM_NULL;
+    MPI_Comm_split(comm_, color, rank_, &group);
+    return std::make_unique<MpiCommunicator>(group, sent_);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::vector<std::string> all_gather(const std::string& bytes) const override {
     const long long mine = static_cast<long long>(bytes.size());
     std::vector<long long> sizes(static_cast<std::size_t>(size_));
-    MPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD);
+    MPI_Allgather(&mine, 1, MPI_LONG_LONG, sizes.data(), 1, MPI_LONG_LONG, comm_);
     std::vector<int> counts(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
     long long total = 0;
     for (int r = 0; r < size_; ++r) {
@@ -50,8 +64,8 @@ class MpiCommunicator final : public Communicator {
     }
     std::string all(static_cast<std::size_t>(total), '\0');
     MPI_Allgatherv(bytes.data(), static_cast<int>(mine), MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE,
-                   MPI_COMM_WORLD);
-    sent_ += static_cast<std::uint64_t>(mine) * static_cast<std::uint64_t>(size_ - 1) + 8ULL * (size_ - 1);
+                   comm_);
+    *sent_ += static_cast<std::uint64_t>(mine) * static_cast<std::uint64_t>(size_ - 1) + 8ULL * (size_ - 1);
     std::vector<std::string> out;
     for (int r = 0; r < size_; ++r)
       out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
@@ -60,15 +74,16 @@ class MpiCommunicator final : public Communicator {
   }
   bool any(bool flag) const override {
     int mine = flag ? 1 : 0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-    sent_ += 4ULL * (size_ - 1);
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LOR, comm_);
+    *sent_ += 4ULL * (size_ - 1);
     return all != 0;
   }
-  std::uint64_t bytes_sent() const override { return sent_; }
+  std::uint64_t bytes_sent() const override { return *sent_; }
 
  private:
+  MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
-  mutable std::uint64_t sent_ = 0;
+  std::shared_ptr<std::uint64_t> sent_;
 };
 #endif
 
@@ -102,7 +117,7 @@ ProcessGroup::ProcessGroup(int* argc, char*** argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size > 1) communicator_ = std::make_unique<MpiCommunicator>();
+  if (size > 1) communicator_ = std::make_unique<MpiCommunicator>(MPI_COMM_WORLD, std::make_shared<std::uint64_t>(0));
 #else
   (void)argc;
   (void)argv;

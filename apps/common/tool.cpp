@@ -122,6 +122,8 @@ int ToolRun::finish(const RunReport& report) {
   for (const auto& [name, seconds] : report.timings) s.timings()[name] = seconds;
   if (checkpoint_) add_output(checkpoint_->name());
   s.set_status(run_status_name(report.status));
+  const Communicator* comm = context_.communicator;
+  s.set_processes(size_of(comm), comm ? comm->bytes_sent() : 0);
   s.write();
   switch (report.status) {
     case RunStatus::kOk: return kExitOk;

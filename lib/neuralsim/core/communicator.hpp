@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -32,6 +33,9 @@ class Communicator {
   virtual bool any(bool flag) const = 0;
   // Bytes sent by this process so far (for the benchmarks' traffic figures).
   virtual std::uint64_t bytes_sent() const = 0;
+  // The processes that pass the same color, ranked in this one's order (a
+  // group that works on one task together).
+  virtual std::unique_ptr<Communicator> split(int color) const = 0;
 };
 
 inline int rank_of(const Communicator* c) { return c ? c->rank() : 0; }

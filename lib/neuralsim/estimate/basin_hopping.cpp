@@ -124,15 +124,28 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
       1, static_cast<int>(std::min<size_t>(
              tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism),
              static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency())))));
-  // This process's starts (all of them without a communicator), in index order.
+  // Processes: groups of processes_per_start consecutive ranks; start k
+  // runs on group k mod groups, each solve spread over its group's ranks by
+  // residual block. This process's starts (all of them without a
+  // communicator), in index order.
   const Communicator* comm = options.communicator;
+  const int per_start = std::min(std::max(1, options.processes_per_start), size_of(comm));
+  const int groups = (size_of(comm) + per_start - 1) / per_start;
+  const int my_group = rank_of(comm) / per_start;
+  std::unique_ptr<Communicator> group;
+  if (comm && per_start > 1) group = comm->split(my_group);
+  const bool group_leader = rank_of(group.get()) == 0;  // reports the group's starts
+  if (group && group->size() > 1) local.communicator = group.get();
   std::vector<int> own_starts;
   for (int k = 0; k < population; ++k)
-    if (owns(comm, k)) own_starts.push_back(k);
+    if (k % groups == my_group) own_starts.push_back(k);
   int workers = std::min(static_cast<int>(own_starts.size()), threads);
   if (workers > 1 && use_threshold && local.num_threads != 1 &&
       make_problem()->num_residual_blocks() >= 2 * threads)
     workers = 1;
+  // A solve shared with other processes communicates from this thread only
+  // (MPI_THREAD_FUNNELED), one start at a time.
+  if (local.communicator) workers = 1;
   for (int round = state.next_round; round < rounds; ++round) {
     const auto tr = Clock::now();
     std::vector<LocalResult> solves(population);
@@ -164,7 +177,7 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
         };
       std::unique_ptr<EstimationProblem> problem = make_problem();
       solves[k] = problem->solve(basin_hopping_start(params, options, round, k, best_x), mine);
-      solved[static_cast<std::size_t>(k)] = 1;
+      solved[static_cast<std::size_t>(k)] = group_leader;
       if (use_threshold && solves[k].usable && solves[k].cost <= options.cost_threshold) {
         int cur = first_hit.load();
         while (k < cur && !first_hit.compare_exchange_weak(cur, k)) {
@@ -174,7 +187,8 @@ BasinHoppingResult basin_hopping(const ProblemFactory& make_problem, const Param
     auto worker = [&] {
       for (int t = next_start++; t < static_cast<int>(own_starts.size()); t = next_start++) {
         const int k = own_starts[static_cast<std::size_t>(t)];
-        if (first_hit.load() < k || (should_abort && should_abort())) continue;
+        // Agreed within a group: its processes take the same starts.
+        if (first_hit.load() < k || any_of(local.communicator, should_abort && should_abort())) continue;
         run_start(k);
       }
     };

@@ -21,11 +21,13 @@
 // `round` and `start` filled in.
 //
 // Processes (BasinHoppingOptions::communicator, core/communicator.hpp):
-// start k of a round runs on rank k mod size, each rank's starts in index
-// order as above; after the round every rank gathers every start's result
-// and the lowest hit, and picks the round's best from them exactly as one
-// process would: the same result at any number of processes and threads.
-// A round cut short on any rank is cut short on all.
+// the ranks form groups of processes_per_start; start k of a round runs on
+// group k mod groups, each group's starts in index order as above, every
+// solve spread over its group's ranks by residual block
+// (SolverOptions::communicator); after the round every rank gathers every
+// start's result and the lowest hit, and picks the round's best from them
+// exactly as one process would: the same result at any number of processes,
+// group size and threads. A round cut short on any rank is cut short on all.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,13 @@ struct BasinHoppingOptions {
   bool enabled = true;          // false: one local solve from the initial guess
   bool random_initial = false;  // the first start is random too (studies of local search from random guesses)
   const Communicator* communicator = nullptr;  // the processes the starts are spread over (null: this one)
+  // Processes that share each local solve (its residual blocks spread over
+  // them); 1: each process solves its own starts. Local solve times are
+  // heavy-tailed (a start that fails runs to max_iterations), so with few
+  // starts per process a round waits for its slowest process; sharing every
+  // solve balances the work when the problem has a few residual blocks per
+  // process. The result is the same at any value.
+  int processes_per_start = 1;
 };
 
 struct RoundRecord {

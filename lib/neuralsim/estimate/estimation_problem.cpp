@@ -75,6 +75,27 @@ class CachedCost final : public ceres::CostFunction {
     has_jacobians_ = jacobians;
   }
 
+  // For the other processes of a distributed solve: what prepare() computed.
+  void pack(ByteWriter& w, bool jacobians) const {
+    w.put<std::uint8_t>(ok_);
+    w.put_vector(residuals_);
+    if (jacobians)
+      for (const auto& j : jacobian_) w.put_vector(j);
+  }
+  // Takes another process's result for this block at the point now in the
+  // parameter blocks (every process of a solve holds the same point).
+  void unpack(ByteReader& r, bool jacobians) {
+    for (size_t b = 0; b < user_.size(); ++b)
+      std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
+    ok_ = r.get<std::uint8_t>() != 0;
+    residuals_ = r.get_vector();
+    if (jacobians)
+      for (auto& j : jacobian_) j = r.get_vector();
+    for (size_t b = 0; b < jacobian_.size(); ++b) jacobian_ptr_[b] = jacobian_[b].data();
+    valid_ = true;
+    has_jacobians_ = jacobians;
+  }
+
   bool Evaluate(double const* const* parameters, double* residuals, double** jacobians) const override {
     // Anything Ceres asks at a point that was not prepared (or with more than
     // was prepared) is computed directly, so the cache can only save work.
@@ -112,27 +133,48 @@ class CachedCost final : public ceres::CostFunction {
 // The parallel loop is isolated: a thread waiting for its blocks never picks
 // up another basin-hopping start meanwhile, which would delay this solve by
 // a whole solve; idle threads still steal blocks from it.
+//
+// Across processes (SolverOptions::communicator): every process runs the
+// same solve, evaluates the blocks it owns (block b on rank b mod size) and
+// gathers the others' results, so each holds every block exactly as one
+// process would have computed it.
 class ParallelBlocks final : public ceres::EvaluationCallback {
  public:
   void add(CachedCost* c) { blocks_.push_back(c); }
   void set_num_threads(int n) { num_threads_ = n; }
+  void set_communicator(const Communicator* c) { communicator_ = c; }
   void PrepareForEvaluation(bool jacobians, bool /*new_evaluation_point*/) override {
     // new_evaluation_point is not trusted: every block checks its own point.
     const int n = static_cast<int>(blocks_.size());
-    if (num_threads_ == 1 || n == 1) {
-      for (CachedCost* c : blocks_) c->prepare(jacobians);
-      return;
-    }
-    tbb::this_task_arena::isolate([&] {
-      tbb::parallel_for(tbb::blocked_range<int>(0, n, 1), [&](const tbb::blocked_range<int>& r) {
-        for (int b = r.begin(); b != r.end(); ++b) blocks_[b]->prepare(jacobians);
+    std::vector<CachedCost*> mine;
+    for (int b = 0; b < n; ++b)
+      if (owns(communicator_, b)) mine.push_back(blocks_[static_cast<size_t>(b)]);
+    const int m = static_cast<int>(mine.size());
+    if (num_threads_ == 1 || m <= 1) {
+      for (CachedCost* c : mine) c->prepare(jacobians);
+    } else {
+      tbb::this_task_arena::isolate([&] {
+        tbb::parallel_for(tbb::blocked_range<int>(0, m, 1), [&](const tbb::blocked_range<int>& r) {
+          for (int b = r.begin(); b != r.end(); ++b) mine[static_cast<size_t>(b)]->prepare(jacobians);
+        });
       });
-    });
+    }
+    if (!communicator_) return;
+    ByteWriter w;
+    for (CachedCost* c : mine) c->pack(w, jacobians);
+    const std::vector<std::string> all = communicator_->all_gather(w.bytes());
+    const int size = communicator_->size();
+    for (int rank = 0; rank < size; ++rank) {
+      if (rank == communicator_->rank()) continue;
+      ByteReader r(all[static_cast<size_t>(rank)]);
+      for (int b = rank; b < n; b += size) blocks_[static_cast<size_t>(b)]->unpack(r, jacobians);
+    }
   }
 
  private:
   std::vector<CachedCost*> blocks_;  // owned by the ceres::Problem
   int num_threads_ = 0;
+  const Communicator* communicator_ = nullptr;
 };
 
 }  // namespace estimation_problem_internal
@@ -174,8 +216,10 @@ class IterationMonitor : public ceres::IterationCallback {
     // Terminate "successfully" so the last iterate stays usable: Ctrl-C must
     // still report the best parameters found so far (LM and L-BFGS only
     // accept steps that lower the cost, so the last iterate is the best).
-    return options_.should_abort && options_.should_abort() ? ceres::SOLVER_TERMINATE_SUCCESSFULLY
-                                                            : ceres::SOLVER_CONTINUE;
+    // The processes of a distributed solve stop together.
+    return any_of(options_.communicator, options_.should_abort && options_.should_abort())
+               ? ceres::SOLVER_TERMINATE_SUCCESSFULLY
+               : ceres::SOLVER_CONTINUE;
   }
  private:
   const SolverOptions& options_;
@@ -332,6 +376,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
   reset_states();
   IterationMonitor abort(options, t0);
   ceres_->parallel.set_num_threads(options.num_threads);
+  ceres_->parallel.set_communicator(options.communicator);
   if (options.solver == LocalSolver::kLevenbergMarquardt) {
     ceres::Solver::Options so;
     so.linear_solver_type = options_.formulation == Formulation::kMultipleShooting ? ceres::SPARSE_SCHUR
@@ -386,6 +431,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.report = summary.BriefReport();
   }
   ceres_->parallel.set_num_threads(0);
+  ceres_->parallel.set_communicator(nullptr);
   result.x = theta_;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!std::isfinite(result.cost)) result.usable = false;

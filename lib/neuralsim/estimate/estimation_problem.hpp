@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/core/communicator.hpp"
 #include "neuralsim/estimate/covariance.hpp"
 #include "neuralsim/estimate/residuals.hpp"
 #include "neuralsim/estimate/solve_progress.hpp"
@@ -55,6 +56,12 @@ struct SolverOptions {
   // and gradient per thread, in an order that depends on timing).
   int num_threads = 0;
   std::function<bool()> should_abort;  // polled every iteration (Ctrl-C, time budget)
+  // Processes that run this solve together (null: this one). Collective:
+  // every process calls solve() with the same arguments; each evaluates the
+  // residual blocks it owns (block b on rank b mod size) and gathers the
+  // rest, so the result is the same, bit for bit, as on one process. The
+  // abort poll is agreed (any process's yes stops all).
+  const Communicator* communicator = nullptr;
   SolveProgressCallback on_iteration;  // called every iteration (solve_progress.hpp)
 };
 

@@ -199,7 +199,7 @@ SolverOptions read_solver_options(const Config& s) {
 
 BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
   b.check_known_keys({"enabled", "population", "rounds", "cost_threshold", "time_budget", "spread", "decay",
-                      "random_initial"});
+                      "random_initial", "processes_per_start"});
   BasinHoppingOptions o;
   o.enabled = b.get_or<bool>("enabled", true);
   o.population = static_cast<int>(b.get_int_in_range("population", 4, 1, 100000));
@@ -210,6 +210,7 @@ BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
   o.initial_spread = b.get_in_range("spread", 0.5, 0, 100);
   o.decay = b.get_in_range("decay", 0.7, 0, 1);
   o.random_initial = b.get_or<bool>("random_initial", false);
+  o.processes_per_start = static_cast<int>(b.get_int_in_range("processes_per_start", 1, 1, 1000000));
   o.seed = static_cast<uint64_t>(seed);
   return o;
 }

@@ -133,7 +133,8 @@ Setup read_setup(const Config& cfg, long long seed) {
 Fingerprint identification_fingerprint(const Config& cfg, const DataSplit& data, long long seed) {
   nlohmann::json fingerprinted = cfg.to_json();
   if (fingerprinted["estimate"].contains("basin_hopping") && fingerprinted["estimate"]["basin_hopping"].is_object())
-    for (const char* key : {"rounds", "time_budget"}) fingerprinted["estimate"]["basin_hopping"].erase(key);
+    for (const char* key : {"rounds", "time_budget", "processes_per_start"})
+      fingerprinted["estimate"]["basin_hopping"].erase(key);
   if (fingerprinted["estimate"].is_object()) fingerprinted["estimate"].erase("uncertainty");
   Fingerprint fingerprint = config_digests(fingerprinted, {"name", "description", "output"});
   fingerprint["data.train"] = trajectory_digest(data.train);
