@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -218,12 +217,14 @@ TEST(MpiFailures, AKilledRankEndsTheJobAndResumeOnAnotherProcessCountGivesTheUni
   const std::string pid_file = out + ".rank1.pid";
   const std::string wrapped = "sh -c '[ \"$OMPI_COMM_WORLD_RANK\" = 1 ] && echo $$ > " + pid_file + "; exec " + cmd +
                               " --out " + out + "'";
-  const std::string delay = std::to_string(0.6 + 0.5 * seconds);
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto killed = run_command("{ (sleep " + delay + "; kill -9 $(cat " + pid_file + ")) & " + mpirun(3) + wrapped + "; }");
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Once training has begun (the first checkpoint), plus a third of the run.
+  const std::string delay = std::to_string(seconds / 3);
+  const std::string killer = "(for i in $(seq 600); do [ -f " + out + "/checkpoint.json ] && break; sleep 0.05; done; sleep " + delay +
+                             "; date +%s.%N > " + out + ".killed; kill -9 $(cat " + pid_file + "))";
+  const auto killed = run_command("{ " + killer + " & " + mpirun(3) + wrapped + "; rc=$?; date +%s.%N > " + out + ".ended; exit $rc; }");
   ASSERT_NE(killed.exit_code, 0) << "the job finished before the kill";
-  EXPECT_LT(took, std::stod(delay) + 10.0) << "the job waited for the dead rank";
+  const double waited = std::stod(testing::read_text(out + ".ended")) - std::stod(testing::read_text(out + ".killed"));
+  EXPECT_LT(waited, 10.0) << "the job waited for the dead rank";
   testing::expect_contains(killed.err, {"rank 1"});
   ASSERT_TRUE(std::filesystem::exists(out + "/checkpoint.json")) << "no checkpoint before the kill";
   // The checkpoint left behind is valid: two processes resume from it.
@@ -238,8 +239,10 @@ TEST(MpiFailures, SigtermToEveryRankKeepsTheBestResultWithOneNotice) {
   const std::string out = fresh_dir("mpi_sigterm");
   // What a scheduler does at the time limit: SIGTERM to every process of
   // the job (here the three ranks, found by their --out).
-  const auto r = run_command("{ (sleep 1.5; pkill -TERM -f '^" + testing::app_path("train-augment") + ".*--out " + out +
-                             "') & " + mpirun(3) + train_cmd(5000) + " --out " + out + "; }");
+  const std::string term = "(for i in $(seq 600); do [ -f " + out + "/checkpoint.json ] && break; sleep 0.05; done; sleep 0.5; "
+                           "pkill -TERM -f '^" +
+                           testing::app_path("train-augment") + ".*--out " + out + "')";
+  const auto r = run_command("{ " + term + " & " + mpirun(3) + train_cmd(5000) + " --out " + out + "; }");
   ASSERT_EQ(r.exit_code, 130) << r.err;
   const auto s = read_json(out + "/summary.json");
   EXPECT_EQ(s["status"], "interrupted");
