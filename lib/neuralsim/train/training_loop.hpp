@@ -9,7 +9,8 @@
 //      on (seed, e) only: the same on every platform and thread count
 //   2. per minibatch of batch_size items: the caller's mean loss and mean
 //      gradient over them, clipped to clip_norm (global norm), one Adam step
-//      at schedule.at(e, epochs), projected onto [lower, upper]
+//      at schedule.at(e, epochs), the proximal step if any, projected onto
+//      [lower, upper]
 //   3. the validation loss at the epoch's parameters; finish_epoch
 // A stop flag set before a minibatch leaves the state as it was after the
 // previous epoch (the interrupted epoch does not count).
@@ -65,6 +66,10 @@ struct AdamEpochOptions {
   std::uint64_t seed = 0;     // the item order
   int patience = 0;           // early stopping: epochs without validation improvement (0 = off)
   const Communicator* communicator = nullptr;  // the stop flag is read collectively (null: one process)
+  // Applied after every Adam step with the step's learning rate, before the
+  // box projection: the proximal operator of a non-smooth penalty (e.g.
+  // group_soft_threshold, train/group_lasso.hpp). Empty: none.
+  std::function<void(Eigen::VectorXd& x, double step)> proximal;
 };
 
 // The mean loss over the items order[first … last) at x, and the mean
