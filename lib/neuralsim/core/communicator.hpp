@@ -114,4 +114,21 @@ class ByteReader {
   std::size_t at_ = 0;
 };
 
+// Gives every process every item of [0, count): the owner of item i (the
+// rank that owns index first + i) writes it with pack(i, writer), the others
+// read it with unpack(i, reader), in index order. Collective.
+template <class Pack, class Unpack>
+void exchange_owned(const Communicator& comm, std::size_t count, const Pack& pack, const Unpack& unpack,
+                    long long first = 0) {
+  ByteWriter w;
+  for (std::size_t i = 0; i < count; ++i)
+    if (owns(&comm, first + static_cast<long long>(i))) pack(i, w);
+  const std::vector<std::string> all = comm.all_gather(w.bytes());
+  std::vector<ByteReader> readers(all.begin(), all.end());
+  for (std::size_t i = 0; i < count; ++i) {
+    const int owner = static_cast<int>((first + static_cast<long long>(i)) % comm.size());
+    if (owner != comm.rank()) unpack(i, readers[static_cast<std::size_t>(owner)]);
+  }
+}
+
 }  // namespace neuralsim

@@ -160,15 +160,9 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
       });
     }
     if (!communicator_) return;
-    ByteWriter w;
-    for (CachedCost* c : mine) c->pack(w, jacobians);
-    const std::vector<std::string> all = communicator_->all_gather(w.bytes());
-    const int size = communicator_->size();
-    for (int rank = 0; rank < size; ++rank) {
-      if (rank == communicator_->rank()) continue;
-      ByteReader r(all[static_cast<size_t>(rank)]);
-      for (int b = rank; b < n; b += size) blocks_[static_cast<size_t>(b)]->unpack(r, jacobians);
-    }
+    exchange_owned(
+        *communicator_, blocks_.size(), [&](std::size_t b, ByteWriter& w) { blocks_[b]->pack(w, jacobians); },
+        [&](std::size_t b, ByteReader& r) { blocks_[b]->unpack(r, jacobians); });
   }
 
  private:

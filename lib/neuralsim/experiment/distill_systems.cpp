@@ -219,9 +219,7 @@ class LinearSystem final : public DistillSystem {
 // Every rank's episodes (result, trace, samples) to every rank.
 void exchange_episodes(const Communicator& comm, std::vector<EpisodeResult>& results,
                        std::vector<EpisodeSamples>* samples) {
-  ByteWriter w;
-  for (std::size_t e = 0; e < results.size(); ++e) {
-    if (!owns(&comm, static_cast<long long>(e))) continue;
+  auto pack = [&](std::size_t e, ByteWriter& w) {
     const EpisodeResult& r = results[e];
     w.put<std::uint8_t>(r.ok);
     w.put(r.fall_time);
@@ -240,32 +238,28 @@ void exchange_episodes(const Communicator& comm, std::vector<EpisodeResult>& res
       w.put_vector(s.time);
       w.put<std::int64_t>(s.count);
     }
-  }
-  const std::vector<std::string> all = comm.all_gather(w.bytes());
-  for (int rank = 0; rank < comm.size(); ++rank) {
-    if (rank == comm.rank()) continue;
-    ByteReader in(all[static_cast<std::size_t>(rank)]);
-    for (std::size_t e = static_cast<std::size_t>(rank); e < results.size(); e += static_cast<std::size_t>(comm.size())) {
-      EpisodeResult& r = results[e];
-      r.ok = in.get<std::uint8_t>() != 0;
-      r.fall_time = in.get<double>();
-      r.reason = in.get_string();
-      r.err_a = in.get<double>();
-      r.err_b = in.get<double>();
-      r.err_c = in.get<double>();
-      r.updates = in.get<std::int64_t>();
-      r.update_seconds = in.get<double>();
-      r.trace.resize(in.get<std::uint64_t>());
-      for (TraceRow& t : r.trace) t = in.get<TraceRow>();
-      if (samples) {
-        EpisodeSamples& s = (*samples)[e];
-        s.features = in.get_vector();
-        s.targets = in.get_vector();
-        s.time = in.get_vector();
-        s.count = in.get<std::int64_t>();
-      }
+  };
+  auto unpack = [&](std::size_t e, ByteReader& in) {
+    EpisodeResult& r = results[e];
+    r.ok = in.get<std::uint8_t>() != 0;
+    r.fall_time = in.get<double>();
+    r.reason = in.get_string();
+    r.err_a = in.get<double>();
+    r.err_b = in.get<double>();
+    r.err_c = in.get<double>();
+    r.updates = in.get<std::int64_t>();
+    r.update_seconds = in.get<double>();
+    r.trace.resize(in.get<std::uint64_t>());
+    for (TraceRow& t : r.trace) t = in.get<TraceRow>();
+    if (samples) {
+      EpisodeSamples& s = (*samples)[e];
+      s.features = in.get_vector();
+      s.targets = in.get_vector();
+      s.time = in.get_vector();
+      s.count = in.get<std::int64_t>();
     }
-  }
+  };
+  exchange_owned(comm, results.size(), pack, unpack);
 }
 
 }  // namespace distill_systems_detail

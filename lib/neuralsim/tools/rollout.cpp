@@ -210,9 +210,7 @@ Trajectory simulate_one(const Experiment& exp, const SimulationSetup& s, size_t 
 // Every rank's trajectories (or their error) to every rank.
 void exchange_trajectories(const Communicator& comm, std::vector<Trajectory>& trajectories,
                            std::vector<std::string>& errors) {
-  ByteWriter w;
-  for (std::size_t k = 0; k < trajectories.size(); ++k) {
-    if (!owns(&comm, static_cast<long long>(k))) continue;
+  auto pack = [&](std::size_t k, ByteWriter& w) {
     const Trajectory& t = trajectories[k];
     w.put_string(errors[k]);
     w.put_string(t.name);
@@ -225,26 +223,22 @@ void exchange_trajectories(const Communicator& comm, std::vector<Trajectory>& tr
       w.put_string(link);
       w.put_eigen(poses);
     }
-  }
-  const std::vector<std::string> all = comm.all_gather(w.bytes());
-  for (int rank = 0; rank < comm.size(); ++rank) {
-    if (rank == comm.rank()) continue;
-    ByteReader in(all[static_cast<std::size_t>(rank)]);
-    for (std::size_t k = static_cast<std::size_t>(rank); k < trajectories.size(); k += static_cast<std::size_t>(comm.size())) {
-      Trajectory& t = trajectories[k];
-      errors[k] = in.get_string();
-      t.name = in.get_string();
-      t.time = in.get_eigen<Eigen::VectorXd>();
-      t.q = in.get_eigen<RowMatrixXd>();
-      t.qd = in.get_eigen<RowMatrixXd>();
-      t.tau = in.get_eigen<RowMatrixXd>();
-      const auto links = in.get<std::uint64_t>();
-      for (std::uint64_t i = 0; i < links; ++i) {
-        const std::string link = in.get_string();
-        t.link_poses[link] = in.get_eigen<RowMatrixXd>();
-      }
+  };
+  auto unpack = [&](std::size_t k, ByteReader& in) {
+    Trajectory& t = trajectories[k];
+    errors[k] = in.get_string();
+    t.name = in.get_string();
+    t.time = in.get_eigen<Eigen::VectorXd>();
+    t.q = in.get_eigen<RowMatrixXd>();
+    t.qd = in.get_eigen<RowMatrixXd>();
+    t.tau = in.get_eigen<RowMatrixXd>();
+    const auto links = in.get<std::uint64_t>();
+    for (std::uint64_t i = 0; i < links; ++i) {
+      const std::string link = in.get_string();
+      t.link_poses[link] = in.get_eigen<RowMatrixXd>();
     }
-  }
+  };
+  exchange_owned(comm, trajectories.size(), pack, unpack);
 }
 
 }  // namespace rollout_detail

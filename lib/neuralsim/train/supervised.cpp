@@ -123,24 +123,19 @@ double SupervisedRegression::accumulate(const Eigen::VectorXd& x, const nn::RowM
   });
   if (comm) {
     // Every rank's blocks (loss, gradient column) to every rank.
-    ByteWriter w;
-    for (Eigen::Index b = 0; b < blocks; ++b)
-      if (owns(comm, b)) {
-        w.put(loss[static_cast<size_t>(b)]);
-        if (grad) w.put_doubles(g.col(b).data(), static_cast<std::size_t>(np));
-      }
-    const std::vector<std::string> all = comm->all_gather(w.bytes());
-    for (int rank = 0; rank < comm->size(); ++rank) {
-      if (rank == comm->rank()) continue;
-      ByteReader in(all[static_cast<size_t>(rank)]);
-      for (Eigen::Index b = rank; b < blocks; b += comm->size()) {
-        loss[static_cast<size_t>(b)] = in.get<double>();
-        if (grad) {
-          const std::vector<double> col = in.get_vector();
-          g.col(b) = Eigen::Map<const Eigen::VectorXd>(col.data(), np);
-        }
-      }
-    }
+    exchange_owned(
+        *comm, static_cast<std::size_t>(blocks),
+        [&](std::size_t b, ByteWriter& w) {
+          w.put(loss[b]);
+          if (grad) w.put_doubles(g.col(static_cast<Eigen::Index>(b)).data(), static_cast<std::size_t>(np));
+        },
+        [&](std::size_t b, ByteReader& in) {
+          loss[b] = in.get<double>();
+          if (grad) {
+            const std::vector<double> col = in.get_vector();
+            g.col(static_cast<Eigen::Index>(b)) = Eigen::Map<const Eigen::VectorXd>(col.data(), np);
+          }
+        });
   }
   double total = 0;
   for (double l : loss) total += l;  // block order

@@ -194,9 +194,7 @@ namespace trainer_detail {
 void exchange_slots(const Communicator& comm, std::size_t begin, std::size_t m, bool with_gradient,
                     std::vector<double>& loss, std::vector<std::exception_ptr>& error,
                     std::vector<Eigen::VectorXd>& grad) {
-  ByteWriter w;
-  for (std::size_t i = 0; i < m; ++i) {
-    if (!owns(&comm, static_cast<long long>(begin + i))) continue;
+  auto pack = [&](std::size_t i, ByteWriter& w) {
     w.put(loss[i]);
     std::uint8_t kind = 0;
     std::string message;
@@ -217,25 +215,20 @@ void exchange_slots(const Communicator& comm, std::size_t begin, std::size_t m, 
     w.put(kind);
     w.put_string(message);
     if (with_gradient) w.put_doubles(grad[i].data(), static_cast<std::size_t>(grad[i].size()));
-  }
-  const std::vector<std::string> all = comm.all_gather(w.bytes());
-  for (int r = 0; r < comm.size(); ++r) {
-    if (r == comm.rank()) continue;
-    ByteReader in(all[static_cast<std::size_t>(r)]);
-    for (std::size_t i = 0; i < m; ++i) {
-      if (static_cast<long long>(begin + i) % comm.size() != r) continue;
-      loss[i] = in.get<double>();
-      const auto kind = in.get<std::uint8_t>();
-      const std::string message = in.get_string();
-      error[i] = kind == 0 ? nullptr
-                 : kind == 1 ? std::make_exception_ptr(NumericalError(message))
-                             : std::make_exception_ptr(std::runtime_error(message));
-      if (with_gradient) {
-        const std::vector<double> g = in.get_vector();
-        grad[i] = Eigen::Map<const Eigen::VectorXd>(g.data(), static_cast<Eigen::Index>(g.size()));
-      }
+  };
+  auto unpack = [&](std::size_t i, ByteReader& in) {
+    loss[i] = in.get<double>();
+    const auto kind = in.get<std::uint8_t>();
+    const std::string message = in.get_string();
+    error[i] = kind == 0 ? nullptr
+               : kind == 1 ? std::make_exception_ptr(NumericalError(message))
+                           : std::make_exception_ptr(std::runtime_error(message));
+    if (with_gradient) {
+      const std::vector<double> g = in.get_vector();
+      grad[i] = Eigen::Map<const Eigen::VectorXd>(g.data(), static_cast<Eigen::Index>(g.size()));
     }
-  }
+  };
+  exchange_owned(comm, m, pack, unpack, static_cast<long long>(begin));
 }
 
 }  // namespace trainer_detail
