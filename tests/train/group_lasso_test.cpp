@@ -131,7 +131,7 @@ TEST(GroupLasso, ZerosAreExactAndSurviveAnAdamEpoch) {
   o.epochs = 200;
   o.batch_size = 20;
   o.schedule.base = 0.02;
-  o.proximal = [&](VectorXd& x, double step) { group_soft_threshold(x, groups, lambda, step); };
+  o.proximal = [&](VectorXd& x, double step, const Adam&) { group_soft_threshold(x, groups, lambda, step); };
   MinibatchLoss loss = [&](const VectorXd& w, const std::vector<int>& order, std::size_t first, std::size_t last,
                            VectorXd& gradient) {
     gradient.setZero();

@@ -102,6 +102,13 @@ class AugmentedDynamics final : public ContactForceModifier<S> {
   // ForceHook body: records the state for the contact sites and applies the
   // joint, link and drag sites.
   void add_forces(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd, double t);
+  // The input vector network i (a step site, not a contact site) reads at a
+  // state whose kinematics `data` holds (forward_kinematics with q and q̇),
+  // with joint forces `actuation` = τ − τ_passive at time t; `out` takes
+  // network(i).input_dim() values. For input statistics (tools/discover).
+  // Not in a step: it resets the step's state.
+  void network_input(int i, const Data<S>& data, const VecX<S>& q, const VecX<S>& qd, const VecX<S>& actuation,
+                     double t, S* out);
   // ContactForceModifier: the contact sites.
   void modify_normal(const Contact<S>& contact, S& normal_force, S& friction_coefficient) override;
   void modify_friction(const Contact<S>& contact, const S& normal_force, Vec3<S>& friction_force) override;

@@ -222,6 +222,13 @@ void AugmentedDynamics<S>::gather(Slot& s, const Contact<S>* contact, const S* n
       case InputKind::kTime:
         *x++ = S(t_);
         break;
+      case InputKind::kNoise: {
+        std::uint64_t h = noise_hash(0, t_);
+        for (Eigen::Index i = 0; i < q.size(); ++i) h = noise_hash(h, to_double(q[i]));
+        for (Eigen::Index i = 0; i < qd.size(); ++i) h = noise_hash(h, to_double(qd[i]));
+        *x++ = S(noise_input_value(h, in.index));
+        break;
+      }
       case InputKind::kJointQ: {
         const Joint<S>& j = model_.joints[in.index];
         for (int i = 0; i < j.nq; ++i) *x++ = q[j.idx_q + i];
@@ -461,6 +468,25 @@ void AugmentedDynamics<S>::add_forces(const Model<S>& model, Data<S>& data, cons
     evaluate(s);
     apply_step_site(s, data);
   }
+}
+
+template <class S>
+void AugmentedDynamics<S>::network_input(int i, const Data<S>& data, const VecX<S>& q, const VecX<S>& qd,
+                                         const VecX<S>& actuation, double t, S* out) {
+  if (i < 0 || i >= num_networks()) throw InvalidArgument("AugmentedDynamics::network_input: no augmentation " + std::to_string(i));
+  Slot& s = *slots_[i];
+  if (is_contact_site(s.bp.site.quantity))
+    throw InvalidArgument("AugmentedDynamics::network_input: '" + s.bp.name + "' is a contact site");
+  check_argument_size("AugmentedDynamics::network_input", "actuation", actuation.size(), model_.nv);
+  q_ = &q;
+  qd_ = &qd;
+  data_ = &data;
+  t_ = t;
+  actuation_ = actuation;
+  gather(s, nullptr, nullptr);
+  std::copy(s.x.begin(), s.x.end(), out);
+  q_ = qd_ = nullptr;
+  data_ = nullptr;
 }
 
 template <class S>

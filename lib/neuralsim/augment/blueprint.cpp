@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/names.hpp"
+#include "neuralsim/core/splitmix.hpp"
 
 namespace neuralsim {
 namespace {
@@ -44,18 +47,6 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -221,6 +212,16 @@ std::optional<AugmentInput> find_augment_input(const std::string& name, const Mo
     in.size = 1;
     return in;
   }
+  if (name.compare(0, 6, "noise.") == 0) {
+    const std::string k = name.substr(6);
+    if (k.empty() || k.size() > 2 || k.find_first_not_of("0123456789") != std::string::npos ||
+        (k.size() == 2 && k[0] == '0'))
+      return std::nullopt;
+    in.kind = InputKind::kNoise;
+    in.index = std::stoi(k);
+    in.size = 1;
+    return in;
+  }
   for (const auto& c : kContactInputs) {
     if (name == c.name) {
       if (!contact_site) return std::nullopt;
@@ -268,7 +269,7 @@ std::optional<AugmentInput> find_augment_input(const std::string& name, const Mo
 }
 
 std::vector<std::string> augment_input_names(const Model<double>& model, bool contact_site) {
-  std::vector<std::string> out = {"time"};
+  std::vector<std::string> out = {"time", "noise.0"};
   for (const Joint<double>& j : model.joints) {
     if (j.nv == 0) continue;
     for (const char* s : {".q", ".qd", ".u"}) out.push_back("joint." + j.name + s);
@@ -291,15 +292,7 @@ std::vector<std::string> augment_input_names(const Model<double>& model, bool co
 std::string unknown_input_message(const std::string& name, const Model<double>& model, bool contact_site) {
   std::string msg = "unknown input '" + name + "'";
   const std::vector<std::string> all = augment_input_names(model, contact_site);
-  std::string best;
-  std::size_t best_d = 4;
-  for (const auto& n : all) {
-    const std::size_t d = edit_distance(name, n);
-    if (d < best_d) {
-      best_d = d;
-      best = n;
-    }
-  }
+  const std::string best = closest_name(name, all, 3);
   if (!best.empty()) msg += " (did you mean '" + best + "'?)";
   if (!contact_site && name.compare(0, 8, "contact.") == 0)
     msg += " (contact.* inputs exist only at contact sites)";
@@ -307,7 +300,7 @@ std::string unknown_input_message(const std::string& name, const Model<double>& 
   for (const Joint<double>& j : model.joints)
     if (j.nv > 0) joints.push_back(j.name);
   for (const Body<double>& b : model.bodies) links.push_back(b.name);
-  msg += "; valid inputs: time, joint.<joint>.q|qd|u (joints: " + join(joints) +
+  msg += "; valid inputs: time, noise.<0..99>, joint.<joint>.q|qd|u (joints: " + join(joints) +
          "), link.<link>.position|orientation|angle_of_attack|speed, "
          "link.<link>.linear_velocity|angular_velocity[.world|.body] (links: " +
          join(links) + ")";
@@ -317,6 +310,18 @@ std::string unknown_input_message(const std::string& name, const Model<double>& 
     msg += ", " + join(c);
   }
   return msg;
+}
+
+std::uint64_t noise_hash(std::uint64_t h, double value) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return splitmix64(h ^ bits);
+}
+
+double noise_input_value(std::uint64_t h, int k) {
+  const std::uint64_t r = splitmix64(h ^ splitmix64(static_cast<std::uint64_t>(k) + 0x9e3779b97f4a7c15ull));
+  const double u = static_cast<double>(r >> 11) * 0x1.0p-53;  // [0, 1)
+  return std::sqrt(3.0) * (2.0 * u - 1.0);
 }
 
 int total_input_size(const std::vector<AugmentInput>& inputs) {

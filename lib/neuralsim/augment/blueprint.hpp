@@ -39,6 +39,12 @@
 //
 // ---------------------------------------------------------------- inputs
 //   time                                  t (1)
+//   noise.<k>                             a distractor with no physical meaning (k in 0..99):
+//                                         a hash of the bits of t, q, q̇ and k, uniform with
+//                                         mean 0 and variance 1, no derivative (1): any change
+//                                         of the state gives an unrelated value. discover
+//                                         offers it to show that an input the data does not
+//                                         need is not selected
 //   joint.<joint>.q | .qd                 the joint's coordinates (nq | nv values)
 //   joint.<joint>.u                       its controls (nv), read as (τ - τ_passive)/gear
 //                                         at the start of the augmentation hook
@@ -61,6 +67,7 @@
 // of attack and the speed are 0 with no derivative (both are non-smooth there).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,7 +127,13 @@ enum class InputKind {
   kContactDepthRate,
   kContactSlidingVelocity,
   kContactNormalForce,
+  kNoise,  // index = k
 };
+
+// Input noise.<k>: `hash` folds the bits of each value into h (splitmix64),
+// starting from the bits of t; noise_input_value maps (h, k) to [−√3, √3).
+std::uint64_t noise_hash(std::uint64_t h, double value);
+double noise_input_value(std::uint64_t h, int k);
 
 struct AugmentInput {
   std::string name;  // as written, e.g. "link.segment0.linear_velocity.body"

@@ -1,9 +1,12 @@
 #include "neuralsim/experiment/augment_config.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <limits>
 #include <random>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/names.hpp"
 
 namespace neuralsim {
 namespace {
@@ -74,14 +77,38 @@ bool parse_site_string(const std::string& text, const Model<double>& model, Augm
   return false;
 }
 
-AugmentSite read_site(const Config& entry, const Model<double>& model, const ContactSettings* contact) {
-  if (!entry.has("site")) entry.fail("site", "missing required key (" + valid_sites(model) + ")");
+}  // namespace
+
+std::optional<AugmentSite> parse_augment_site(const std::string& text, const Model<double>& model) {
   AugmentSite site;
-  if (!entry.is_map("site")) {
-    const std::string text = entry.get<std::string>("site");
-    if (!parse_site_string(text, model, site)) entry.fail("site", "unknown site '" + text + "'; " + valid_sites(model));
+  if (!parse_site_string(text, model, site)) return std::nullopt;
+  return site;
+}
+
+std::string valid_augment_sites(const Model<double>& model) { return valid_sites(model); }
+
+std::string unknown_site_message(const std::string& text, const Model<double>& model) {
+  std::vector<std::string> all;
+  for (const Joint<double>& j : model.joints)
+    if (j.nv > 0)
+      for (const std::string& q : joint_site_quantity_names()) all.push_back("joint." + j.name + "." + q);
+  for (const Body<double>& b : model.bodies)
+    for (const std::string& q : link_site_quantity_names()) all.push_back("link." + b.name + "." + q);
+  for (const std::string& q : contact_site_quantity_names()) all.push_back("contact." + q);
+  const std::string best = closest_name(text, all, 3);
+  return "unknown site '" + text + "'" + (best.empty() ? "" : " (did you mean '" + best + "'?)") + "; " +
+         valid_sites(model);
+}
+
+AugmentSite read_augment_site(const Config& entry, const std::string& key, const Model<double>& model,
+                              const ContactSettings* contact) {
+  if (!entry.has(key)) entry.fail(key, "missing required key (" + valid_sites(model) + ")");
+  AugmentSite site;
+  if (!entry.is_map(key)) {
+    const std::string text = entry.get<std::string>(key);
+    if (!parse_site_string(text, model, site)) entry.fail(key, unknown_site_message(text, model));
   } else {
-    const Config c = entry.at("site");
+    const Config c = entry.at(key);
     c.check_known_keys({"joint", "link", "contact", "quantity", "frame", "drag"});
     const int owners = int(c.has("joint")) + int(c.has("link")) + int(c.has("contact"));
     if (owners != 1) c.fail("", "a site names exactly one of 'joint', 'link' or 'contact'; " + valid_sites(model));
@@ -132,18 +159,22 @@ AugmentSite read_site(const Config& entry, const Model<double>& model, const Con
       site.drag.quadratic = d.get_in_range("quadratic", 0.0, 0.0, inf);
     }
   }
-  if (is_contact_site(site.quantity)) {
-    if (contact == nullptr)
-      entry.fail("site", "contact sites need the experiment's `contact:` section (with a force-level model)");
-    if (contact->model == ContactModelType::kImpulse)
-      entry.fail("site",
-                 "contact sites need a force-level contact model (hunt_crossley or penalty), the experiment uses "
-                 "impulse");
-  }
+  check_contact_site(site, entry, key, contact);
   return site;
 }
 
-nn::Init read_init(const Config& entry) {
+void check_contact_site(const AugmentSite& site, const Config& entry, const std::string& key,
+                        const ContactSettings* contact) {
+  if (!is_contact_site(site.quantity)) return;
+  if (contact == nullptr)
+    entry.fail(key, "contact sites need the experiment's `contact:` section (with a force-level model)");
+  if (contact->model == ContactModelType::kImpulse)
+    entry.fail(key,
+               "contact sites need a force-level contact model (hunt_crossley or penalty), the experiment uses "
+               "impulse");
+}
+
+nn::Init read_network_init(const Config& entry) {
   const std::string s =
       entry.get_choice("init", {"xavier_uniform", "xavier_normal", "he_uniform", "he_normal"}, "xavier_uniform");
   return s == "xavier_normal" ? nn::Init::kXavierNormal
@@ -151,6 +182,8 @@ nn::Init read_init(const Config& entry) {
          : s == "he_normal"   ? nn::Init::kHeNormal
                               : nn::Init::kXavierUniform;
 }
+
+namespace {
 
 Eigen::VectorXd read_sized_vector(const Config& entry, const std::string& key, int n, bool broadcast) {
   Eigen::VectorXd v;
@@ -225,7 +258,7 @@ AugmentBlueprint read_augment_blueprint(const Config& entry, const Model<double>
   bp.name = entry.get<std::string>("name");
   if (bp.name.empty() || bp.name.find('/') != std::string::npos || bp.name == "." || bp.name == "..")
     entry.fail("name", "expected a non-empty name without '/' (it names the network in weight files)");
-  bp.site = read_site(entry, model, contact);
+  bp.site = read_augment_site(entry, "site", model, contact);
   const std::string mode = entry.get_choice("mode", augment_mode_names(), "residual");
   bp.mode = mode == "scale" ? AugmentMode::kScale : mode == "replace" ? AugmentMode::kReplace : AugmentMode::kResidual;
   {
@@ -264,7 +297,7 @@ AugmentBlueprint read_augment_blueprint(const Config& entry, const Model<double>
   const nn::Activation act = nn::parse_activation(entry.get_choice("activation", nn::activation_names(), "tanh"));
   const nn::Activation out_act =
       nn::parse_activation(entry.get_choice("output_activation", nn::activation_names(), "identity"));
-  const nn::Init init = read_init(entry);
+  const nn::Init init = read_network_init(entry);
   const long long seed = entry.get_int_in_range("seed", index, 0, std::numeric_limits<long long>::max());
   bp.network = nn::Mlp(n_in, hidden, n_out, act, out_act);
   std::mt19937_64 engine(static_cast<std::uint64_t>(seed));
@@ -307,6 +340,55 @@ std::vector<AugmentBlueprint> read_augment_section(const Config& root, const Mod
     out.push_back(std::move(bp));
   }
   return out;
+}
+
+std::string augment_section_yaml(const std::vector<AugmentBlueprint>& blueprints, const Model<double>& model,
+                                 const std::string& comment) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);  // round trip
+  if (!comment.empty()) out << YAML::Comment(comment) << YAML::Newline;
+  out << YAML::BeginMap << YAML::Key << "augment" << YAML::Value << YAML::BeginSeq;
+  for (const AugmentBlueprint& bp : blueprints) {
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << bp.name;
+    const AugmentSite& site = bp.site;
+    out << YAML::Key << "site" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    if (is_joint_site(site.quantity)) {
+      out << YAML::Key << "joint" << YAML::Value << model.joints[site.joint].name;
+    } else if (is_link_site(site.quantity)) {
+      out << YAML::Key << "link" << YAML::Value << model.bodies[site.body].name;
+    } else {
+      out << YAML::Key << "contact" << YAML::Value << (site.body < 0 ? std::string("all") : model.bodies[site.body].name);
+    }
+    out << YAML::Key << "quantity" << YAML::Value << site_quantity_name(site.quantity);
+    if (site_has_frame(site.quantity))
+      out << YAML::Key << "frame" << YAML::Value << (site.frame == AugmentFrame::kBody ? "body" : "world");
+    if (site.quantity == SiteQuantity::kDragForce || site.quantity == SiteQuantity::kDragCoefficient)
+      out << YAML::Key << "drag" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "linear"
+          << YAML::Value << site.drag.linear << YAML::Key << "normal" << YAML::Value << site.drag.normal
+          << YAML::Key << "quadratic" << YAML::Value << site.drag.quadratic << YAML::EndMap;
+    out << YAML::EndMap;
+    out << YAML::Key << "mode" << YAML::Value << augment_mode_name(bp.mode);
+    out << YAML::Key << "inputs" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const AugmentInput& in : bp.inputs) out << in.name;
+    out << YAML::EndSeq;
+    out << YAML::Key << "hidden" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (nn::Index l = 0; l + 1 < bp.network.num_layers(); ++l) out << bp.network.layer_output_dim(l);
+    out << YAML::EndSeq;
+    if (bp.network.num_layers() > 1)
+      out << YAML::Key << "activation" << YAML::Value << nn::activation_name(bp.network.activation(0));
+    const auto put = [&](const char* key, const Eigen::VectorXd& v, double identity) {
+      if ((v.array() == identity).all()) return;
+      out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (Eigen::Index i = 0; i < v.size(); ++i) out << v[i];
+      out << YAML::EndSeq;
+    };
+    put("input_mean", bp.network.input_mean(), 0.0);
+    put("input_std", bp.network.input_std(), 1.0);
+    put("output_scale", bp.network.output_scale(), 1.0);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace neuralsim

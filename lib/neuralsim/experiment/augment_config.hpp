@@ -39,6 +39,7 @@
 // weights file and dataset for the file (wrong shape, NaN weights).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,30 @@ std::vector<AugmentBlueprint> read_augment_section(const Config& root, const Mod
 // One list entry; `index` is its position (default seed).
 AugmentBlueprint read_augment_blueprint(const Config& entry, const Model<double>& model,
                                         const ContactSettings* contact, int index);
+
+// The site at `key` of `entry` (a string or a map, as above); ConfigError
+// with the key's location for an unknown site or a contact site the
+// experiment's contact model cannot serve.
+AugmentSite read_augment_site(const Config& entry, const std::string& key, const Model<double>& model,
+                              const ContactSettings* contact);
+// ConfigError at `key` when `site` is a contact site that `contact` cannot serve.
+void check_contact_site(const AugmentSite& site, const Config& entry, const std::string& key,
+                        const ContactSettings* contact);
+// A site in its string form (joint.<j>.<q>, link.<l>.<q>, contact.<q>), or nothing.
+std::optional<AugmentSite> parse_augment_site(const std::string& text, const Model<double>& model);
+// "valid sites: joint.<joint>.torque|..., ..." for messages.
+std::string valid_augment_sites(const Model<double>& model);
+// "unknown site 'x' (did you mean 'y'?); valid sites ...".
+std::string unknown_site_message(const std::string& text, const Model<double>& model);
+
+// The YAML of an `augment:` section holding `blueprints` (name, site, mode,
+// inputs, architecture, seed, output scale; no weights): what discover hands
+// to train-augment. read_augment_section reads it back to the same shapes.
+std::string augment_section_yaml(const std::vector<AugmentBlueprint>& blueprints, const Model<double>& model,
+                                 const std::string& comment);
+
+// `init` of `entry`: xavier_uniform (default) | xavier_normal | he_uniform | he_normal.
+nn::Init read_network_init(const Config& entry);
 
 // The names a weights file stores for a blueprint's inputs (x, or x[0] … x[k-1]).
 std::vector<std::string> augment_network_input_names(const AugmentBlueprint& blueprint);

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/names.hpp"
 
 namespace neuralsim {
 
@@ -123,21 +124,6 @@ YAML::Node child(const YAML::Node& parent, const std::string& segment) {
     return cparent[index];
   }
   return YAML::Node(YAML::NodeType::Undefined);
-}
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1u : 0u)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string join_list(const std::vector<std::string>& items) {

@@ -22,6 +22,7 @@
 #include "neuralsim/io/lstm_file.hpp"
 #include "neuralsim/io/network_file.hpp"
 #include "neuralsim/tools/run_context.hpp"
+#include "neuralsim/tools/training_setup.hpp"
 #include "neuralsim/train/training_loop.hpp"
 
 namespace neuralsim {
@@ -29,22 +30,6 @@ namespace neuralsim {
 struct TrainAugmentRequest {
   Config config;       // the experiment (docs/train-augment.md), overrides applied
   long long seed = 0;  // minibatch order; networks are seeded by their blueprints
-};
-
-// Free rollouts of whole recordings from their first state under their
-// recorded controls.
-struct RolloutEvaluation {
-  struct PerTrajectory {
-    std::string name;
-    bool diverged = false;
-    double rmse_q = 0, rmse_qd = 0;
-    std::vector<std::pair<long long, double>> rmse_q_by_horizon;  // NaN: longer than the trajectory
-  };
-  std::vector<PerTrajectory> per_trajectory;
-  double mean_rmse_q = 0, mean_rmse_qd = 0;  // +inf when a rollout diverged
-  std::map<long long, double> mean_rmse_q_by_horizon;
-  int diverged = 0;
-  TrajectorySet predictions;  // the rollouts that did not diverge
 };
 
 // The trained model in the form its files hold.

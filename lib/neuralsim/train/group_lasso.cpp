@@ -58,6 +58,34 @@ int group_soft_threshold(Eigen::VectorXd& x, const std::vector<ParameterGroup>& 
   return zeros;
 }
 
+int adam_group_soft_threshold(Eigen::VectorXd& x, const std::vector<ParameterGroup>& groups, double lambda,
+                              double learning_rate, const Adam& adam) {
+  if (!(lambda >= 0) || !(learning_rate >= 0) || !std::isfinite(lambda * learning_rate))
+    throw InvalidArgument("adam_group_soft_threshold: lambda " + format_number(lambda) + " and learning rate " +
+                          format_number(learning_rate) + " must be finite and >= 0");
+  const Eigen::VectorXd& v = adam.v();
+  const double correction = adam.t() > 0 ? 1.0 - std::pow(adam.options().beta2, static_cast<double>(adam.t())) : 0.0;
+  int zeros = 0;
+  for (const ParameterGroup& g : groups) {
+    double step = learning_rate;
+    if (correction > 0) {
+      double mean_v = 0;
+      for (int i : g.indices) mean_v += v[i];
+      mean_v /= static_cast<double>(g.indices.size()) * correction;
+      step = learning_rate / (std::sqrt(mean_v) + adam.options().epsilon);
+    }
+    const double norm = norm_of(x, g), threshold = step * lambda * g.weight;
+    if (norm <= threshold) {
+      for (int i : g.indices) x[i] = 0.0;
+      ++zeros;
+    } else {
+      const double shrink = 1.0 - threshold / norm;
+      for (int i : g.indices) x[i] *= shrink;
+    }
+  }
+  return zeros;
+}
+
 std::vector<double> group_norms(const Eigen::VectorXd& x, const std::vector<ParameterGroup>& groups) {
   std::vector<double> n;
   n.reserve(groups.size());

@@ -12,11 +12,15 @@
 // gradient step g followed by the prox as long as ‖g_g‖ ≤ λ c_g, the
 // optimality condition of a zero group; so zeros are exact and stable.
 //
-// After an Adam step the prox is applied with t = the step's learning rate
-// (proximal Adam in its simplest form; the metric-aware version of Yun,
-// Lozano & Yang, "Adaptive proximal gradient methods for structured neural
-// networks", NeurIPS 2021, has no closed form for group norms under a
-// diagonal metric).
+// After an Adam step x ← x − α m̂/(√v̂ + ε) the prox belongs to the same
+// metric D = diag(√v̂ + ε) (Yun, Lozano & Yang, "Adaptive proximal gradient
+// methods for structured neural networks", NeurIPS 2021). Under a diagonal
+// metric the group prox has no closed form; adam_group_soft_threshold uses
+// one scalar per group, d_g = √(mean_{i∈g} v̂_i) + ε, i.e. the step
+// t_g = α / d_g. With it a group stays zero when ‖m̂_g‖ ≲ λ c_g, the group
+// lasso's optimality condition in gradient units. The plain threshold α λ c_g
+// (t = α for every group) does not have that meaning: Adam's step has the
+// same size whatever the gradient's, so zeros would depend on λ alone.
 //
 // Groups over a network (nn::Mlp's flat parameter layout): one per input
 // value (its column of the first layer's weights: the input is unused when
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "neuralsim/nn/mlp.hpp"
+#include "neuralsim/train/optimizer.hpp"
 
 namespace neuralsim {
 
@@ -49,6 +54,11 @@ double group_lasso_penalty(const Eigen::VectorXd& x, const std::vector<Parameter
 // The proximal operator of step `step` of the penalty, in place; returns the
 // number of groups that are exactly zero afterwards.
 int group_soft_threshold(Eigen::VectorXd& x, const std::vector<ParameterGroup>& groups, double lambda, double step);
+
+// group_soft_threshold with the step α / d_g of each group under Adam's
+// metric (see above; d_g from adam's v and t; before the first step, α).
+int adam_group_soft_threshold(Eigen::VectorXd& x, const std::vector<ParameterGroup>& groups, double lambda,
+                              double learning_rate, const Adam& adam);
 
 // ‖x_g‖ per group, in order.
 std::vector<double> group_norms(const Eigen::VectorXd& x, const std::vector<ParameterGroup>& groups);

@@ -235,7 +235,8 @@ void exchange_slots(const Communicator& comm, std::size_t begin, std::size_t m, 
 
 Trainer::Failure Trainer::evaluate(const Eigen::VectorXd& x, const std::vector<TrainingWindow>& windows,
                                    const std::vector<int>& order, std::size_t first, std::size_t last,
-                                   TrainingMode mode, double* loss, Eigen::VectorXd* grad) {
+                                   TrainingMode mode, double* loss, Eigen::VectorXd* grad,
+                                   std::vector<double>* per_window) {
   const std::size_t chunk = std::max<std::size_t>(static_cast<std::size_t>(options_.batch_size), kFullBatchChunk);
   if (slot_loss_.size() < chunk) {
     slot_loss_.resize(chunk);
@@ -275,6 +276,7 @@ Trainer::Failure Trainer::evaluate(const Eigen::VectorXd& x, const std::vector<T
         failure.loss = slot_loss_[i];
       }
       sum += slot_loss_[i];
+      if (per_window) per_window->push_back(slot_loss_[i]);
       if (grad && finite) *grad += slot_grad_[i];
     }
   }
@@ -319,6 +321,39 @@ double Trainer::validation_loss(const Eigen::VectorXd& x) {
   return loss;
 }
 
+Trainer::ValidationStatistics Trainer::validation_statistics(const Eigen::VectorXd& x) {
+  check_argument_size("Trainer::validation_statistics", "x", x.size(), model_->num_parameters());
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  if (validation_windows_.empty()) return {nan, nan};
+  double loss = 0;
+  std::vector<double> losses;
+  const Failure f = evaluate(x, validation_windows_, validation_order_, 0, validation_windows_.size(),
+                             TrainingMode::kUnrolled, &loss, nullptr, &losses);
+  if (f.error) {
+    try {
+      std::rethrow_exception(f.error);
+    } catch (const NumericalError&) {
+      return {inf, inf};
+    }
+  }
+  const double n = static_cast<double>(losses.size());
+  double ss = 0;
+  for (double l : losses) ss += (l - loss) * (l - loss);
+  return {loss, n > 1 ? std::sqrt(ss / (n - 1) / n) : 0.0};
+}
+
+double Trainer::training_loss(const Eigen::VectorXd& x, Eigen::VectorXd* grad) {
+  check_argument_size("Trainer::training_loss", "x", x.size(), model_->num_parameters());
+  const std::vector<TrainingWindow>& windows = training_windows(options_.window_steps);
+  std::vector<int> order(windows.size());
+  std::iota(order.begin(), order.end(), 0);
+  double loss = 0;
+  if (grad) grad->setZero(model_->num_parameters());
+  const Failure f = evaluate(x, windows, order, 0, windows.size(), options_.mode, &loss, grad);
+  if (f.position >= 0) throw_failure(f, windows, order, "the full training set");
+  return loss;
+}
+
 bool Trainer::run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop) {
   const int e = s.epoch;
   EpochRecord record;
@@ -336,6 +371,7 @@ bool Trainer::run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop) {
   o.seed = options_.seed;
   o.patience = options_.patience;
   o.communicator = options_.communicator;
+  o.proximal = options_.proximal;
   const MinibatchLoss loss = [&](const Eigen::VectorXd& x, const std::vector<int>& order, std::size_t first,
                                  std::size_t last, Eigen::VectorXd& grad) {
     double value = 0;

@@ -93,6 +93,8 @@ struct TrainerOptions {
   LearningRateSchedule schedule;  // schedule.base is Adam's learning rate
   LbfgsOptions lbfgs;         // lbfgs.max_iterations is not used: the epochs are the budget
   std::uint64_t seed = 0;     // minibatch order
+  // Adam only: the proximal step after every Adam step (AdamEpochOptions::proximal).
+  std::function<void(Eigen::VectorXd& x, double step, const Adam& adam)> proximal;
   // The processes the windows of each minibatch are spread over (window i
   // of a pass on rank i mod size, every slot gathered to every rank and
   // summed in window order: the same bits at any number of processes). Null:
@@ -127,6 +129,20 @@ class Trainer {
   // Mean loss over the validation windows (kUnrolled, no gradient); NaN
   // without validation windows.
   double validation_loss(const Eigen::VectorXd& x);
+  // The same mean and its standard error over the validation windows
+  // (sample deviation / √n, the windows taken as independent: disjoint
+  // windows by default); NaN without validation windows, +inf when a
+  // rollout diverges.
+  struct ValidationStatistics {
+    double mean = 0, standard_error = 0;
+  };
+  ValidationStatistics validation_statistics(const Eigen::VectorXd& x);
+
+  // Mean loss over every training window of the final K in the training
+  // mode, and its gradient when `grad` is not null (a full batch; e.g. the
+  // KKT bound of a penalty path). NumericalError naming the window when a
+  // loss or gradient is not finite.
+  double training_loss(const Eigen::VectorXd& x, Eigen::VectorXd* grad);
 
   // K of epoch e under the curriculum.
   int current_window_steps(int epoch) const;
@@ -148,8 +164,10 @@ class Trainer {
   };
   const std::vector<TrainingWindow>& training_windows(int steps);
   // Mean loss (and gradient when grad is not null) over windows[order[first … last)].
+  // per_window (when not null) receives each window's loss in order.
   Failure evaluate(const Eigen::VectorXd& x, const std::vector<TrainingWindow>& windows, const std::vector<int>& order,
-                   std::size_t first, std::size_t last, TrainingMode mode, double* loss, Eigen::VectorXd* grad);
+                   std::size_t first, std::size_t last, TrainingMode mode, double* loss, Eigen::VectorXd* grad,
+                   std::vector<double>* per_window = nullptr);
   [[noreturn]] void throw_failure(const Failure& f, const std::vector<TrainingWindow>& windows,
                                   const std::vector<int>& order, const std::string& where) const;
   void check_state(const TrainingState& s) const;

@@ -98,7 +98,7 @@ bool run_adam_epoch(TrainingState& s, const AdamEpochOptions& o, int num_items, 
       throw NumericalError("training epoch " + std::to_string(e) + ": the gradient of the minibatch starting at item " +
                            std::to_string(first) + " overflows (norm " + format_number(norm) + ")");
     adam.step(x, grad, record.learning_rate);
-    if (o.proximal) o.proximal(x, record.learning_rate);
+    if (o.proximal) o.proximal(x, record.learning_rate, adam);
     if (o.lower.size()) x = x.cwiseMax(o.lower);
     if (o.upper.size()) x = x.cwiseMin(o.upper);
     record.seconds_optimizer += seconds_since(t1);

@@ -66,10 +66,11 @@ struct AdamEpochOptions {
   std::uint64_t seed = 0;     // the item order
   int patience = 0;           // early stopping: epochs without validation improvement (0 = off)
   const Communicator* communicator = nullptr;  // the stop flag is read collectively (null: one process)
-  // Applied after every Adam step with the step's learning rate, before the
-  // box projection: the proximal operator of a non-smooth penalty (e.g.
-  // group_soft_threshold, train/group_lasso.hpp). Empty: none.
-  std::function<void(Eigen::VectorXd& x, double step)> proximal;
+  // Applied after every Adam step with the step's learning rate and the
+  // optimizer (its moments give the step's metric), before the box
+  // projection: the proximal operator of a non-smooth penalty (e.g.
+  // adam_group_soft_threshold, train/group_lasso.hpp). Empty: none.
+  std::function<void(Eigen::VectorXd& x, double step, const Adam& adam)> proximal;
 };
 
 // The mean loss over the items order[first … last) at x, and the mean

@@ -1,0 +1,15 @@
+// The `discover` tool: discover (lib/neuralsim/tools/discover.hpp) and its
+// outputs. main.cpp only names the tool.
+#pragma once
+
+#include "common/tool.hpp"
+
+namespace neuralsim {
+
+// Writes discovery.json, discovery.txt (the table), augment.yaml (the
+// pruned augmentation for train-augment), weights.h5 (the retrained pruned
+// networks, with discover.retrain), importance.png and path.png, and the
+// metrics.
+RunReport run_discover(ToolRun& run);
+
+}  // namespace neuralsim

@@ -1,0 +1,125 @@
+#include "neuralsim/tools/training_setup.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/experiment/evaluation.hpp"
+
+namespace neuralsim {
+namespace training_setup_detail {
+
+// The first `n` samples of every trajectory (0 = all).
+TrajectorySet first_samples(TrajectorySet set, int n) {
+  if (n <= 0) return set;
+  for (Trajectory& t : set.trajectories) {
+    const Eigen::Index k = std::min<Eigen::Index>(t.size(), n);
+    t.time.conservativeResize(k);
+    t.q.conservativeResize(k, Eigen::NoChange);
+    t.qd.conservativeResize(k, Eigen::NoChange);
+    if (t.has_tau()) t.tau.conservativeResize(k, Eigen::NoChange);
+    for (auto& [name, poses] : t.link_poses) poses.conservativeResize(k, Eigen::NoChange);
+  }
+  return set;
+}
+
+// `controls: recorded` needs τ in every trajectory; `controls: none` drops it.
+void check_controls(TrajectorySet& set, const std::string& source, bool use_controls, const Model<double>& model) {
+  for (Trajectory& t : set.trajectories) {
+    if (use_controls && !t.has_tau())
+      throw DataError(source + ":/trajectories/" + t.name + "/tau: missing; training replays the recorded joint " +
+                      "forces (expected shape (T, nv=" + std::to_string(model.nv) +
+                      ")); for a passive system set train.controls: none");
+    if (!use_controls) t.tau.resize(0, 0);
+  }
+}
+
+}  // namespace training_setup_detail
+
+using training_setup_detail::check_controls;
+using training_setup_detail::first_samples;
+
+TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::vector<std::string>& tool_keys) {
+  std::vector<std::string> keys = {"name", "description", "model", "params", "params_file", "sim", "contact",
+                                   "data", "train", "evaluate", "output"};
+  keys.insert(keys.end(), tool_keys.begin(), tool_keys.end());
+  cfg.check_known_keys(keys);
+  if (cfg.has("output")) cfg.at("output").check_known_keys({"weights", "plot"});
+  if (cfg.has("evaluate")) cfg.at("evaluate").check_known_keys({"horizons"});
+  TrainingSetup s{load_experiment(cfg)};
+  const Model<double>& model = s.exp.model;
+  s.tc = read_train_config(cfg.at("train"), model, s.exp.contact ? &s.exp.contact->parameters : nullptr, seed);
+  for (double h : cfg.get_or<std::vector<double>>("evaluate.horizons", {10, 100, 1000})) {
+    if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("evaluate.horizons", "horizons are sample counts >= 1");
+    s.horizons.push_back(static_cast<long long>(h));
+  }
+  s.data = load_data(cfg.at("data"), model, &s.data_notes);
+  if (s.data.targets) cfg.at("data").fail("targets", "training learns from recorded trajectories, not targets");
+  check_controls(s.data.train, s.data.train_source, s.tc.use_controls, model);
+  check_controls(s.data.validation, s.data.validation_source, s.tc.use_controls, model);
+  // The trainer sees the first train_samples of each training recording;
+  // normalization and loss weights come from the same samples.
+  s.options = s.tc.trainer;
+  if (s.tc.train_trajectories > 0) {
+    if (s.tc.train_trajectories > static_cast<int>(s.data.train.trajectories.size()))
+      cfg.at("train").fail("train_trajectories", "asks for " + std::to_string(s.tc.train_trajectories) +
+                                                     " trajectories; the training split of " + s.data.train_source +
+                                                     " has " + std::to_string(s.data.train.trajectories.size()));
+    s.data.train.trajectories.resize(static_cast<size_t>(s.tc.train_trajectories));
+  }
+  s.train_set = first_samples(s.data.train, s.options.max_samples);
+  s.options.max_samples = 0;
+  return s;
+}
+
+RolloutEvaluation evaluate_rollouts(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model,
+                                    const TrajectorySet& data, const std::vector<long long>& horizons,
+                                    const RunContext& context) {
+  RolloutEvaluation e;
+  e.predictions.meta = data.meta;
+  const double n = static_cast<double>(data.trajectories.size());
+  for (const Trajectory& tr : data.trajectories) {
+    const Eigen::Index T = tr.size();
+    Eigen::MatrixXd controls = tr.has_tau() ? Eigen::MatrixXd(tr.tau.topRows(T - 1).transpose())
+                                            : Eigen::MatrixXd(0, T - 1);
+    Eigen::MatrixXd q, qd;
+    Trajectory pred;
+    pred.name = tr.name;
+    pred.time = tr.time;
+    pred.q.resize(T, model.nq);
+    pred.qd.resize(T, model.nv);
+    pred.q.row(0) = tr.q.row(0);
+    pred.qd.row(0) = tr.qd.row(0);
+    bool finite = true;
+    try {
+      wm.rollout(x, tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd);
+      pred.q.bottomRows(T - 1) = q.transpose();
+      pred.qd.bottomRows(T - 1) = qd.transpose();
+      finite = pred.q.allFinite() && pred.qd.allFinite();
+    } catch (const NumericalError& err) {
+      context.warn("the rollout of '" + tr.name + "' diverged: " + err.what());
+      finite = false;
+    }
+    RolloutEvaluation::PerTrajectory t;
+    t.name = tr.name;
+    if (!finite) {
+      ++e.diverged;
+      t.diverged = true;
+      e.mean_rmse_q = e.mean_rmse_qd = std::numeric_limits<double>::infinity();
+      e.per_trajectory.push_back(t);
+      continue;
+    }
+    const PredictionError pe = prediction_error(model, tr, pred, horizons);
+    t.rmse_q = pe.rmse_q;
+    t.rmse_qd = pe.rmse_qd;
+    t.rmse_q_by_horizon = pe.rmse_q_by_horizon;
+    for (const auto& [h, r] : pe.rmse_q_by_horizon) e.mean_rmse_q_by_horizon[h] += r / n;
+    e.per_trajectory.push_back(t);
+    e.mean_rmse_q += pe.rmse_q / n;
+    e.mean_rmse_qd += pe.rmse_qd / n;
+    e.predictions.trajectories.push_back(std::move(pred));
+  }
+  return e;
+}
+
+}  // namespace neuralsim

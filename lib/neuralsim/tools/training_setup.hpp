@@ -1,0 +1,58 @@
+// What the training tools (train-augment, discover) share: their config's
+// common sections read and checked (experiment, `train:`, `data:`,
+// `evaluate:`) before any work, and free rollouts of whole recordings.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/experiment/data.hpp"
+#include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/experiment/train_config.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/tools/run_context.hpp"
+#include "neuralsim/train/trainer.hpp"
+
+namespace neuralsim {
+
+// Free rollouts of whole recordings from their first state under their
+// recorded controls.
+struct RolloutEvaluation {
+  struct PerTrajectory {
+    std::string name;
+    bool diverged = false;
+    double rmse_q = 0, rmse_qd = 0;
+    std::vector<std::pair<long long, double>> rmse_q_by_horizon;  // NaN: longer than the trajectory
+  };
+  std::vector<PerTrajectory> per_trajectory;
+  double mean_rmse_q = 0, mean_rmse_qd = 0;  // +inf when a rollout diverged
+  std::map<long long, double> mean_rmse_q_by_horizon;
+  int diverged = 0;
+  TrajectorySet predictions;  // the rollouts that did not diverge
+};
+
+// Everything a training config says, read and checked before any work.
+struct TrainingSetup {
+  Experiment exp;
+  TrainConfig tc;
+  std::vector<long long> horizons;  // evaluate.horizons
+  std::vector<std::string> data_notes;
+  DataSplit data;
+  TrainerOptions options;   // tc.trainer, max_samples applied to train_set
+  TrajectorySet train_set;  // the training recordings the trainer sees
+};
+
+// Reads the experiment, `train:`, `data:` (recordings with τ unless
+// train.controls: none) and `evaluate:`; `tool_keys` are the tool's own
+// top-level keys (e.g. "augment"), every other one is refused.
+TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::vector<std::string>& tool_keys);
+
+// Free rollouts of every recording of `data` with the parameters x; errors
+// per trajectory and horizon. A diverging rollout is a warning and +inf.
+RolloutEvaluation evaluate_rollouts(WindowModel& model, const Eigen::VectorXd& x, const Model<double>& robot,
+                                    const TrajectorySet& data, const std::vector<long long>& horizons,
+                                    const RunContext& context);
+
+}  // namespace neuralsim
