@@ -41,7 +41,14 @@ json groups_json(const DiscoverResult& r) {
   return out;
 }
 
-json path_json(const DiscoverRepetition& rep, bool with_norms) {
+json selected_labels(const DiscoverRepetition& rep, const DiscoverResult& r) {
+  json out = json::array();
+  for (std::size_t i = 0; i < rep.selected.size(); ++i)
+    if (rep.selected[i]) out.push_back(r.groups[i].label);
+  return out;
+}
+
+json path_json(const DiscoverRepetition& rep, bool with_norms, const DiscoverResult& r) {
   json points = json::array();
   for (const DiscoverPathPoint& p : rep.points) {
     json j{{"lambda", number_or_string(p.lambda)},
@@ -57,7 +64,7 @@ json path_json(const DiscoverRepetition& rep, bool with_norms) {
           {"chosen_point", rep.chosen},
           {"chosen_lambda", number_or_string(rep.points[static_cast<std::size_t>(rep.chosen)].lambda)},
           {"explained", rep.explained},
-          {"selected_groups", static_cast<int>(std::count(rep.selected.begin(), rep.selected.end(), 1))},
+          {"selected", selected_labels(rep, r)},
           {"points", points}};
 }
 
@@ -126,9 +133,9 @@ RunReport run_discover(ToolRun& run) {
            {"verdict", r.verdict},
            {"sites", r.sites},
            {"groups", groups_json(r)},
-           {"path", path_json(r.repetitions.front(), true)}};
+           {"path", path_json(r.repetitions.front(), true, r)}};
   json reps = json::array();
-  for (const DiscoverRepetition& rep : r.repetitions) reps.push_back(path_json(rep, false));
+  for (const DiscoverRepetition& rep : r.repetitions) reps.push_back(path_json(rep, false, r));
   doc["repetitions"] = reps;
   json& m = run.summary().metrics();
   metrics(r, m);

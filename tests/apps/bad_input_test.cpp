@@ -75,7 +75,7 @@ TEST_P(BadInput, ExitCodeMessageAndCleanOut) {
     write_file(dir + "/case.yaml", join(c.config));
     config_arg = " --config " + dir + "/case.yaml";
   }
-  if (c.app == "train-augment") {
+  if (c.app == "train-augment" || c.app == "discover") {
     // The training cases name their model and data relative to the config,
     // as a user's experiment directory does.
     fs::copy_file(testing::source_path("configs/models/pendulum.yaml"), dir + "/pendulum.yaml");
@@ -632,6 +632,44 @@ INSTANTIATE_TEST_SUITE_P(
                write_file(dir + "/out/checkpoint.json", "{\"format\": \"neuralsim-train-checkpoint\", \"x\": [1e999]}");
              },
              true}),
+    case_name);
+
+// ---- discover ----
+// A small valid discovery on shipped data (copied into the case directory
+// by the runner); cases replace sections.
+std::map<std::string, std::string> discover_sections(const std::string& discover) {
+  std::map<std::string, std::string> s =
+      train_sections({{"augment", ""}, {"data", "data: {train: pendulum_pd.h5, validation: pendulum_pd.h5}\n"}});
+  s["discover"] = "discover:\n" + discover;
+  return s;
+}
+const std::string kDiscoverInputs = "  inputs: [joint.joint1.qd]\n";
+
+INSTANTIATE_TEST_SUITE_P(
+    Discover, BadInput,
+    ::testing::Values(
+        Case{"discover_unknown_site", "discover", discover_sections("  sites: [joint.joint1.torqe]\n" + kDiscoverInputs),
+             "", 2, {kCfg + ":", "discover.sites.0", "unknown site 'joint.joint1.torqe'", "did you mean 'joint.joint1.torque'"}},
+        Case{"discover_unknown_input", "discover", discover_sections("  sites: [joint.*.torque]\n  inputs: [joint.joint1.qdd]\n"),
+             "", 2, {kCfg + ":", "discover.inputs.0", "unknown input 'joint.joint1.qdd'", "did you mean 'joint.joint1.qd'"}},
+        Case{"discover_no_sites", "discover", discover_sections("  sites: []\n" + kDiscoverInputs), "", 2,
+             {kCfg + ":", "discover.sites", "no sites"}},
+        Case{"discover_path_not_decreasing", "discover",
+             discover_sections("  sites: [joint.*.torque]\n" + kDiscoverInputs + "  penalty: {lambdas: [0.1, 0.3]}\n"), "", 2,
+             {kCfg + ":", "discover.penalty.lambdas.1", "strictly decreasing"}},
+        Case{"discover_path_not_finite", "discover",
+             discover_sections("  sites: [joint.*.torque]\n" + kDiscoverInputs + "  penalty: {lambdas: [.inf, 0.3]}\n"), "", 2,
+             {kCfg + ":", "discover.penalty.lambdas.0"}},
+        Case{"discover_contact_input_at_joint", "discover",
+             discover_sections("  sites: [joint.*.torque]\n  inputs: [contact.depth]\n"), "", 2,
+             {kCfg + ":", "discover.inputs.0", "cannot be seen at site 'joint.joint1.torque'", "contact sites"}},
+        Case{"discover_star_twice", "discover", discover_sections("  sites: [link.*.*]\n" + kDiscoverInputs), "", 2,
+             {kCfg + ":", "discover.sites.0", "'*' stands for a joint or link name"}},
+        Case{"discover_replace_mode", "discover",
+             discover_sections("  sites: [joint.*.torque]\n" + kDiscoverInputs + "  mode: replace\n"), "", 2,
+             {kCfg + ":", "discover.mode", "one of residual, scale"}},
+        Case{"discover_missing_section", "discover", train_sections({{"augment", ""}}), "", 2,
+             {kCfg + ":", "discover", "missing required section"}}),
     case_name);
 
 }  // namespace

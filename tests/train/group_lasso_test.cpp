@@ -9,6 +9,8 @@
 #include <cmath>
 #include <random>
 
+#include <Eigen/QR>
+
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/nn/mlp.hpp"
 #include "neuralsim/train/group_lasso.hpp"
@@ -164,6 +166,51 @@ TEST(GroupLasso, ZerosAreExactAndSurviveAnAdamEpoch) {
   for (int i : {0, 2, 4}) {
     EXPECT_NEAR(s.x[i], w_true[i], 0.1) << i;
     EXPECT_LT(std::abs(s.x[i]), std::abs(w_true[i])) << i;
+  }
+}
+
+TEST(GroupLasso, AdamMetricProximalStepReachesTheLassoSolution) {
+  // Least squares with orthonormal features (XᵀX / n = I): the lasso
+  // solution is the soft threshold of the least-squares weights b,
+  // w_i = sign(b_i) max(|b_i| − λ, 0) (Tibshirani 1996), whatever the metric
+  // of the proximal steps. With the plain threshold (t = α for every group)
+  // Adam stops elsewhere: its steps have the same size whatever the
+  // gradient's, the threshold's meaning is lost.
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> normal(0, 1);
+  const int n = 64;
+  MatrixXd A(n, 4);
+  for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = normal(rng);
+  const MatrixXd X = Eigen::HouseholderQR<MatrixXd>(A).householderQ() * MatrixXd::Identity(n, 4) * std::sqrt(n);
+  VectorXd b(4);
+  b << 0.9, -0.05, -0.6, 0.02;
+  const VectorXd y = X * b;
+  std::vector<ParameterGroup> groups(4);
+  for (int i = 0; i < 4; ++i) groups[static_cast<std::size_t>(i)] = {"w" + std::to_string(i), {i}, 1.0};
+  const double lambda = 0.1;
+  AdamEpochOptions o;
+  o.epochs = 3000;
+  o.batch_size = n;  // full batch
+  o.schedule.base = 0.003;
+  o.proximal = [&](VectorXd& x, double step, const Adam& adam) {
+    adam_group_soft_threshold(x, groups, lambda, step, adam);
+  };
+  MinibatchLoss loss = [&](const VectorXd& w, const std::vector<int>&, std::size_t, std::size_t, VectorXd& gradient) {
+    const VectorXd r = X * w - y;
+    gradient = X.transpose() * r / n;
+    return 0.5 * r.squaredNorm() / n;
+  };
+  TrainingState s;
+  s.x = VectorXd::Constant(4, 0.3);
+  for (int e = 0; e < o.epochs; ++e)
+    ASSERT_TRUE(run_adam_epoch(s, o, n, loss, [](const VectorXd&) { return std::nan(""); }, false, EpochRecord{},
+                               nullptr));
+  for (int i = 0; i < 4; ++i) {
+    const double lasso = b[i] > 0 ? std::max(b[i] - lambda, 0.0) : std::min(b[i] + lambda, 0.0);
+    if (lasso == 0.0)
+      EXPECT_EQ(s.x[i], 0.0) << i;
+    else
+      EXPECT_NEAR(s.x[i], lasso, 2e-3) << i;
   }
 }
 

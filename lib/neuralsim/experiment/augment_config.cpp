@@ -347,7 +347,9 @@ std::string augment_section_yaml(const std::vector<AugmentBlueprint>& blueprints
   YAML::Emitter out;
   out.SetDoublePrecision(17);  // round trip
   if (!comment.empty()) out << YAML::Comment(comment) << YAML::Newline;
-  out << YAML::BeginMap << YAML::Key << "augment" << YAML::Value << YAML::BeginSeq;
+  out << YAML::BeginMap << YAML::Key << "augment" << YAML::Value;
+  if (blueprints.empty()) out << YAML::Flow;
+  out << YAML::BeginSeq;
   for (const AugmentBlueprint& bp : blueprints) {
     out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << bp.name;
     const AugmentSite& site = bp.site;

@@ -105,7 +105,8 @@ std::string blueprint_name(const AugmentSite& site, const std::string& site_text
 struct SiteEntry {
   AugmentSite site;
   std::string text;
-  Config where;
+  Config where;                // its list item
+  std::string key;             // the site within it ("" or "site")
   std::vector<Config> inputs;  // empty: the section's inputs
 };
 
@@ -126,28 +127,28 @@ std::vector<SiteEntry> read_sites(const Config& d, const Model<double>& model, c
         own_inputs = item.list("inputs");
       }
     }
+    const std::string key = item.is_map("") ? "site" : "";
     if (item.is_map("") && item.is_map("site")) {
-      here.push_back({read_augment_site(item, "site", model, contact), "", item, own_inputs});
+      here.push_back({read_augment_site(item, "site", model, contact), "", item, key, own_inputs});
     } else {
-      const Config at = item.is_map("") ? item.at("site") : item;
-      const std::string text = at.get<std::string>("");
+      const std::string text = item.get<std::string>(key);
       const std::vector<std::string> names = expand_star(text, model);
       if (names.empty())
-        at.fail("", "'" + text + "': a '*' stands for a joint or link name, once (joint.*.torque)");
+        item.fail(key, "'" + text + "': a '*' stands for a joint or link name, once (joint.*.torque)");
       for (const std::string& name : names) {
         const auto site = parse_augment_site(name, model);
-        if (!site) at.fail("", unknown_site_message(name, model));
+        if (!site) item.fail(key, unknown_site_message(name, model));
         if (is_joint_site(site->quantity) && model.joints[site->joint].nv == 0) continue;
-        check_contact_site(*site, at, "", contact);
-        here.push_back({*site, "", at, own_inputs});
+        check_contact_site(*site, item, key, contact);
+        here.push_back({*site, "", item, key, own_inputs});
       }
     }
     for (SiteEntry& e : here) {
       const std::string problem = site_problem(e.site, AugmentMode::kResidual, model);
-      if (!problem.empty()) e.where.fail("", problem);
+      if (!problem.empty()) e.where.fail(e.key, problem);
       e.text = describe_site(e.site, model);
       for (const SiteEntry& prev : out)
-        if (prev.text == e.text) e.where.fail("", "site '" + e.text + "' is a candidate twice");
+        if (prev.text == e.text) e.where.fail(e.key, "site '" + e.text + "' is a candidate twice");
       out.push_back(e);
     }
   }
@@ -269,7 +270,7 @@ DiscoverSpec read_discover_section(const Config& root, const Model<double>& mode
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const SiteEntry& e = sites[i];
     if (e.inputs.empty() && common.empty())
-      e.where.fail("", "site '" + e.text + "' has no inputs: give discover.inputs or the site's own inputs");
+      e.where.fail(e.key, "site '" + e.text + "' has no inputs: give discover.inputs or the site's own inputs");
     const std::string problem = site_problem(e.site, m, model);
     if (!problem.empty()) d.fail("mode", "site '" + e.text + "': " + problem);
     AugmentBlueprint bp;

@@ -472,8 +472,8 @@ void summarize(DiscoverResult& res, const Shared& sh, const Eigen::VectorXd& cho
     res.verdict = "no candidate is selected consistently over the repetitions" + losses;
   } else {
     const double dense_gain = 1.0 - res.dense_validation_loss / res.analytical_validation_loss;
-    res.verdict = format_printf("no candidate explains the residual: the chosen point lowers the analytical "
-                                "model's validation loss by %.1f%% and the dense model by %.1f%% (selection needs "
+    res.verdict = format_printf("no candidate explains the residual: the chosen point improves the analytical "
+                                "model's validation loss by %.1f%% (the dense candidates by %.1f%%; selection needs "
                                 "%.0f%%); either the analytical model is right or the defect is at none of the "
                                 "candidate sites",
                                 100.0 * rep0.explained, 100.0 * dense_gain, 100.0 * spec.min_improvement) + losses;
@@ -584,10 +584,10 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
     cfg.at("train").fail("physical", "discover keeps the physical parameters fixed (fit them with simid first)");
   if (setup.options.optimizer != TrainerOptions::Optimizer::kAdam)
     cfg.at("train").fail("optimizer", "discover's proximal steps need adam");
+  const DiscoverSpec spec = read_discover_section(cfg, model, setup.exp.contact ? &*setup.exp.contact : nullptr);
   if (setup.data.validation.trajectories.empty())
     cfg.at("data").fail("", "discover chooses the penalty by validation: give validation recordings "
                             "(data.validation or data.validation_fraction)");
-  const DiscoverSpec spec = read_discover_section(cfg, model, setup.exp.contact ? &*setup.exp.contact : nullptr);
 
   Shared sh;
   sh.setup = &setup;
