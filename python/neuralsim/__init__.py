@@ -9,7 +9,7 @@ identification and neural augmentation (docs/python.md).
     result = neuralsim.identify("configs/simid_double_pendulum_lengths.yaml", seed=1)
 
 Every tool of the command line is a function here (identify, rollout,
-compare, train_augment, distill_mpc, import_recordings) that returns the
+compare, train_augment, discover, distill_mpc, import_recordings) that returns the
 library's typed result. Errors are the exceptions of neuralsim.errors, with
 the tools' messages. Long calls release the GIL and stop on Ctrl-C
 (KeyboardInterrupt). Log lines go to logging.getLogger("neuralsim").
@@ -17,6 +17,7 @@ the tools' messages. Long calls release the GIL and stop on Ctrl-C
 from . import errors
 from ._neuralsim import (
     CompareResult,
+    DiscoverResult,
     DistillResult,
     IdentificationResult,
     Model,
@@ -28,6 +29,7 @@ from ._neuralsim import (
     aba,
     compare,
     crba,
+    discover,
     distill_mpc,
     identify,
     import_recordings,
@@ -43,9 +45,9 @@ from ._neuralsim import (
 from .errors import ConfigError, DataError, Error, ModelError, NumericalError, UnknownParameterError
 
 __all__ = [
-    "CompareResult", "ConfigError", "DataError", "DistillResult", "Error", "IdentificationResult", "Model",
+    "CompareResult", "ConfigError", "DataError", "DiscoverResult", "DistillResult", "Error", "IdentificationResult", "Model",
     "ModelError", "NumericalError", "Parameters", "RolloutGradients", "RolloutResult", "Simulator",
-    "TrainAugmentResult", "UnknownParameterError", "aba", "compare", "crba", "distill_mpc", "errors", "identify",
+    "TrainAugmentResult", "UnknownParameterError", "aba", "compare", "crba", "discover", "distill_mpc", "errors", "identify",
     "import_recordings", "jacobian", "kinetic_energy", "link_pose", "load_model", "potential_energy", "rnea",
     "rollout", "train_augment",
 ]

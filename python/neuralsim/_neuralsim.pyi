@@ -123,6 +123,21 @@ class TrainAugmentResult(_Report):
     physical: Dict[str, float]
     validation_rmse_q: Optional[float]
 
+class DiscoverResult(_Report):
+    verdict: str
+    explained_by_candidates: bool
+    explained_fraction: float
+    sites: List[str]
+    analytical_validation_loss: float
+    dense_validation_loss: float
+    chosen_validation_loss: float
+    chosen_lambda: float
+    retrained_validation_loss: Optional[float]
+    augment_yaml: str
+    groups: List[Dict[str, Any]]
+    selected: Dict[str, List[str]]
+    path: List[Dict[str, float]]
+
 class DistillResult(_Report):
     system: str
     dataset_samples: int
@@ -139,6 +154,8 @@ def compare(config: Config, data: Union[str, os.PathLike], overrides: Overrides 
             threads: int = 0, weights: Optional[str] = None) -> CompareResult: ...
 def train_augment(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
                   checkpoint: Optional[str] = None, resume: bool = False) -> TrainAugmentResult: ...
+def discover(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
+             checkpoint: Optional[str] = None, resume: bool = False) -> DiscoverResult: ...
 def distill_mpc(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
                 checkpoint: Optional[str] = None, resume: bool = False) -> DistillResult: ...
 def import_recordings(config: Config) -> Trajectories: ...

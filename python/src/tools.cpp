@@ -7,6 +7,7 @@
 #include "neuralsim/tools/identify.hpp"
 #include "neuralsim/tools/import_recordings.hpp"
 #include "neuralsim/tools/rollout.hpp"
+#include "neuralsim/tools/discover.hpp"
 #include "neuralsim/tools/train_augment.hpp"
 #include "neuralsim/tools/training_checkpoint.hpp"
 
@@ -246,6 +247,67 @@ void bind_training(py::module_& m) {
       py::arg("config"), py::arg("overrides") = py::none(), py::arg("seed") = 0, py::arg("threads") = 0,
       py::arg("checkpoint") = py::none(), py::arg("resume") = false,
       "train-augment on a config (docs/train-augment.md): TrainAugmentResult.");
+
+  py::class_<DiscoverResult> disc(m, "DiscoverResult", "What discover() returns.");
+  bind_report(disc);
+  disc.def_readonly("verdict", &DiscoverResult::verdict)
+      .def_readonly("explained_by_candidates", &DiscoverResult::explained_by_candidates)
+      .def_readonly("explained_fraction", &DiscoverResult::explained)
+      .def_readonly("sites", &DiscoverResult::sites)
+      .def_readonly("analytical_validation_loss", &DiscoverResult::analytical_validation_loss)
+      .def_readonly("dense_validation_loss", &DiscoverResult::dense_validation_loss)
+      .def_readonly("chosen_validation_loss", &DiscoverResult::chosen_validation_loss)
+      .def_readonly("chosen_lambda", &DiscoverResult::chosen_lambda)
+      .def_readonly("retrained_validation_loss", &DiscoverResult::retrained_validation_loss)
+      .def_readonly("augment_yaml", &DiscoverResult::augment_yaml)
+      .def_property_readonly("groups",
+                             [](const DiscoverResult& r) {
+                               py::list l;
+                               for (const DiscoverGroup& g : r.groups)
+                                 l.append(py::dict(py::arg("site") = r.sites[static_cast<std::size_t>(g.site)],
+                                                   py::arg("input") = g.input.empty() ? py::object(py::none())
+                                                                                      : py::object(py::str(g.input)),
+                                                   py::arg("value") = g.value, py::arg("label") = g.label,
+                                                   py::arg("norm") = g.norm,
+                                                   py::arg("removal_increase") = g.removal_increase,
+                                                   py::arg("entry_lambda") = g.entry_lambda,
+                                                   py::arg("entry_rank") = g.entry_rank,
+                                                   py::arg("frequency") = g.frequency,
+                                                   py::arg("selected") = g.selected));
+                               return l;
+                             })
+      .def_property_readonly("selected", [](const DiscoverResult& r) {
+        py::dict d;
+        for (const AugmentBlueprint& bp : r.pruned) {
+          py::list inputs;
+          for (const AugmentInput& in : bp.inputs) inputs.append(in.name);
+          d[py::str(bp.name)] = inputs;
+        }
+        return d;
+      })
+      .def_property_readonly("path", [](const DiscoverResult& r) {
+        py::list l;
+        if (!r.repetitions.empty())
+          for (const DiscoverPathPoint& p : r.repetitions.front().points)
+            l.append(py::dict(py::arg("lambda") = p.lambda, py::arg("train_loss") = p.train_loss,
+                              py::arg("validation_loss") = p.validation_loss,
+                              py::arg("selected_groups") = p.selected_groups));
+        return l;
+      });
+  m.def(
+      "discover",
+      [](const py::handle& config, const py::handle& overrides, long long seed, int threads, const py::object& checkpoint,
+         bool resume) {
+        const DiscoverRequest request{config_arg(config, overrides_arg(overrides)), seed};
+        const Checkpoint store(checkpoint, resume);
+        DiscoverResult r;
+        run_interruptibly([&](const RunContext& c) { r = discover(request, store.with(c, resume)); }, threads);
+        return r;
+      },
+      py::arg("config"), py::arg("overrides") = py::none(), py::arg("seed") = 0, py::arg("threads") = 0,
+      py::arg("checkpoint") = py::none(), py::arg("resume") = false,
+      "discover on a config (docs/discover.md): DiscoverResult (groups with importances and selection "
+      "frequencies, the path, the pruned augment: section as YAML).");
 
   py::class_<DistillResult> d(m, "DistillResult", "What distill_mpc() returns.");
   bind_report(d);

@@ -191,6 +191,31 @@ TEST(Mpi, DistillMpcGivesTheSameDatasetAndWeightsAtOneTwoAndThreeProcesses) {
   }
 }
 
+TEST(Mpi, DiscoverGivesTheSameDiscoveryAtTwoAndThreeProcessesAsWithout) {
+  NEURALSIM_SKIP_WITHOUT_MPI();
+  // Three repetitions (2 seeds, 1 bootstrap) of a short path and a retrain:
+  // rounds of one repetition per rank, the retrain's windows spread.
+  const std::string cmd = testing::app_path("discover") +
+                          " --config configs/discover/double_pendulum_friction.yaml -q --seed 1 --threads 1"
+                          " --set output.plot=false --set discover.stability.seeds=2 --set discover.stability.bootstrap=1"
+                          " --set discover.penalty.points=3 --set discover.epochs.dense=6"
+                          " --set discover.epochs.per_point=3 --set discover.epochs.refit=3 --set discover.retrain.epochs=4";
+  std::vector<std::string> outs;
+  for (int n : {2, 3}) {
+    outs.push_back(fresh_dir("mpi_discover_" + std::to_string(n)));
+    const auto r = run_command(mpirun(n) + cmd + " --out " + outs.back());
+    ASSERT_EQ(r.exit_code, 0) << n << " processes: " << r.err;
+  }
+  outs.push_back(fresh_dir("mpi_discover_plain"));
+  ASSERT_EQ(run_command(cmd + " --out " + outs.back()).exit_code, 0);
+  const std::string discovery = testing::read_text(outs[0] + "/discovery.json");
+  for (std::size_t k = 1; k < outs.size(); ++k) {
+    EXPECT_EQ(testing::read_text(outs[k] + "/discovery.json"), discovery) << outs[k];
+    EXPECT_EQ(weights_of(outs[k] + "/weights.h5", "joint_joint1_torque"),
+              weights_of(outs[0] + "/weights.h5", "joint_joint1_torque"));
+  }
+}
+
 TEST(Mpi, RolloutComparesEveryTrajectoryOnceAtThreeProcesses) {
   NEURALSIM_SKIP_WITHOUT_MPI();
   const std::string cmd = testing::app_path("rollout") + " --config configs/rollout_double_pendulum.yaml -q --seed 1" +

@@ -47,6 +47,28 @@ def test_rollout_and_compare_from_a_dict(tmp_path):
     assert c.mean_rmse_q < 1e-12
 
 
+def test_discover_finds_the_friction_and_matches_the_command_line(tmp_path):
+    overrides = {"discover.stability.seeds": 1, "discover.retrain.epochs": 0, "discover.penalty.points": 4,
+                 "discover.epochs.dense": 20, "discover.epochs.per_point": 6, "discover.epochs.refit": 8,
+                 "output.plot": False}
+    config = source("configs/discover/double_pendulum_friction.yaml")
+    r = neuralsim.discover(config, overrides=overrides, seed=2)
+    assert r.status == "ok" and r.explained_by_candidates
+    assert "joint.joint1.qd" in r.selected["joint_joint1_torque"]
+    assert "joint.joint2.qd" in r.selected["joint_joint2_torque"]
+    assert not any("noise" in g["label"] and g["selected"] for g in r.groups)
+    assert r.augment_yaml.find("joint.joint1.qd") > 0
+    assert r.path[-1]["lambda"] == float("inf")
+    # The same library call as the command line: the same numbers.
+    out = tmp_path / "cli"
+    args = [os.path.join(os.environ["NEURALSIM_BINARY_DIR"], "discover"), "--config", config, "--seed", "2", "-q",
+            "--out", str(out)] + [a for k, v in overrides.items() for a in ("--set", f"{k}={str(v).lower()}")]
+    subprocess.run(args, check=True)
+    import json
+    groups = json.load(open(out / "discovery.json"))["groups"]
+    assert [g["norm"] for g in groups] == [g["norm"] for g in r.groups]
+
+
 def test_ctrl_c_stops_a_long_call_within_a_second():
     script = (
         "import neuralsim, sys\n"
