@@ -88,6 +88,55 @@ TEST(DiscoverApp, SelectsNothingWhenTheAnalyticalModelIsRight) {
   EXPECT_NE(read_text(out + "/augment.yaml").find("augment: []"), std::string::npos);
 }
 
+// Contact sites (force-level contact): a box sliding on the ground with more
+// friction (μ = 0.5) than its model has (0.3); the friction-coefficient site
+// of the contacts, reading the contact's quantities (and a noise
+// distractor), explains it.
+TEST(DiscoverApp, ContactSitesExplainAMissingFriction) {
+  const std::string dir = fresh_dir("discover_contact");
+  const std::string box =
+      "model:\n  name: box\n  bodies:\n    - name: box\n      joint: {name: box_free, type: free}\n"
+      "      mass: 1.0\n      inertia: [0.004167, 0.004167, 0.006667]\n"
+      "      geometry:\n        - {name: box_shape, type: box, size: [0.2, 0.2, 0.1]}\n"
+      "";
+  const std::string sim = "sim: {integrator: semi_implicit_euler, dt: 0.001, duration: 0.2}\n";
+  const std::string contact = "contact:\n  model: hunt_crossley\n  ground: {height: 0}\n"
+                              "  parameters: {stiffness: 1.0e6, damping: 3.0e5, exponent: 1.5, friction: FRICTION, "
+                              "friction_velocity: 0.01}\n  friction_model: coulomb\n";
+  auto with_friction = [&](const char* mu) {
+    std::string c = contact;
+    c.replace(c.find("FRICTION"), 8, mu);
+    return c;
+  };
+  testing::write_file(dir + "/truth.yaml",
+                      box + with_friction("0.5") +
+                          "initial_states:\n  list:\n"
+                          "    - {q: [0, 0, 0.049818, 0, 0, 0, 1], qd: [0, 0, 0, 2.0, 0, 0]}\n"
+                          "    - {q: [0, 0, 0.049818, 0, 0, 0, 1], qd: [0, 0, 0, 1.5, 0.5, 0]}\n"
+                          "    - {q: [0, 0, 0.049818, 0, 0, 0, 1], qd: [0, 0, 0, -1.0, 1.5, 0]}\n"
+                          "    - {q: [0, 0, 0.049818, 0, 0, 0, 1], qd: [0, 0, 0, 0.5, -2.0, 0]}\n"
+                          "controls: {type: zero}\n" + sim);
+  ASSERT_EQ(run_command(testing::app_path("rollout") + " -q --config " + dir + "/truth.yaml --out " + dir + "/truth")
+                .exit_code,
+            0);
+  testing::write_file(dir + "/discover.yaml",
+                      box + sim + with_friction("0.3") + "data: {train: truth/trajectories.h5, validation_fraction: 0.25}\n"
+                      "train: {window_steps: 5, window_stride: 10, batch_size: 8, learning_rate: 0.001, "
+                      "controls: none, validation_steps: 50}\n"
+                      "discover:\n  sites: [contact.friction_coefficient]\n"
+                      "  inputs: [contact.sliding_velocity, contact.depth, noise.0]\n"
+                      "  network: {hidden: [4], output_scale: 0.1}\n"
+                      "  penalty: {points: 3}\n  epochs: {dense: 40, per_point: 8, refit: 8}\n");
+  const auto r = run_command(testing::app_path("discover") + " -q --set output.plot=false --seed 1 --config " + dir +
+                             "/discover.yaml --out " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json(dir + "/out/summary.json")["metrics"];
+  EXPECT_TRUE(m["explained_by_candidates"].get<bool>()) << m["verdict"];
+  EXPECT_LT(m["validation_loss"]["chosen"].get<double>(), 0.5 * m["validation_loss"]["analytical"].get<double>());
+  EXPECT_EQ(m["selected_sites"], nlohmann::json::array({"contact_friction_coefficient"}));
+  for (const auto& in : m["selected_inputs"]) EXPECT_EQ(in.get<std::string>().find("noise"), std::string::npos);
+}
+
 // Two repetitions of a path of 3 points: the same discovery at 1 and 2
 // threads, and after an interruption and --resume.
 TEST(DiscoverApp, ThreadsAndResumeGiveTheSameDiscovery) {
