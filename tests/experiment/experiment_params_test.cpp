@@ -4,6 +4,7 @@
 // parameter of the link the check fails on.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "neuralsim/core/errors.hpp"
@@ -49,6 +50,30 @@ TEST(ExperimentParams, ANonPhysicalResultBlamesTheLinksParameters) {
     EXPECT_EQ(msg.find("link.link2.mass"), std::string::npos) << msg;  // not involved
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;               // one line
   }
+}
+
+// A value given in the config (params:, or --set params.X=v, which writes
+// there) wins over the same name in params_file, and the notes say so; the
+// file's other values apply. Every tool loads its model through
+// load_experiment, so this holds for each of them.
+TEST(ExperimentParams, AnExplicitValueWinsOverTheParamsFile) {
+  const std::string dir = ::testing::TempDir();
+  const std::string file = dir + "/fitted.json";
+  {
+    std::ofstream f(file);
+    f << R"({"parameters": {"link.link1.mass": {"value": 1.7}, "link.link2.mass": {"value": 0.9}}})";
+  }
+  const Config cfg = Config::parse(config_with("{link.link2.mass: 0.6}") + "params_file: " + file + "\n",
+                                   dir + "/exp.yaml", {"params.joint.j1.damping=0.25"});
+  const Experiment e = load_experiment(cfg);
+  EXPECT_EQ(get_parameter(e.model, resolve_parameter(e.model, "link.link1.mass")), 1.7);  // the file's
+  EXPECT_EQ(get_parameter(e.model, resolve_parameter(e.model, "link.link2.mass")), 0.6);  // params: wins
+  EXPECT_EQ(get_parameter(e.model, resolve_parameter(e.model, "joint.j1.damping")), 0.25);  // --set
+  std::string notes;
+  for (const std::string& n : e.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("parameter link.link2.mass = 0.6"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("wins over params_file"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("set 1 parameters (1 more overridden by params:)"), std::string::npos) << notes;
 }
 
 }  // namespace

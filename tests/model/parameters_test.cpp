@@ -81,6 +81,31 @@ TEST(Parameterization, LogCholeskyRoundTripAndAlwaysPhysical) {
   }
 }
 
+TEST(Parameterization, EveryLogCholeskyPointReadsBackWhatItWrote) {
+  // What a fit writes (any θ, including the nearly singular inertias of a
+  // fit that collapsed a principal moment: θ's log-diagonal far below the
+  // others), a restart reads back as an inertia and converts again; the
+  // conversion must accept it and give the same θ to rounding.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  int checked = 0;
+  for (int t = 0; t < 2000; ++t) {
+    Eigen::Matrix<double, 10, 1> th;
+    th[0] = 3 * u(rng);                                    // log mass scale
+    for (int k = 1; k < 4; ++k) th[k] = -9.0 + 8.0 * (u(rng) + 1) / 2;  // log-diagonal in [-9, -1]
+    for (int k = 4; k < 7; ++k) th[k] = 0.5 * u(rng);
+    for (int k = 7; k < 10; ++k) th[k] = 0.3 * u(rng);    // COM offsets up to 0.3 m
+    const Inertia<double> I = inertia_from_log_cholesky<double>(th);
+    Eigen::Matrix<double, 10, 1> back;
+    ASSERT_NO_THROW(back = log_cholesky_from_inertia(I, "link")) << th.transpose();
+    const Inertia<double> again = inertia_from_log_cholesky<double>(back);
+    EXPECT_NEAR(again.mass, I.mass, 1e-12 * I.mass);
+    EXPECT_LT((again.I_origin - I.I_origin).norm(), 1e-9 * I.I_origin.norm() + 1e-15);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2000);
+}
+
 TEST(Parameterization, RejectsInconsistentInertia) {
   Inertia<double> bad = Inertia<double>::from_com(1.0, Eigen::Vector3d::Zero(),
                                                   Eigen::Vector3d(1.0, 1.0, 5.0).asDiagonal());

@@ -35,18 +35,38 @@ struct RawParameter {
   std::string source;
 };
 
-std::vector<RawParameter> read_raw_parameters(const Config& root) {
+// Precedence: a value given in the config (`params:`, which `--set
+// params.X=v` writes to) wins over the same name in `params_file`, and the
+// notes say which source set each parameter.
+std::vector<RawParameter> read_raw_parameters(const Config& root, std::vector<std::string>& notes) {
   std::map<std::string, RawParameter> all;
+  std::string file;
+  if (root.has("params_file")) {
+    file = root.path("params_file");
+    for (const auto& [name, value] : read_parameter_file(file)) all[name] = {name, value, file};
+  }
+  std::size_t from_file = all.size(), overridden = 0;
   if (root.has("params")) {
     if (!root.is_map("params")) root.fail("params", "expected a map of parameter names to numbers");
     std::map<std::string, Config> flat;
     flatten_params(root.at("params"), "", flat);
-    for (const auto& [name, value] : flat) all[name] = {name, value.get<double>(""), value.where("")};
+    for (const auto& [name, value] : flat) {
+      const RawParameter explicit_value{name, value.get<double>(""), value.where("")};
+      const auto it = all.find(name);
+      if (it != all.end() && it->second.source == file) {
+        notes.push_back(format_printf("parameter %s = %.10g from %s (params: wins over params_file %s, which holds "
+                                      "%.10g)",
+                                      name.c_str(), explicit_value.value, explicit_value.source.c_str(), file.c_str(),
+                                      it->second.value));
+        ++overridden;
+        --from_file;
+      }
+      all[name] = explicit_value;
+    }
   }
-  if (root.has("params_file")) {
-    const std::string path = root.path("params_file");
-    for (const auto& [name, value] : read_parameter_file(path)) all[name] = {name, value, path};
-  }
+  if (!file.empty())
+    notes.push_back("params_file " + file + " set " + std::to_string(from_file) + " parameters" +
+                    (overridden ? " (" + std::to_string(overridden) + " more overridden by params:)" : ""));
   std::vector<RawParameter> out;
   for (auto& [name, p] : all) out.push_back(std::move(p));
   return out;
@@ -190,7 +210,7 @@ Experiment load_experiment(const Config& root, bool require_sim) {
   Experiment e;
   e.model = load_model_section(root.at("model"), &e.warnings);
   e.contact = read_contact_section(root, e.model, e.notes, e.warnings);
-  for (RawParameter& raw : read_raw_parameters(root)) {
+  for (RawParameter& raw : read_raw_parameters(root, e.notes)) {
     const auto target = resolve_named_parameter(raw.name, e.model, e.contact.has_value());
     if (!target) throw ConfigError(raw.source + ": " + unknown_parameter_message(raw.name, e.model, e.contact.has_value()));
     e.parameters.push_back({*target, raw.value, raw.source});

@@ -3,6 +3,7 @@
 #include <Eigen/Cholesky>
 #include <cmath>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 
 namespace neuralsim {
@@ -27,8 +28,23 @@ Eigen::Matrix<double, 10, 1> log_cholesky_from_inertia(const Inertia<double>& I,
   Eigen::Matrix4d P = Eigen::Matrix4d::Zero();
   for (int i = 0; i < 4; ++i) P(i, 3 - i) = 1;
   Eigen::LLT<Eigen::Matrix4d> llt(P * J * P);
-  if (llt.info() != Eigen::Success)
-    throw ModelError(what + ": inertia is not physically consistent (pseudo-inertia not positive definite)");
+  if (llt.info() != Eigen::Success) {
+    // A pseudo-inertia that is positive definite up to rounding (a fit that
+    // nearly collapsed a principal moment writes one: J's smallest
+    // eigenvalue 1e-12 of its largest, lost in forming J from the stored
+    // inertia) is accepted, its eigenvalues raised to 1e-12 of the largest:
+    // what a tool writes it reads back. A clearly negative eigenvalue (the
+    // triangle inequality broken) is not rounding.
+    const SymmetricEigen e = symmetric_eigen(J);
+    const double top = e.values.cwiseAbs().maxCoeff(), floor = 1e-12 * top;
+    if (!(e.values.minCoeff() > -1e-9 * top))
+      throw ModelError(what + ": inertia is not physically consistent (pseudo-inertia not positive definite)");
+    const Eigen::Matrix4d Jp =
+        e.vectors * e.values.cwiseMax(floor).asDiagonal() * e.vectors.transpose();
+    llt.compute(P * (0.5 * (Jp + Jp.transpose())) * P);
+    if (llt.info() != Eigen::Success)
+      throw ModelError(what + ": inertia is not physically consistent (pseudo-inertia not positive definite)");
+  }
   const Eigen::Matrix4d L = llt.matrixL();
   const Eigen::Matrix4d U = P * L * P;  // upper triangular, U Uᵀ = J
   const double alpha = std::log(U(3, 3));
