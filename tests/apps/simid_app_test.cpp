@@ -311,5 +311,24 @@ TEST(SimidApp, EvaluationWindowsAreCheckedBeforeAnyOutput) {
   }
 }
 
+// Static recordings (a pendulum hanging at rest) have no spread: a model
+// whose gravity leans by 1e-8 m/s² drifts by 1e-9 rad from them, which is
+// not "10 times the data's spread" (#41).
+TEST(SimidApp, StaticDataGivesNoSpreadWarning) {
+  const std::string dir = fresh_dir("simid_static");
+  const std::string model = "model: {generator: pendulum, length: 1.0, mass: 1.0}\nsim: {integrator: rk4, dt: 0.01";
+  testing::write_file(dir + "/truth.yaml", model + ", duration: 0.5}\n"
+                      "initial_states: {list: [{q: [0.0], qd: [0.0]}, {q: [0.0], qd: [0.0]}]}\ncontrols: {type: zero}\n");
+  ASSERT_EQ(run_command(testing::app_path("rollout") + " -q --config " + dir + "/truth.yaml --out " + dir + "/truth")
+                .exit_code, 0);
+  testing::write_file(dir + "/fit.yaml", model + "}\nparams: {gravity.x: 1.0e-8}\ndata: {train: truth/trajectories.h5}\n"
+                      "estimate:\n  parameters: [{name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]}]\n"
+                      "  residual: {type: single_shooting, window: 20}\n  basin_hopping: {enabled: false}\n");
+  const auto r = run_command(simid() + " --config " + dir + "/fit.yaml -q --out " + dir + "/out");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(dir + "/out/summary.json");
+  for (const auto& w : s["warnings"]) EXPECT_EQ(w.get<std::string>().find("RMS residual"), std::string::npos) << w;
+}
+
 }  // namespace
 }  // namespace neuralsim

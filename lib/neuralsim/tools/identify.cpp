@@ -279,14 +279,19 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
   if (!s.data.targets) evaluate_torque(s, ctx, r, context);
   // A fit whose residuals dwarf the data's own spread explains nothing: the
   // data may be corrupt or the model unsuitable (cost ½Σr² over m residuals).
+  // Static data (no spread) is compared with a floor of 1e-6 of its size,
+  // not with zero.
   if (!s.data.targets && residuals.size() > 0) {
-    double spread = 0;
-    for (const Trajectory& t : s.data.train.trajectories)
+    double spread = 0, size = 0;
+    for (const Trajectory& t : s.data.train.trajectories) {
       spread = std::max(spread, (t.q.rowwise() - t.q.colwise().mean()).cwiseAbs().maxCoeff());
+      size = std::max(size, t.q.cwiseAbs().maxCoeff());
+    }
     const double rms = std::sqrt(2.0 * r.best.cost / static_cast<double>(residuals.size()));
-    if (rms > 10.0 * std::max(spread, 1e-12)) {
-      const std::string w = "the fit's RMS residual " + std::to_string(rms) + " is more than 10 times the data's " +
-                            "spread " + std::to_string(spread) + ": the data may be corrupt or the model unsuitable";
+    if (rms > 10.0 * std::max(spread, 1e-6 * (1.0 + size))) {
+      const std::string w = format_printf("the fit's RMS residual %.3g is more than 10 times the data's spread %.3g: "
+                                          "the data may be corrupt or the model unsuitable",
+                                          rms, spread);
       context.warn(w);
       r.warnings.push_back(w);
     }

@@ -324,6 +324,11 @@ struct ComparisonSetup {
 ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data) {
   ComparisonSetup c;
   if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque"});
+  // Refused rather than ignored: --compare writes the replayed predictions
+  // as recorded, without link poses.
+  if (cfg.has("output.link_poses"))
+    cfg.fail("output.link_poses", "applies to simulated rollouts; --compare replays recordings and writes no link "
+                                  "poses (remove it, or run without --compare)");
   for (double h : cfg.get_or<std::vector<double>>("compare.horizons", {10, 100, 1000})) {
     if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("compare.horizons", "horizons are sample counts >= 1");
     c.horizons.push_back(static_cast<long long>(h));
