@@ -197,7 +197,7 @@ TEST_F(AugmentConfig, BadInputIsAConfigErrorWithFileLineColumnAndKey) {
       {"augment:\n  - {name: a, site: {link: segment0, quantity: drag_force, drag: {linear: -1}}, inputs: [time]}\n",
        "augment.0.site.drag.linear", {"out of range"}},
       {"augment:\n  - {name: a, site: joint.joint1.torque, inputs: [joint.joint1.qdd]}\n", "augment.0.inputs.0",
-       {"unknown input 'joint.joint1.qdd'", "did you mean 'joint.joint1.qd'?", "valid inputs: time, joint.<joint>.q|qd|u",
+       {"unknown input 'joint.joint1.qdd'", "did you mean 'joint.joint1.qd'?", "valid inputs: time, noise.<0..99>, joint.<joint>.q|qd|u",
         "link.<link>.linear_velocity|angular_velocity[.world|.body]", "segment2"}},
       {"augment:\n  - {name: a, site: joint.joint1.torque, inputs: [time, contact.depth]}\n", "augment.0.inputs.1",
        {"unknown input 'contact.depth'", "only at contact sites"}},

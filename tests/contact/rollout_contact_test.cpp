@@ -38,6 +38,13 @@ TEST(RolloutContact, WritesBoxPoseTrajectoryAndReplaysExactly) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   const auto s = nlohmann::json::parse(testing::read_text(cmp + "/summary.json"));
   EXPECT_LT(s["metrics"]["mean_rmse_q"].get<double>(), 1e-9);
+  // output.link_poses holds for --compare too: the predicted poses, which
+  // the exact replay makes the recorded ones (#41: it was ignored).
+  const TrajectorySet predicted = read_trajectories(cmp + "/compare.h5");
+  ASSERT_EQ(predicted.trajectories.at(0).link_poses.count("box"), 1u);
+  const RowMatrixXd& replayed = predicted.trajectories[0].link_poses.at("box");
+  ASSERT_EQ(replayed.rows(), 501);
+  EXPECT_LT((replayed - pose.topRows(501)).cwiseAbs().maxCoeff(), 1e-9);
 }
 
 TEST(RolloutContact, BadContactConfigIsAConfigError) {

@@ -324,11 +324,6 @@ struct ComparisonSetup {
 ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data) {
   ComparisonSetup c;
   if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque"});
-  // Refused rather than ignored: --compare writes the replayed predictions
-  // as recorded, without link poses.
-  if (cfg.has("output.link_poses"))
-    cfg.fail("output.link_poses", "applies to simulated rollouts; --compare replays recordings and writes no link "
-                                  "poses (remove it, or run without --compare)");
   for (double h : cfg.get_or<std::vector<double>>("compare.horizons", {10, 100, 1000})) {
     if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("compare.horizons", "horizons are sample counts >= 1");
     c.horizons.push_back(static_cast<long long>(h));
@@ -382,6 +377,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   const TrajectorySet data = load_trajectory_file(request.data_path, &notes);
   validate_against_model(data, model, request.data_path);
   const ComparisonSetup c = read_comparison(cfg, data);
+  // output.link_poses: the predicted poses, as a rollout writes them.
+  const std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
 
   CompareResult r;
   r.model = model_summary(exp);
@@ -396,6 +393,7 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   std::vector<Trajectory> predicted(data.trajectories.size());
   tbb::parallel_for(size_t(0), data.trajectories.size(), [&](size_t k) {
     predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k], exp.augment);
+    record_link_poses(model, link_poses, predicted[k]);
   });
   r.predictions.meta = trajectory_metadata(model, "", parameters_json(cfg), request.seed);
   for (size_t k = 0; k < predicted.size(); ++k) {
