@@ -152,7 +152,19 @@ void run_interruptibly(const std::function<void(const RunContext&)>& work, int t
       py::gil_scoped_release release;
       ready = done.wait_for(std::chrono::milliseconds(50)) == std::future_status::ready;
     }
-    log.flush(logger);
+    // Python code runs here (logging handlers): a Ctrl-C that lands in it
+    // raises there. The work must then stop before the exception leaves (the
+    // future's destructor would wait for an uninterrupted run).
+    try {
+      log.flush(logger);
+    } catch (py::error_already_set&) {
+      stop = true;
+      try {
+        done.get();
+      } catch (...) {
+      }
+      throw;
+    }
     if (ready) break;
     if (!interrupted && PyErr_CheckSignals() != 0) {
       // The KeyboardInterrupt stays pending until the work has stopped.
