@@ -199,7 +199,8 @@ TEST(Mpi, DiscoverGivesTheSameDiscoveryAtTwoAndThreeProcessesAsWithout) {
                           " --config configs/discover/double_pendulum_friction.yaml -q --seed 1 --threads 1"
                           " --set output.plot=false --set discover.stability.seeds=2 --set discover.stability.bootstrap=1"
                           " --set discover.penalty.points=3 --set discover.epochs.dense=6"
-                          " --set discover.epochs.per_point=3 --set discover.epochs.refit=3 --set discover.retrain.epochs=4";
+                          " --set discover.epochs.per_point=3 --set discover.epochs.refit=3 --set discover.retrain.epochs=2"
+                          " --set train.train_samples=60";
   std::vector<std::string> outs;
   for (int n : {2, 3}) {
     outs.push_back(fresh_dir("mpi_discover_" + std::to_string(n)));

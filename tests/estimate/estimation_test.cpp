@@ -181,6 +181,56 @@ TEST(Identifiability, StaticTorquesOnlyDetermineMassTimesLength) {
   EXPECT_NE(d.find("only link.link1.mass · link.link1.length"), std::string::npos) << d;
 }
 
+// Two well-determined torque offsets (inverse dynamics: their columns of J
+// are constant) stay identifiable whatever their current values and their
+// declared scales: the analysis is invariant to parameter sizes and units
+// (#41: at a point where one offset was near zero it declared
+// "joint5.torque_offset · joint7.torque_offset^-2.51" the only identifiable
+// combination).
+TEST(Identifiability, InvariantToParameterSizesAndUnits) {
+  const Model<double> model = double_pendulum();
+  Trajectory tr;
+  const int T = 80;
+  tr.time = Eigen::VectorXd::LinSpaced(T, 0.0, 0.79);
+  tr.q.resize(T, 2);
+  tr.qd.resize(T, 2);
+  tr.tau.resize(T, 2);
+  for (int k = 0; k < T; ++k) {
+    const double t = tr.time[k];
+    tr.q.row(k) << std::sin(3 * t), 0.5 * std::cos(2 * t);
+    tr.qd.row(k) << 3 * std::cos(3 * t), -std::sin(2 * t);
+    tr.tau.row(k) << 2 * std::sin(5 * t) + 0.3, std::cos(4 * t) - 0.2;
+  }
+  auto analyze = [&](double c1, double c2, double scale) {
+    const ParameterSet params = read_parameter_set(
+        parameters_config("p: [{name: joint.joint1.torque_offset, initial: " + std::to_string(c1) +
+                          ", scale: " + std::to_string(scale) + "}, {name: joint.joint2.torque_offset, initial: " +
+                          std::to_string(c2) + ", scale: " + std::to_string(scale) + "}]"),
+        "p", model);
+    ProblemOptions po;
+    po.formulation = Formulation::kInverseDynamics;
+    po.filter_window = 5;
+    Model<double> m = model;
+    ResidualContext ctx{&m, &params, rk4(0.01), ObservationSpec{}};
+    EstimationProblem problem(ctx, {&tr}, po);
+    const std::vector<double> x = params.initial_variables();
+    Eigen::VectorXd r;
+    const Eigen::MatrixXd J = problem.parameter_jacobian(x, &r);
+    return analyze_identifiability(params, x, J, r);
+  };
+  const Identifiability a = analyze(0.3, -0.2, 1.0);
+  const Identifiability b = analyze(1e-9, 2e-3, 1.0);   // one offset nearly zero
+  const Identifiability c = analyze(0.3, -0.2, 1e-3);   // other units
+  for (const Identifiability* id : {&a, &b, &c}) {
+    EXPECT_TRUE(id->weak_directions.empty()) << id->weak_directions.front().description;
+    ASSERT_EQ(id->singular_values.size(), 2u);
+    EXPECT_NEAR(id->singular_values[1] / id->singular_values[0], a.singular_values[1] / a.singular_values[0], 1e-9);
+  }
+  // The same physical standard errors in any units.
+  EXPECT_NEAR(c.std_error[0], a.std_error[0], 1e-9 * a.std_error[0]);
+  EXPECT_NEAR(c.std_error[1], a.std_error[1], 1e-9 * a.std_error[1]);
+}
+
 TEST(ParameterSet, RejectsBadBoundsAndNames) {
   const Model<double> model = double_pendulum();
   EXPECT_THROW(read_parameter_set(parameters_config("p: [{name: link.link1.length, bounds: [5, 1]}]"), "p", model),
