@@ -14,33 +14,49 @@ double physical_derivative(const ParameterSet& params, int i, double x) {
 
 namespace {
 
-std::string describe(const ParameterSet& params, const Eigen::VectorXd& v) {
-  // v is a direction in d(log|p|) space along which the cost does not change.
+// `u` is a weak direction in the equilibrated coordinates u_i = ‖J_i‖ Δp_i;
+// Δp = D u with D = diag(1/‖J_i‖) (`scale`). Between parameters whose values
+// are away from zero it is said as a product of powers (the direction in
+// log|p|: ℓ_i = Δp_i / |p_i|), otherwise as a linear trade-off.
+std::string describe(const ParameterSet& params, const Eigen::VectorXd& u, const Eigen::VectorXd& scale,
+                     const std::vector<double>& value) {
   std::vector<int> big;
-  for (int i = 0; i < v.size(); ++i)
-    if (std::abs(v[i]) > 0.2) big.push_back(i);
+  for (int i = 0; i < u.size(); ++i)
+    if (std::abs(u[i]) > 0.2) big.push_back(i);
   std::ostringstream s;
   s.precision(3);
   if (big.size() == 1) {
     s << "'" << params[big[0]].name() << "' is not identifiable from this data";
-  } else if (big.size() == 2) {
-    // Invariance along (v_a, v_b) in log space leaves p_a^(v_b) · p_b^(-v_a)
-    // as the only combination the data determines.
-    const int a = big[0], b = big[1];
-    const double k = -v[a] / v[b];  // exponent of p_b once p_a's is 1
-    s << "only " << params[a].name();
-    if (std::abs(k - 1) < 0.05)
-      s << " · " << params[b].name();
-    else if (std::abs(k + 1) < 0.05)
-      s << " / " << params[b].name();
-    else
-      s << " · " << params[b].name() << "^" << k;
-    s << " is identifiable (the data cannot separate the two)";
-  } else {
-    s << "the combination";
-    for (int i : big) s << " " << (v[i] >= 0 ? "+" : "-") << std::abs(v[i]) << "·log|" << params[i].name() << "|";
-    s << " is not identifiable";
+    return s.str();
   }
+  bool nonzero = true;
+  for (int i : big) nonzero = nonzero && std::abs(value[static_cast<std::size_t>(i)]) > 1e-12;
+  Eigen::VectorXd dp = scale.cwiseProduct(u);
+  if (big.size() == 2) {
+    const int a = big[0], b = big[1];
+    if (nonzero) {
+      // Invariance along (ℓ_a, ℓ_b) leaves p_a^(ℓ_b) · p_b^(-ℓ_a) as the only
+      // combination the data determines.
+      const double la = dp[a] / std::abs(value[static_cast<std::size_t>(a)]);
+      const double lb = dp[b] / std::abs(value[static_cast<std::size_t>(b)]);
+      const double k = -la / lb;  // exponent of p_b once p_a's is 1
+      s << "only " << params[a].name();
+      if (std::abs(k - 1) < 0.05)
+        s << " · " << params[b].name();
+      else if (std::abs(k + 1) < 0.05)
+        s << " / " << params[b].name();
+      else
+        s << " · " << params[b].name() << "^" << k;
+      s << " is identifiable (the data cannot separate the two)";
+    } else {
+      s << "changing " << params[a].name() << " by " << dp[a] / dp[b] << " per unit change of " << params[b].name()
+        << " leaves the fit unchanged (the data cannot separate the two)";
+    }
+    return s.str();
+  }
+  s << "the combination";
+  for (int i : big) s << " " << (dp[i] >= 0 ? "+" : "-") << std::abs(dp[i]) / dp.cwiseAbs().maxCoeff() << "·Δ" << params[i].name();
+  s << " is not identifiable";
   return s.str();
 }
 
@@ -53,54 +69,58 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
   const int m = static_cast<int>(J.rows());
   Identifiability id;
   id.value.resize(P);
-  // Jacobian w.r.t. physical values, and w.r.t. log|p| for scale-free analysis.
-  Eigen::MatrixXd Jp(m, P), Jlog(m, P);
+  // The Jacobian w.r.t. physical values, then equilibrated: every column
+  // scaled to unit norm (van der Sluis, "Condition numbers and equilibration
+  // of matrices", Numer. Math. 1969). Singular values, weak directions and
+  // the truncation of the covariance are then the same whatever the
+  // parameters' units and sizes (a parameter's column only changes by a
+  // factor when its unit or value does); a column of zeros is a parameter
+  // the data does not see at all.
+  Eigen::MatrixXd Jp(m, P), Js(m, P);
+  Eigen::VectorXd scale(P);
   for (int i = 0; i < P; ++i) {
     id.value[i] = params.physical<double>(i, x[i]);
     const double dpdx = physical_derivative(params, i, x[i]);
     Jp.col(i) = J.col(i) / dpdx;
-    // Scale by |p| (relative changes); a parameter at 0 falls back to its
-    // declared scale, so units do not distort the singular values.
-    Jlog.col(i) = Jp.col(i) * (std::abs(id.value[i]) > 1e-12 ? std::abs(id.value[i]) : params[i].scale);
+    const double norm = Jp.col(i).norm();
+    scale[i] = norm > 0 ? 1.0 / norm : 1.0;
+    Js.col(i) = Jp.col(i) * scale[i];
   }
   id.residual_variance = m > P ? r.squaredNorm() / (m - P) : std::numeric_limits<double>::quiet_NaN();
 
-  const SingularValueDecomposition svd = singular_value_decomposition(Jlog, SingularVectors::kFullV);
+  const SingularValueDecomposition svd = singular_value_decomposition(Js, SingularVectors::kFullV);
   const Eigen::VectorXd& sv = svd.values;
   id.singular_values.assign(sv.data(), sv.data() + sv.size());
   const double smax = sv.size() ? sv[0] : 0;
-  for (int k = 0; k < sv.size(); ++k) {
-    const double rel = smax > 0 ? sv[k] / smax : 0;
-    if (rel < singular_threshold) {
-      UnidentifiableDirection d;
-      d.relative_singular_value = rel;
-      const Eigen::VectorXd v = svd.V.col(k);
-      d.direction.assign(v.data(), v.data() + v.size());
-      d.description = describe(params, v);
-      id.weak_directions.push_back(d);
-    }
-  }
-
-  // Fewer residuals than parameters: the SVD has only m singular values and
-  // the remaining P - m right-singular vectors span the null space exactly.
-  for (int k = static_cast<int>(sv.size()); k < P; ++k) {
+  const auto weak_direction = [&](int k, double rel) {
     UnidentifiableDirection d;
-    d.relative_singular_value = 0;
+    d.relative_singular_value = rel;
     const Eigen::VectorXd v = svd.V.col(k);
     d.direction.assign(v.data(), v.data() + v.size());
-    d.description = describe(params, v);
+    d.description = describe(params, v, scale, id.value);
     id.weak_directions.push_back(d);
+  };
+  for (int k = 0; k < sv.size(); ++k) {
+    const double rel = smax > 0 ? sv[k] / smax : 0;
+    if (rel < singular_threshold) weak_direction(k, rel);
   }
+  // Fewer residuals than parameters: the SVD has only m singular values and
+  // the remaining P - m right-singular vectors span the null space exactly.
+  for (int k = static_cast<int>(sv.size()); k < P; ++k) weak_direction(k, 0.0);
 
-  // Covariance of physical values; pseudo-inverse keeps it finite when J is
-  // rank-deficient, and unidentifiable parameters get NaN standard errors.
-  const SingularValueDecomposition svdp = singular_value_decomposition(Jp, SingularVectors::kThinUV);
-  const Eigen::VectorXd& s = svdp.values;
+  // Covariance of physical values: the pseudo-inverse of the equilibrated
+  // JᵀJ (truncated at the same relative threshold), scaled back, which keeps
+  // it finite when J is rank-deficient; unidentifiable parameters get NaN
+  // standard errors.
   Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(P, P);
-  const double smaxp = s.size() ? s[0] : 0;
-  for (int k = 0; k < s.size(); ++k)
-    if (s[k] > singular_threshold * smaxp)
-      cov += svdp.V.col(k) * svdp.V.col(k).transpose() / (s[k] * s[k]);
+  {
+    const SingularValueDecomposition svds = singular_value_decomposition(Js, SingularVectors::kThinUV);
+    const Eigen::VectorXd& s = svds.values;
+    const double smaxs = s.size() ? s[0] : 0;
+    for (int k = 0; k < s.size(); ++k)
+      if (s[k] > singular_threshold * smaxs) cov += svds.V.col(k) * svds.V.col(k).transpose() / (s[k] * s[k]);
+    cov = scale.asDiagonal() * cov * scale.asDiagonal();
+  }
   cov *= id.residual_variance;
   id.std_error.resize(P);
   id.correlation = Eigen::MatrixXd::Identity(P, P);

@@ -3,7 +3,9 @@
 // Gauss–Newton covariance Σ = s² (JᵀJ)⁻¹ with s² = Σr²/(m - P) (e.g. Ljung,
 // *System Identification*, 2nd ed., §9.2), mapped to physical values by the
 // delta method. Near-singular directions of J (small singular values of the
-// column-scaled Jacobian) show which combinations the data cannot separate.
+// column-equilibrated Jacobian: each column scaled to unit norm, so that the
+// analysis does not depend on the parameters' units or current sizes) show
+// which combinations the data cannot separate.
 #pragma once
 
 #include <string>
@@ -17,7 +19,7 @@ namespace neuralsim {
 
 struct UnidentifiableDirection {
   double relative_singular_value = 0;  // σ_i / σ_max
-  std::vector<double> direction;       // unit vector over parameters (log-scaled)
+  std::vector<double> direction;       // unit vector over parameters, in equilibrated coordinates ‖J_i‖ Δp_i
   std::string description;             // e.g. "only link.m·link.l is identifiable"
 };
 
@@ -25,7 +27,7 @@ struct Identifiability {
   std::vector<double> value;          // physical optimum
   std::vector<double> std_error;      // physical, NaN when not identifiable
   Eigen::MatrixXd correlation;        // P x P
-  std::vector<double> singular_values;  // of the scaled Jacobian, descending
+  std::vector<double> singular_values;  // of the equilibrated Jacobian, descending
   std::vector<UnidentifiableDirection> weak_directions;
   double residual_variance = 0;
 };
