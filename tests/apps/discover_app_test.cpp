@@ -42,7 +42,8 @@ std::set<std::string> selected_inputs(const std::string& out) {
 
 TEST(DiscoverApp, AttributesEachJointsFrictionToItsOwnVelocity) {
   const std::string out = fresh_dir("discover_friction");
-  const auto r = run_command(discover_cmd("double_pendulum_friction.yaml", "--seed 1 --out " + out));
+  // One thread: ctest runs suites side by side on the 2 cores.
+  const auto r = run_command(discover_cmd("double_pendulum_friction.yaml", "--seed 1 --threads 1 --out " + out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto m = read_json(out + "/summary.json")["metrics"];
   EXPECT_TRUE(m["explained_by_candidates"].get<bool>()) << m["verdict"];
@@ -81,7 +82,7 @@ TEST(DiscoverApp, SelectsNothingWhenTheAnalyticalModelIsRight) {
   const std::string out = fresh_dir("discover_null");
   // Shorter than experiment 1's run: with nothing to find, nothing is found sooner.
   const auto r = run_command(discover_cmd("double_pendulum_null.yaml",
-                                          "--seed 1 --set discover.penalty.points=4 --set discover.epochs.dense=20 "
+                                          "--seed 1 --threads 1 --set discover.penalty.points=4 --set discover.epochs.dense=20 "
                                           "--set discover.epochs.per_point=6 --set discover.epochs.refit=8 "
                                           "--set train.train_samples=150 --out " + out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
