@@ -264,12 +264,7 @@ RepetitionRun run_repetition(const Shared& sh, int r, const DiscoverProgress* re
                              const std::function<bool()>& on_epoch, const std::atomic<bool>* stop) {
   const DiscoverSpec& spec = *sh.spec;
   const TrainingSetup& setup = *sh.setup;
-  RolloutProblem problem;
-  problem.model = setup.exp.model;
-  problem.step = setup.exp.step;
-  if (setup.exp.contact) problem.contact = *setup.exp.contact;
-  problem.augment = repetition_networks(sh, r);
-  HybridWindowModel model(std::move(problem));
+  HybridWindowModel model(hybrid_problem(setup.exp, repetition_networks(sh, r)));
   const TrajectorySet train = repetition_data(sh, r);
 
   auto lambda = std::make_shared<double>(0.0);
@@ -280,7 +275,12 @@ RepetitionRun run_repetition(const Shared& sh, int r, const DiscoverProgress* re
   o.decay_mask = sh.groups.decay_mask;
   o.patience = 0;
   o.epochs = spec.dense_epochs;
-  Trainer dense(model, train, setup.data.validation, sh.weights, o);
+  // The fits see no validation data (it would be evaluated after every
+  // epoch and not used: a point keeps its last iterate); `judge` evaluates
+  // each point on it.
+  const TrajectorySet none;
+  Trainer judge(model, train, setup.data.validation, sh.weights, o);
+  Trainer dense(model, train, none, sh.weights, o);
   o.epochs = spec.epochs_per_point;
   // Adaptive group lasso (Wang & Leng, "A note on adaptive group lasso",
   // CSDA 2008): each group's weight divided by its norm in the dense fit
@@ -300,7 +300,7 @@ RepetitionRun run_repetition(const Shared& sh, int r, const DiscoverProgress* re
   o.proximal = [lambda, groups](Eigen::VectorXd& x, double step, const Adam& adam) {
     adam_group_soft_threshold(x, *groups, *lambda, step, adam);
   };
-  Trainer path(model, train, setup.data.validation, sh.weights, o);
+  Trainer path(model, train, none, sh.weights, o);
   // The relaxed fit of a point (Meinshausen, "Relaxed lasso", CSDA 2007):
   // the point's support refitted without penalty, the other groups held at
   // zero, so that the validation losses compare supports, not shrinkage.
@@ -311,7 +311,7 @@ RepetitionRun run_repetition(const Shared& sh, int r, const DiscoverProgress* re
       if (!(*support)[g])
         for (int i : (*groups)[g].indices) x[i] = 0.0;
   };
-  Trainer refit(model, train, setup.data.validation, sh.weights, o);
+  Trainer refit(model, train, none, sh.weights, o);
 
   RepetitionRun run;
   DiscoverRepetition& rep = run.rep;
@@ -335,16 +335,15 @@ RepetitionRun run_repetition(const Shared& sh, int r, const DiscoverProgress* re
     x = s.x;
     return true;
   };
-  const auto add_point = [&](double l, Trainer& trainer, const Eigen::VectorXd& selected_by,
-                             const Eigen::VectorXd& evaluated) {
-    DiscoverPathPoint p = make_point(l, trainer.training_loss(evaluated, nullptr),
-                                     trainer.validation_statistics(evaluated), selected_by, sh.groups);
+  const auto add_point = [&](double l, const Eigen::VectorXd& selected_by, const Eigen::VectorXd& evaluated) {
+    DiscoverPathPoint p = make_point(l, judge.training_loss(evaluated, nullptr),
+                                     judge.validation_statistics(evaluated), selected_by, sh.groups);
     rep.points.push_back(std::move(p));
     run.xs.push_back(evaluated);
   };
   if (rep.points.empty()) {
     if (!fit(dense, run.next_x)) return run;
-    add_point(0.0, dense, run.next_x, run.next_x);
+    add_point(0.0, run.next_x, run.next_x);
     adapt(run.next_x);
     if (spec.lambdas.empty())
       rep.lambda_max = spec.lambda_max > 0 ? spec.lambda_max : auto_lambda_max(dense, run.next_x, sh.groups, *groups);
@@ -364,14 +363,14 @@ RepetitionRun run_repetition(const Shared& sh, int r, const DiscoverProgress* re
       for (std::size_t g = 0; g < norms.size(); ++g) (*support)[g] = norms[g] > 0;
       if (!fit(refit, relaxed)) return run;
     }
-    add_point(lambdas[k], path, x, relaxed);
+    add_point(lambdas[k], x, relaxed);
     run.next_x = x;
     on_point(run);
   }
   // The analytical model closes the path (λ = ∞).
   Eigen::VectorXd z = run.next_x;
   zero_outputs(z, sh.groups);
-  add_point(kInf, path, z, z);
+  add_point(kInf, z, z);
   choose(rep, sh.groups, spec);
   run.complete = true;
   return run;
@@ -536,12 +535,7 @@ void retrain(DiscoverResult& res, const Shared& sh, const std::function<bool()>&
   const TrainingSetup& setup = *sh.setup;
   const Model<double>& model = setup.exp.model;
   const auto t0 = Clock::now();
-  RolloutProblem problem;
-  problem.model = model;
-  problem.step = setup.exp.step;
-  if (setup.exp.contact) problem.contact = *setup.exp.contact;
-  problem.augment = res.pruned;
-  HybridWindowModel pruned(std::move(problem));
+  HybridWindowModel pruned(hybrid_problem(setup.exp, res.pruned));
   const Groups groups = make_groups(res.pruned, std::vector<std::string>(res.pruned.size()), pruned.num_parameters());
   TrainerOptions o = setup.options;
   o.epochs = sh.spec->retrain_epochs;
@@ -600,12 +594,7 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   DiscoverResult res;
   res.model_name = model.name;
   for (const AugmentBlueprint& bp : sh.candidates) res.sites.push_back(describe_site(bp.site, model));
-  RolloutProblem probe_problem;
-  probe_problem.model = model;
-  probe_problem.step = setup.exp.step;
-  if (setup.exp.contact) probe_problem.contact = *setup.exp.contact;
-  probe_problem.augment = sh.candidates;
-  HybridWindowModel probe(std::move(probe_problem));
+  HybridWindowModel probe(hybrid_problem(setup.exp, sh.candidates));
   res.num_parameters = probe.num_parameters();
   sh.groups = make_groups(sh.candidates, res.sites, res.num_parameters);
   TrainerOptions eval_options = setup.options;

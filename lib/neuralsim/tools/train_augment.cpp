@@ -37,11 +37,7 @@ struct ModelUnderTraining {
 ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, const Config& cfg) {
   if (exp.augment.empty() && tc.physical.size() == 0)
     cfg.fail("augment", "a hybrid model needs networks (augment:) or physical parameters (train.physical) to train");
-  RolloutProblem p;
-  p.model = exp.model;
-  p.step = exp.step;
-  if (exp.contact) p.contact = *exp.contact;  // impulse: taped, without warm start (docs/gradients.md)
-  p.augment = exp.augment;
+  RolloutProblem p = hybrid_problem(exp, exp.augment);
   p.physical = tc.physical;
   auto h = std::make_unique<HybridWindowModel>(std::move(p));
   ModelUnderTraining m;

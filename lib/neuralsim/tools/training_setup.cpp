@@ -72,6 +72,15 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   return s;
 }
 
+RolloutProblem hybrid_problem(const Experiment& exp, std::vector<AugmentBlueprint> augment) {
+  RolloutProblem p;
+  p.model = exp.model;
+  p.step = exp.step;
+  if (exp.contact) p.contact = *exp.contact;  // impulse: taped, without warm start (docs/gradients.md)
+  p.augment = std::move(augment);
+  return p;
+}
+
 RolloutEvaluation evaluate_rollouts(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model,
                                     const TrajectorySet& data, const std::vector<long long>& horizons,
                                     const RunContext& context) {

@@ -12,6 +12,7 @@
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/experiment/train_config.hpp"
 #include "neuralsim/io/config.hpp"
+#include "neuralsim/parameters/hybrid_rollout.hpp"
 #include "neuralsim/tools/run_context.hpp"
 #include "neuralsim/train/trainer.hpp"
 
@@ -48,6 +49,10 @@ struct TrainingSetup {
 // train.controls: none) and `evaluate:`; `tool_keys` are the tool's own
 // top-level keys (e.g. "augment"), every other one is refused.
 TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::vector<std::string>& tool_keys);
+
+// The hybrid simulator of an experiment with these networks (its model,
+// step options and contact; physics frozen).
+RolloutProblem hybrid_problem(const Experiment& exp, std::vector<AugmentBlueprint> augment);
 
 // Free rollouts of every recording of `data` with the parameters x; errors
 // per trajectory and horizon. A diverging rollout is a warning and +inf.

@@ -14,6 +14,18 @@ double norm_of(const Eigen::VectorXd& x, const ParameterGroup& g) {
   return std::sqrt(s);
 }
 
+// w_g ← max(0, 1 − threshold/‖w_g‖) w_g; true when the group is zero after.
+bool shrink_group(Eigen::VectorXd& x, const ParameterGroup& g, double threshold) {
+  const double norm = norm_of(x, g);
+  if (norm <= threshold) {
+    for (int i : g.indices) x[i] = 0.0;
+    return true;
+  }
+  const double factor = 1.0 - threshold / norm;
+  for (int i : g.indices) x[i] *= factor;
+  return false;
+}
+
 }  // namespace
 
 void check_groups(const std::vector<ParameterGroup>& groups, Eigen::Index size) {
@@ -45,16 +57,7 @@ int group_soft_threshold(Eigen::VectorXd& x, const std::vector<ParameterGroup>& 
     throw InvalidArgument("group_soft_threshold: lambda " + format_number(lambda) + " and step " +
                           format_number(step) + " must be finite and >= 0");
   int zeros = 0;
-  for (const ParameterGroup& g : groups) {
-    const double norm = norm_of(x, g), threshold = step * lambda * g.weight;
-    if (norm <= threshold) {
-      for (int i : g.indices) x[i] = 0.0;
-      ++zeros;
-    } else {
-      const double shrink = 1.0 - threshold / norm;
-      for (int i : g.indices) x[i] *= shrink;
-    }
-  }
+  for (const ParameterGroup& g : groups) zeros += shrink_group(x, g, step * lambda * g.weight);
   return zeros;
 }
 
@@ -74,14 +77,7 @@ int adam_group_soft_threshold(Eigen::VectorXd& x, const std::vector<ParameterGro
       mean_v /= static_cast<double>(g.indices.size()) * correction;
       step = learning_rate / (std::sqrt(mean_v) + adam.options().epsilon);
     }
-    const double norm = norm_of(x, g), threshold = step * lambda * g.weight;
-    if (norm <= threshold) {
-      for (int i : g.indices) x[i] = 0.0;
-      ++zeros;
-    } else {
-      const double shrink = 1.0 - threshold / norm;
-      for (int i : g.indices) x[i] *= shrink;
-    }
+    zeros += shrink_group(x, g, step * lambda * g.weight);
   }
   return zeros;
 }
