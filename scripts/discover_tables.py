@@ -113,9 +113,10 @@ def main():
     out, doc = sys.argv[2], sys.argv[3]
     lines = experiment1(out)
     lines += verdict_section(out, "e2", "Experiment 2: swimmer drag",
-                             "Candidates: a torque at every joint (the planar root's x, y and yaw included) reading "
-                             "its q and q̇; a drag force at every link reading its body-frame velocity, angle of "
-                             "attack and speed. True defect: drag on the five segments.")
+                             "Candidates (21 sites): a torque at every joint (the planar root's x, y and yaw "
+                             "included) reading its q and q̇; a force and a drag force at every link (the root's "
+                             "two slider links included), in the link's frame, reading its body-frame velocities "
+                             "(and, for drag, angle of attack and speed). True defect: drag on the five segments.")
     lines += verdict_section(out, "e3", "Experiment 3: null control",
                              "The recordings come from the analytical model itself, with observation noise.")
     lines += experiment4(out)

@@ -668,6 +668,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"discover_replace_mode", "discover",
              discover_sections("  sites: [joint.*.torque]\n" + kDiscoverInputs + "  mode: replace\n"), "", 2,
              {kCfg + ":", "discover.mode", "one of residual, scale"}},
+        Case{"discover_frame_at_joint_site", "discover",
+             discover_sections("  sites: [{site: joint.*.torque, frame: body}]\n" + kDiscoverInputs), "", 2,
+             {kCfg + ":", "discover.sites.0.frame", "has no frame"}},
         Case{"discover_missing_section", "discover", train_sections({{"augment", ""}}), "", 2,
              {kCfg + ":", "discover", "missing required section"}}),
     case_name);

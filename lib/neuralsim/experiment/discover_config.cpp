@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "neuralsim/core/errors.hpp"
@@ -119,8 +120,11 @@ std::vector<SiteEntry> read_sites(const Config& d, const Model<double>& model, c
   for (const Config& item : items) {
     std::vector<SiteEntry> here;
     std::vector<Config> own_inputs;
+    std::optional<AugmentFrame> frame;
     if (item.is_map("")) {
-      item.check_known_keys({"site", "inputs"});
+      item.check_known_keys({"site", "inputs", "frame"});
+      if (item.has("frame"))
+        frame = item.get_choice("frame", {"world", "body"}, "world") == "body" ? AugmentFrame::kBody : AugmentFrame::kWorld;
       if (item.has("inputs")) {
         if (!item.is_list("inputs") || item.list("inputs").empty())
           item.fail("inputs", "expected a non-empty list of input names");
@@ -144,6 +148,12 @@ std::vector<SiteEntry> read_sites(const Config& d, const Model<double>& model, c
       }
     }
     for (SiteEntry& e : here) {
+      if (frame) {
+        if (!site_has_frame(e.site.quantity))
+          item.fail("frame", "site '" + describe_site(e.site, model) +
+                                 "' has no frame (frames apply to link force, torque and drag_force)");
+        e.site.frame = *frame;
+      }
       const std::string problem = site_problem(e.site, AugmentMode::kResidual, model);
       if (!problem.empty()) e.where.fail(e.key, problem);
       e.text = describe_site(e.site, model);

@@ -20,7 +20,8 @@
 //     retrain: {epochs: 100}          # 0 = no retrain of the pruned model
 //
 // Site strings may hold one '*' in place of a joint or link name (every joint
-// with coordinates, every link), also as {site: link.*.force, inputs: [...]}.
+// with coordinates, every link), also as {site: link.*.force, inputs: [...],
+// frame: body} (the frame of link force, torque and drag-force sites).
 // In input names '@' stands for the site's own joint or link (body i and its
 // joint i): {site: link.*.drag_force, inputs: [link.@.speed]}. Input shorthand: joint.*.q|qd|u and
 // link.*.<quantity> expand over joints / links; `joint_states` = joint.*.q +
