@@ -15,7 +15,7 @@
 //       upper_l2: 1e-3                # L2 (decoupled weight decay) on the layers after the first
 //       adaptive: 1                   # adaptive group lasso: weights ∝ 1/‖dense group‖^adaptive (0 = plain)
 //     epochs: {dense: 100, per_point: 40, refit: 40}   # refit: the relaxed fit of each point (0 = none)
-//     selection: {rule: explained, tolerance: 0.01, min_improvement: 0.1, frequency: 0.5}
+//     selection: {rule: explained, tolerance: 0.01, min_improvement: 0.1, frequency: 0.8}
 //     stability: {seeds: 3, bootstrap: 3}
 //     retrain: {epochs: 100}          # 0 = no retrain of the pruned model
 //
@@ -79,7 +79,7 @@ struct DiscoverSpec {
   Rule rule = Rule::kExplained;
   double tolerance = 0.01;
   double min_improvement = 0.1;
-  double frequency = 0.5;
+  double frequency = 0.8;  // stability selection's threshold π_thr, in Meinshausen & Bühlmann's range [0.6, 0.9]
 
   int seeds = 1;      // repetitions with other network seeds and minibatch orders
   int bootstrap = 0;  // repetitions on bootstrap resamples of the training trajectories
