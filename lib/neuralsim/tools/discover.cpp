@@ -605,10 +605,7 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   res.num_validation_trajectories = static_cast<int>(setup.data.validation.trajectories.size());
 
   DiscoverCheckpointSpec ck;
-  ck.fingerprint = config_digests(cfg.to_json(), {"name", "description", "output", "evaluate"});
-  ck.fingerprint["data.train"] = trajectory_digest(setup.data.train);
-  ck.fingerprint["data.validation"] = trajectory_digest(setup.data.validation);
-  ck.fingerprint["seed"] = std::to_string(request.seed);
+  ck.fingerprint = training_fingerprint(cfg, setup, request.seed);
   ck.num_parameters = res.num_parameters;
   ck.num_groups = static_cast<int>(sh.groups.groups.size());
   ck.max_points = sh.points_per_repetition();

@@ -135,10 +135,7 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   TrainingCheckpointSpec spec;
   spec.num_parameters = m.model->num_parameters();
   spec.parameter_names = m.parameter_names;
-  spec.fingerprint = config_digests(cfg.to_json(), {"name", "description", "output", "evaluate"});
-  spec.fingerprint["data.train"] = trajectory_digest(s.data.train);
-  spec.fingerprint["data.validation"] = trajectory_digest(s.data.validation);
-  spec.fingerprint["seed"] = std::to_string(request.seed);
+  spec.fingerprint = training_fingerprint(cfg, s, request.seed);
   spec.max_epochs = s.options.epochs;
 
   s.options.communicator = context.communicator;

@@ -72,6 +72,14 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   return s;
 }
 
+Fingerprint training_fingerprint(const Config& cfg, const TrainingSetup& setup, long long seed) {
+  Fingerprint f = config_digests(cfg.to_json(), {"name", "description", "output", "evaluate"});
+  f["data.train"] = trajectory_digest(setup.data.train);
+  f["data.validation"] = trajectory_digest(setup.data.validation);
+  f["seed"] = std::to_string(seed);
+  return f;
+}
+
 RolloutProblem hybrid_problem(const Experiment& exp, std::vector<AugmentBlueprint> augment) {
   RolloutProblem p;
   p.model = exp.model;

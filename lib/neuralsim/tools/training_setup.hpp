@@ -13,6 +13,7 @@
 #include "neuralsim/experiment/train_config.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/parameters/hybrid_rollout.hpp"
+#include "neuralsim/tools/fingerprint.hpp"
 #include "neuralsim/tools/run_context.hpp"
 #include "neuralsim/train/trainer.hpp"
 
@@ -49,6 +50,11 @@ struct TrainingSetup {
 // train.controls: none) and `evaluate:`; `tool_keys` are the tool's own
 // top-level keys (e.g. "augment"), every other one is refused.
 TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::vector<std::string>& tool_keys);
+
+// What a training run's result depends on, for its checkpoint: the config's
+// sections (not name, description, output, evaluate), the training and
+// validation recordings and the seed.
+Fingerprint training_fingerprint(const Config& cfg, const TrainingSetup& setup, long long seed);
 
 // The hybrid simulator of an experiment with these networks (its model,
 // step options and contact; physics frozen).
