@@ -4,6 +4,6 @@
 
 int main(int argc, char** argv) {
   neuralsim::Tool tool(
-      {"import-csv", "Import CSV logs into an HDF5 trajectory file, as described by a YAML import description."});
+      {"import-csv", "Import CSV logs into an HDF5 trajectory file, as described by a YAML import description.", ""});
   return tool.run(argc, argv, neuralsim::run_import);
 }

@@ -3,7 +3,7 @@
 #include "rollout/rollout_job.hpp"
 
 int main(int argc, char** argv) {
-  neuralsim::Tool tool({"rollout", "Simulate a model from a YAML experiment config and write HDF5 trajectories."});
+  neuralsim::Tool tool({"rollout", "Simulate a model from a YAML experiment config and write HDF5 trajectories.", ""});
   neuralsim::RolloutFlags flags;
   tool.command_line().add_existing_file(
       "--compare", flags.compare_path,

@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
@@ -26,6 +27,7 @@ Config section_or_empty(const Config& owner, const std::string& key) {
 
 // Everything read from the config and checked before any work.
 struct Setup {
+  explicit Setup(Experiment e) : exp(std::move(e)) {}
   Experiment exp;
   ParameterSet params;
   ObservationSpec observe;

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "neuralsim/core/trajectory.hpp"
@@ -37,6 +38,7 @@ struct RolloutEvaluation {
 
 // Everything a training config says, read and checked before any work.
 struct TrainingSetup {
+  explicit TrainingSetup(Experiment e) : exp(std::move(e)) {}
   Experiment exp;
   TrainConfig tc;
   std::vector<long long> horizons;  // evaluate.horizons
