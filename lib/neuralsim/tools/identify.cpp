@@ -6,7 +6,6 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
-#include <utility>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
@@ -27,7 +26,6 @@ Config section_or_empty(const Config& owner, const std::string& key) {
 
 // Everything read from the config and checked before any work.
 struct Setup {
-  explicit Setup(Experiment e) : exp(std::move(e)) {}
   Experiment exp;
   ParameterSet params;
   ObservationSpec observe;
@@ -82,7 +80,8 @@ Setup read_setup(const Config& cfg, long long seed) {
   cfg.check_known_keys(
       {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
   if (cfg.has("output")) cfg.at("output").check_known_keys({"plot"});
-  Setup s{load_experiment(cfg)};
+  Setup s;
+  s.exp = load_experiment(cfg);
   const Model<double>& model = s.exp.model;
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",

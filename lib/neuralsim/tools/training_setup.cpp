@@ -46,7 +46,8 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   cfg.check_known_keys(keys);
   if (cfg.has("output")) cfg.at("output").check_known_keys({"weights", "plot"});
   if (cfg.has("evaluate")) cfg.at("evaluate").check_known_keys({"horizons"});
-  TrainingSetup s{load_experiment(cfg)};
+  TrainingSetup s;
+  s.exp = load_experiment(cfg);
   const Model<double>& model = s.exp.model;
   s.tc = read_train_config(cfg.at("train"), model, s.exp.contact ? &s.exp.contact->parameters : nullptr, seed);
   for (double h : cfg.get_or<std::vector<double>>("evaluate.horizons", {10, 100, 1000})) {

@@ -5,7 +5,6 @@
 
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "neuralsim/core/trajectory.hpp"
@@ -38,7 +37,6 @@ struct RolloutEvaluation {
 
 // Everything a training config says, read and checked before any work.
 struct TrainingSetup {
-  explicit TrainingSetup(Experiment e) : exp(std::move(e)) {}
   Experiment exp;
   TrainConfig tc;
   std::vector<long long> horizons;  // evaluate.horizons
