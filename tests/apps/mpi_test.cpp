@@ -112,28 +112,29 @@ std::string train_cmd(int epochs) {
 
 using namespace mpi_test_detail;
 
-TEST(Mpi, SimidFindsTheSameFitAtOneTwoAndThreeProcesses) {
+TEST(Mpi, SimidFindsTheSameFitAtOneAndThreeProcesses) {
   NEURALSIM_SKIP_WITHOUT_MPI();
   // Four starts per round, two rounds: with 3 ranks the starts are split
-  // 2/1/1, and the second round's starts depend on the first's winner.
+  // 2/1/1, and the second round's starts depend on the first's winner (an
+  // uneven split: what 2 ranks would show, 3 show too).
   const std::string cmd = testing::app_path("simid") +
                           " --config configs/simid_double_pendulum_lengths.yaml -q --seed 1 --threads 1"
                           " --set estimate.basin_hopping.cost_threshold=0 --set estimate.basin_hopping.rounds=2"
                           " --set data.max_samples=81 --set estimate.residual.window=80"
                           " --set estimate.solver.max_iterations=15";
   std::vector<std::string> outs;
-  for (int n : {1, 2, 3}) {
+  for (int n : {1, 3}) {
     outs.push_back(fresh_dir("mpi_simid_" + std::to_string(n)));
     const auto r = run_command(mpirun(n) + cmd + " --out " + outs.back());
     ASSERT_EQ(r.exit_code, 0) << n << " processes: " << r.err;
   }
   // Each solve shared by two processes (its residual blocks split): with 3
   // processes, groups {0, 1} and {2}.
-  for (int n : {2, 3}) {
-    outs.push_back(fresh_dir("mpi_simid_shared_" + std::to_string(n)));
-    const auto r = run_command(mpirun(n) + cmd + " --set estimate.basin_hopping.processes_per_start=2 --out " +
+  {
+    outs.push_back(fresh_dir("mpi_simid_shared_3"));
+    const auto r = run_command(mpirun(3) + cmd + " --set estimate.basin_hopping.processes_per_start=2 --out " +
                                outs.back());
-    ASSERT_EQ(r.exit_code, 0) << n << " processes sharing solves: " << r.err;
+    ASSERT_EQ(r.exit_code, 0) << "3 processes sharing solves: " << r.err;
   }
   const auto params = stable_part(read_json(outs[0] + "/params.json"));
   const auto summary = stable_part(read_json(outs[0] + "/summary.json"));
@@ -233,7 +234,7 @@ TEST(Mpi, RolloutComparesEveryTrajectoryOnceAtThreeProcesses) {
 
 TEST(MpiFailures, AKilledRankEndsTheJobAndResumeOnAnotherProcessCountGivesTheUninterruptedResult) {
   NEURALSIM_SKIP_WITHOUT_MPI();
-  const std::string cmd = train_cmd(150);
+  const std::string cmd = train_cmd(90);
   const std::string reference = fresh_dir("mpi_kill_reference");
   ASSERT_EQ(run_command(cmd + " --out " + reference).exit_code, 0);
   const double seconds = read_json(reference + "/summary.json")["timings"]["train_s"].get<double>();
