@@ -2,6 +2,8 @@
 // must agree (support/algorithms_agree.hpp).
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <Eigen/Dense>
 
 #include "neuralsim/dynamics/aba.hpp"
@@ -37,6 +39,25 @@ TEST(AlgorithmsAgree, FreeJointGeneralPath) {
   nested.add_body("drone", 2, free, Inertia<double>::from_com(0.7, Vec3<double>(0.01, 0.02, -0.03),
                                                               Vec3<double>(0.02, 0.03, 0.04).asDiagonal()));
   expect_algorithms_agree(nested);
+}
+
+// A revolute joint about a negative coordinate axis (CRBA and ABA read one
+// component of a force for it, with its sign) and a prismatic one along -x.
+TEST(AlgorithmsAgree, NegativeCoordinateAxes) {
+  Model<double> m = testing::mixed_joint_model();
+  std::mt19937 rng(3);
+  auto joint = [](JointType t, const Eigen::Vector3d& axis, const Eigen::Vector3d& xyz) {
+    Joint<double> j;
+    j.type = t;
+    j.axis = axis;
+    j.origin = Transform<double>(rpy_rotation<double>(0.2, -0.1, 0.4).transpose(), xyz);
+    return j;
+  };
+  m.add_body("foot", 5, joint(JointType::kRevolute, {0, 0, -1}, {0, 0, -0.3}), testing::random_inertia(rng));
+  m.add_body("piston", 6, joint(JointType::kPrismatic, {-1, 0, 0}, {0.1, 0, 0}), testing::random_inertia(rng));
+  ASSERT_EQ(m.joints[6].coordinate_axis, 2);
+  ASSERT_TRUE(m.joints[6].axis_negative);
+  expect_algorithms_agree(m);
 }
 
 TEST(AlgorithmsAgree, ThirtyLinkChain) {
