@@ -172,6 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // The first file (the run marker): the disk was full from the start.
         Case{"rollout_first_file", "rollout", kRollout, rollout_files, {}, ".neuralsim-run.json", kFull},
+        Case{"import_first_file", "import-csv", kImport, import_files, {"EIO"}, ".neuralsim-run.json",
+             "Input/output error"},
         // HDF5 files, cut short in the middle (the shim's partial write, then the error).
         Case{"rollout_trajectories", "rollout", kRollout, rollout_files, {"ENOSPC", "trajectories.h5", 3000},
              "trajectories.h5", kFull},
@@ -185,10 +187,15 @@ INSTANTIATE_TEST_SUITE_P(
              "discovery.json", "Disk quota exceeded"},
         // The last file: summary.json.
         Case{"rollout_summary", "rollout", kRollout, rollout_files, {"ENOSPC", "summary.json"}, "summary.json", kFull},
+        Case{"train_augment_summary", "train-augment", kTrain, training_files, {"ENOSPC", "summary.json", 500},
+             "summary.json", kFull},
+        Case{"distill_summary", "distill-mpc", kDistill, nullptr, {"EDQUOT", "summary.json"}, "summary.json",
+             "Disk quota exceeded"},
         // Reported only when the data reaches the disk: at fsync, at close.
         Case{"rollout_fsync", "rollout", kRollout, rollout_files, {"EIO", "trajectories.h5", 3000, "fsync"},
              "trajectories.h5", "Input/output error"},
-        Case{"simid_close", "simid", kSimid, nullptr, {"ENOSPC", "params.json", 10, "close"}, "params.json", kFull},
+        Case{"import_close", "import-csv", kImport, import_files, {"ENOSPC", "summary.json", 10, "close"},
+             "summary.json", kFull},
         // A read-only or forbidden --out.
         Case{"rollout_read_only_out", "rollout", kRollout, rollout_files, {"EROFS"}, ".neuralsim-run.json",
              "Read-only file system", true},

@@ -124,7 +124,8 @@ void check_size(const Config& cfg, const Setup& s) {
   check_memory(cfg.at("distill"), "data.episodes",
                std::to_string(s.spec.data.episodes) + " episodes x " + std::to_string(static_cast<long long>(per)) +
                    " samples",
-               estimate * 8.0 * 2.0 * (s.sys->num_features() + s.sys->num_targets() + 2));
+               // The dataset, and its HDF5 output (or its training copy: less).
+               estimate * 8.0 * kHdf5OutputCopies * (s.sys->num_features() + s.sys->num_targets() + 2));
 }
 
 Setup read_setup(const Config& cfg, long long seed) {
