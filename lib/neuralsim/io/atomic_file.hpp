@@ -3,7 +3,7 @@
 // half-written one, even when the run is killed or the disk fills up.
 //
 // Every output of every tool goes through write_text_atomic (HDF5 files are
-// built in memory first: hdf5_attributes.hpp, hdf5::write_file_atomic), so
+// built in memory first: hdf5_output.hpp, hdf5::write_file_atomic), so
 // a write error is found and reported in this one place. The content goes
 // to a hidden temp file in the same directory (rename is only atomic within
 // one file system), is fsync'ed and closed, and is then renamed over the
