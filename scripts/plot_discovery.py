@@ -2,6 +2,7 @@
 """Plots discover's results from discovery.json.
 
 Usage: plot_discovery.py DISCOVERY_JSON importance|path OUT_PNG
+OUT_PNG "-" writes the PNG to standard output (the tools do, and write it atomically).
   importance: a bar chart of the selection frequency and the validation-loss
               increase when each group is removed (groups of selected sites first)
   path:       validation loss and number of selected groups along the penalty path
@@ -37,7 +38,7 @@ def importance(doc, out):
     axes[1].set_xlabel("validation loss increase when removed (%)")
     fig.suptitle(doc["verdict"][:120], fontsize=8)
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    fig.savefig(sys.stdout.buffer if out == "-" else out, dpi=100, format="png")
 
 
 def path(doc, out):
@@ -65,7 +66,7 @@ def path(doc, out):
     ax.legend(loc="upper left", fontsize=7)
     ax2.legend(loc="upper right", fontsize=7)
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    fig.savefig(sys.stdout.buffer if out == "-" else out, dpi=100, format="png")
 
 
 def main() -> int:

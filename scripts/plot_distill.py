@@ -5,6 +5,7 @@ against time, with their commands; for the linear case position, velocity
 and control), and the training loss.
 
 Usage: plot_distill.py CLOSED_LOOP_CSV LOSS_CSV OUT_PNG
+OUT_PNG "-" writes the PNG to standard output (the tools do, and write it atomically).
 (needs matplotlib; run under the plot interpreter, apps/common/python.hpp)
 """
 import csv
@@ -69,7 +70,8 @@ def main() -> int:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.tight_layout()
-    fig.savefig(sys.argv[3], dpi=100)
+    out = sys.argv[3]
+    fig.savefig(sys.stdout.buffer if out == "-" else out, dpi=100, format="png")
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plots fitted against measured joint trajectories (called by simid).
 
-Usage: plot_fit.py MEASURED.h5 FITTED.h5 OUT.png
+Usage: plot_fit.py MEASURED.h5 FITTED.h5 OUT_PNG
+OUT_PNG "-" writes the PNG to standard output (the tools do, and write it atomically).
 
 Needs h5py and matplotlib (Debian: python3-h5py python3-matplotlib); simid
 skips the plot when they are missing. One row per trajectory (at most 6),
@@ -42,7 +43,7 @@ def main():
         for ax in axes[-1]:
             ax.set_xlabel("time [s]")
         fig.tight_layout()
-        fig.savefig(out, dpi=90)
+        fig.savefig(sys.stdout.buffer if out == "-" else out, dpi=90, format="png")
     return 0
 
 

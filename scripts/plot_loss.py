@@ -2,6 +2,7 @@
 """Plots train-augment's loss curves: loss.csv -> loss.png (log scale).
 
 Usage: plot_loss.py LOSS_CSV OUT_PNG   (needs matplotlib; run under /usr/bin/python3)
+OUT_PNG "-" writes the PNG to standard output (the tools do, and write it atomically).
 """
 import csv
 import math
@@ -32,7 +33,8 @@ def main() -> int:
     ax.legend()
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(sys.argv[2], dpi=100)
+    out = sys.argv[2]
+    fig.savefig(sys.stdout.buffer if out == "-" else out, dpi=100, format="png")
     return 0
 
 

@@ -70,7 +70,12 @@ OutputDirectory::OutputDirectory(std::string dir, const std::string& app, Reuse 
     fs::remove(d / "summary.json", ec);
   }
   const nlohmann::json marker = {{"app", app}, {"pid", static_cast<long long>(::getpid())}};
-  write_text_atomic(path(kMarker), marker.dump() + "\n");
+  try {
+    write_text_atomic(path(kMarker), marker.dump() + "\n");
+  } catch (const ConfigError&) {
+    if (created_) fs::remove(d, ec);  // no trace of a run that could not even start (a full disk)
+    throw;
+  }
 }
 
 std::string OutputDirectory::path(const std::string& name) const { return (fs::path(dir_) / name).string(); }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -27,21 +28,27 @@ std::string shell_quoted(const std::string& text) {
 }
 }  // namespace
 
-bool draw_plot(const std::string& script, const std::vector<std::string>& args) {
+std::optional<std::string> draw_plot(const std::string& script, const std::vector<std::string>& args) {
   const std::string python = python_interpreter();
   const std::string path = helper_script(script);
   if (!std::filesystem::exists(path) || !std::filesystem::exists(python)) {
     spdlog::info("no plot drawn ({} or {} missing)", python, path);
-    return false;
+    return std::nullopt;
   }
   std::string cmd = shell_quoted(python) + " " + shell_quoted(path);
   for (const std::string& a : args) cmd += " " + shell_quoted(a);
-  cmd += " > /dev/null 2>&1";
-  if (std::system(cmd.c_str()) != 0) {
-    spdlog::info("no plot {} drawn (python3-matplotlib not installed?)", args.empty() ? script : args.back());
-    return false;
+  cmd += " - 2> /dev/null";
+  std::string png;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe) {
+    char buffer[1 << 16];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) png.append(buffer, n);
   }
-  return true;
+  if (!pipe || ::pclose(pipe) != 0 || png.empty()) {
+    spdlog::info("no plot drawn by {} (python3-matplotlib not installed?)", script);
+    return std::nullopt;
+  }
+  return png;
 }
 
 }  // namespace neuralsim

@@ -4,6 +4,7 @@
 // `python3` is first on PATH.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,12 @@ std::string python_interpreter();
 // The path of a helper script of scripts/ (e.g. "plot_fit.py").
 std::string helper_script(const std::string& name);
 
-// Runs helper script `script` with `args` (its last argument is the PNG it
-// draws). Plots are optional, drawn after every result is written: without
-// the interpreter, the script or matplotlib this logs one info line and
-// returns false.
-bool draw_plot(const std::string& script, const std::vector<std::string>& args);
+// Runs helper script `script` with `args` and "-" as its output: the script
+// writes the PNG it draws to its standard output, and this returns it (the
+// caller writes it atomically, like every output, so a full disk is our
+// error to report, never a half-written PNG). Plots are optional, drawn
+// after every result is written: without the interpreter, the script or
+// matplotlib this logs one info line and returns nullopt.
+std::optional<std::string> draw_plot(const std::string& script, const std::vector<std::string>& args);
 
 }  // namespace neuralsim

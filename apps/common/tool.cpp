@@ -102,10 +102,8 @@ void ToolRun::warn(const std::string& warning) {
 
 bool ToolRun::plots_wanted() const { return neuralsim::plots_wanted(config_, options_); }
 
-void ToolRun::plot(const std::string& script, std::vector<std::string> args, const std::string& png) {
-  args.push_back(path(png));
-  draw_plot(script, args);
-  add_output(path(png));
+void ToolRun::plot(const std::string& script, const std::vector<std::string>& args, const std::string& png) {
+  if (const std::optional<std::string> image = draw_plot(script, args)) write_text(png, *image);
 }
 
 int ToolRun::finish(const RunReport& report) {

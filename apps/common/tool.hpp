@@ -78,9 +78,10 @@ class ToolRun {
   // Logs and lists warnings (the library's are listed by finish()).
   void warn(const std::string& warning);
   // Whether plots are wanted (output.plot, else not under -q), and one plot
-  // drawn by a helper script whose last argument is OUT/png (listed if drawn).
+  // drawn by a helper script (python.hpp) and written like write_text to
+  // OUT/png (nothing when it could not be drawn).
   bool plots_wanted() const;
-  void plot(const std::string& script, std::vector<std::string> args, const std::string& png);
+  void plot(const std::string& script, const std::vector<std::string>& args, const std::string& png);
 
   // The scaffold's end of the run: status, warnings and timings into the
   // summary, the summary written; returns the exit code (throws

@@ -140,6 +140,32 @@ TEST(DistillMpcApp, ResumeAfterInterruptOrKillGivesTheUninterruptedWeights) {
   testing::expect_contains(other.err, {"checkpoint.json", "changed", "seed"});
 }
 
+// --resume needs a checkpoint (as simid's and train-augment's): without one
+// it is refused before any work, whatever the mode, and a dataset an
+// interrupted run left in --out is not generated again over.
+TEST(DistillMpcApp, ResumeWithoutACheckpointIsRefusedAndTouchesNothing) {
+  const std::string dir = testing::fresh_dir("distill_resume_without_checkpoint");
+  NamedNetwork zero{"mpc_control", nn::Mlp(2, std::vector<nn::Index>{8}, 1, nn::Activation::kTanh), {}, {}};
+  write_networks(dir + "/zero.h5", {zero});
+  for (const std::string& mode : {std::string(), " --set distill.evaluate.weights=" + dir + "/zero.h5"}) {
+    SCOPED_TRACE(mode.empty() ? "training" : "evaluation only");
+    // Killed before its first checkpoint: the marker and the dataset.
+    const std::string out = testing::fresh_dir("distill_resume_without_checkpoint_out");
+    testing::write_file(out + "/.neuralsim-run.json", "{\"app\": \"distill-mpc\"}\n");
+    testing::write_file(out + "/dataset.h5", "the interrupted run's dataset");
+    const auto r = testing::run_command(distill_app_cmd("--resume --out " + out + mode));
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    testing::expect_contains(r.err, {out + "/checkpoint.json", "no checkpoint to resume from"});
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(testing::read_text(out + "/dataset.h5"), "the interrupted run's dataset");
+    EXPECT_FALSE(std::filesystem::exists(out + "/summary.json"));
+    // Nothing there at all: nothing created.
+    const std::string empty = dir + "/never";
+    EXPECT_EQ(testing::run_command(distill_app_cmd("--resume --out " + empty + mode)).exit_code, 3);
+    EXPECT_FALSE(std::filesystem::exists(empty));
+  }
+}
+
 TEST(DistillMpcApp, BadInputGetsOneLineAndItsExitCode) {
   const std::string dir = testing::fresh_dir("distill_bad");
   struct Case {

@@ -84,6 +84,12 @@ TEST(DistillDataset, RoundTripKeepsEveryBit) {
   EXPECT_TRUE((r.targets.array() == d.targets.array()).all());
   EXPECT_TRUE((r.episode.array() == d.episode.array()).all());
   EXPECT_TRUE((r.time.array() == d.time.array()).all());
+  EXPECT_EQ(r.episodes_failed, -1);  // not recorded
+  // The generating run's failed episodes, for a run resumed from the file.
+  DistillDataset generated = dd_small_dataset();
+  generated.episodes_failed = 3;
+  write_distill_dataset(dir + "/g.h5", generated);
+  EXPECT_EQ(read_distill_dataset(dir + "/g.h5").episodes_failed, 3);
 }
 
 TEST(DistillDataset, BadFilesGiveOneLineNamingTheDataset) {
@@ -102,6 +108,14 @@ TEST(DistillDataset, BadFilesGiveOneLineNamingTheDataset) {
   testing::expect_contains(dd_read_error(f), {":/episode", "integers"});
   dd_write_raw(f, {{"features", {4, 3}}, {"targets", {4, 2}}, {"episode", {4}}, {"time", {4}}}, 1.0, "neuralsim-networks");
   testing::expect_contains(dd_read_error(f), {":/format", "expected 'neuralsim-distill-dataset'"});
+  dd_write_raw(f, {{"features", {4, 3}}, {"targets", {4, 2}}, {"episode", {4}}, {"time", {4}}});
+  {
+    H5::H5File h(f, H5F_ACC_RDWR);
+    const long long failed = -2;
+    h.createAttribute("episodes_failed", H5::PredType::NATIVE_LLONG, H5::DataSpace(H5S_SCALAR))
+        .write(H5::PredType::NATIVE_LLONG, &failed);
+  }
+  testing::expect_contains(dd_read_error(f), {":/episodes_failed", "expected an integer in [0, 100000000], got -2"});
   testing::write_file(f, "not an HDF5 file\n");
   testing::expect_contains(dd_read_error(f), {f, "not an HDF5 file"});
   testing::expect_contains(dd_read_error(dir + "/missing.h5"), {"missing.h5", "does not exist"});

@@ -252,7 +252,7 @@ TEST_F(Hdf5TrajectoryTest, FailedRenameRemovesTheTemporaryFile) {
   // temporary file was fully written.
   fs::create_directories(dir_ / "data.h5" / "keep");
   const std::string msg = output_error([&] { write_trajectories(file(), make_set(1)); });
-  expect_contains(msg, {"data.h5", "rename"});
+  expect_contains(msg, {"data.h5: cannot write: ", "Is a directory"});
   std::vector<std::string> entries;
   for (const auto& e : fs::directory_iterator(dir_))
     entries.push_back(e.path().filename().string());

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <utility>
 
 #include "neuralsim/core/errors.hpp"
 
@@ -17,8 +16,6 @@ namespace neuralsim {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string errno_text() { return std::strerror(errno); }
 
 // "dir/.name.<pid>.<n>.tmp": hidden so globs like out/*.h5 skip it, unique
 // per process and call so parallel writers never share a temp file, and
@@ -36,16 +33,6 @@ std::string parent_dir(const std::string& path) {
   return parent.empty() ? "." : parent.string();
 }
 
-void fsync_path(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) throw ConfigError("cannot open '" + path + "' to sync it: " + errno_text());
-  const int rc = ::fsync(fd);
-  const int saved = errno;
-  ::close(fd);
-  errno = saved;
-  if (rc != 0) throw ConfigError("cannot sync '" + path + "' to disk: " + errno_text());
-}
-
 // Makes the rename itself durable. Best effort: some file systems refuse
 // fsync on directories, and the data is already safe at this point.
 void fsync_directory(const std::string& dir) {
@@ -55,25 +42,37 @@ void fsync_directory(const std::string& dir) {
   ::close(fd);
 }
 
-void rename_into_place(const std::string& temp, const std::string& final_path) {
-  if (std::rename(temp.c_str(), final_path.c_str()) != 0)
-    throw ConfigError("cannot rename '" + temp + "' to '" + final_path + "': " + errno_text());
-  fsync_directory(parent_dir(final_path));
-}
-
-void write_all(int fd, const std::string& content, const std::string& path) {
+// The reason of the failed call, or "" when it succeeded.
+std::string write_all(int fd, const std::string& content) {
   const char* data = content.data();
   std::size_t left = content.size();
   while (left > 0) {
     const ssize_t n = ::write(fd, data, left);
     if (n < 0 && errno == EINTR) continue;  // our SIGINT handler does not restart syscalls
-    if (n < 0) throw ConfigError("cannot write '" + path + "': " + errno_text());
+    if (n < 0) return std::strerror(errno);
+    // A full disk may first accept part of the buffer; the next call reports why.
     data += n;
     left -= static_cast<std::size_t>(n);
   }
+  return "";
+}
+
+// Writes, syncs and closes; the first failure's reason ("" if none). The
+// descriptor is closed in any case (Linux releases it even when close()
+// fails, so close is never retried). A delayed allocation error (a full
+// disk, a quota, NFS) may surface only at fsync or close, so both count.
+std::string write_sync_close(int fd, const std::string& content) {
+  std::string reason = write_all(fd, content);
+  if (reason.empty() && ::fsync(fd) != 0) reason = std::strerror(errno);
+  if (::close(fd) != 0 && errno != EINTR && reason.empty()) reason = std::strerror(errno);
+  return reason;
 }
 
 }  // namespace
+
+std::string cannot_write(const std::string& path, const std::string& reason) {
+  return path + ": cannot write: " + reason;
+}
 
 void ensure_directory(const std::string& dir) {
   if (dir.empty()) return;  // "" means the working directory
@@ -90,47 +89,20 @@ void ensure_directory(const std::string& dir) {
 void write_text_atomic(const std::string& path, const std::string& content) {
   const std::string temp = make_temp_path(path);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0)
-    throw ConfigError("cannot create '" + path + "' (in directory '" + parent_dir(path) +
-                      "'): " + errno_text());
-  try {
-    write_all(fd, content, path);
-    if (::fsync(fd) != 0) throw ConfigError("cannot sync '" + path + "' to disk: " + errno_text());
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
+  if (fd < 0) {
+    const int err = errno;
+    std::error_code ec;
+    if (err == ENOENT && !fs::is_directory(parent_dir(path), ec))
+      throw ConfigError(cannot_write(path, "directory '" + parent_dir(path) + "' does not exist"));
+    throw ConfigError(cannot_write(path, std::strerror(err)));
   }
-  // Linux releases the descriptor even when close() fails, so never retry it.
-  if (::close(fd) != 0) {
-    const std::string reason = errno_text();
+  std::string reason = write_sync_close(fd, content);
+  if (reason.empty() && std::rename(temp.c_str(), path.c_str()) != 0) reason = std::strerror(errno);
+  if (!reason.empty()) {
     ::unlink(temp.c_str());
-    throw ConfigError("cannot write '" + path + "': " + reason);
+    throw ConfigError(cannot_write(path, reason));
   }
-  try {
-    rename_into_place(temp, path);
-  } catch (...) {
-    ::unlink(temp.c_str());
-    throw;
-  }
-}
-
-AtomicOutputPath::AtomicOutputPath(std::string final_path)
-    : final_path_(std::move(final_path)), temp_path_(make_temp_path(final_path_)) {}
-
-AtomicOutputPath::~AtomicOutputPath() {
-  if (!committed_) ::unlink(temp_path_.c_str());  // may not exist; ENOENT is fine
-}
-
-void AtomicOutputPath::commit() {
-  if (committed_) return;
-  std::error_code ec;
-  if (!fs::exists(temp_path_, ec))
-    throw ConfigError("cannot commit '" + final_path_ + "': the temporary file '" + temp_path_ +
-                      "' was never written");
-  fsync_path(temp_path_, O_RDONLY);
-  rename_into_place(temp_path_, final_path_);
-  committed_ = true;
+  fsync_directory(parent_dir(path));
 }
 
 }  // namespace neuralsim

@@ -11,6 +11,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 #include "neuralsim/io/hdf5_attributes.hpp"
+#include "neuralsim/io/hdf5_output.hpp"
 
 namespace neuralsim {
 
@@ -87,6 +88,13 @@ DistillDataset dd_read_file(const std::string& path) {
   if (hdf5::has_attr(f, "system", path, "/system")) d.system = hdf5::read_string_attr(f, "system", path, "/system");
   if (hdf5::has_attr(f, "generator", path, "/generator"))
     d.generator = hdf5::read_string_attr(f, "generator", path, "/generator");
+  if (hdf5::has_attr(f, "episodes_failed", path, "/episodes_failed")) {
+    d.episodes_failed = hdf5::read_int_attr(f, "episodes_failed", path, "/episodes_failed");
+    if (d.episodes_failed < 0 || d.episodes_failed > DistillDatasetLimits::kMaxSamples)
+      hdf5::fail(path, "/episodes_failed", "expected an integer in [0, " +
+                                               std::to_string(DistillDatasetLimits::kMaxSamples) + "], got " +
+                                               std::to_string(d.episodes_failed));
+  }
   d.features = dd_read(f, "features", 2, -1, -1, path, "(N, n_in)");
   d.targets = dd_read(f, "targets", 2, d.features.rows(), -1, path, "(N, n_out)");
   d.episode = dd_read(f, "episode", 1, d.features.rows(), -1, path, "(N,)");
@@ -149,26 +157,24 @@ void DistillDataset::validate(const std::string& source) const {
 void write_distill_dataset(const std::string& path, const DistillDataset& d) {
   using namespace distill_dataset_detail;
   d.validate(path);
-  H5::Exception::dontPrint();
-  AtomicOutputPath out(path);
   try {
-    H5::H5File f(out.temp_path(), H5F_ACC_TRUNC);
-    hdf5::write_string_attr(f, "format", kDistillDatasetFormat);
-    hdf5::write_int_attr(f, "format_version", kDistillDatasetFormatVersion);
-    hdf5::write_string_attr(f, "system", d.system);
-    hdf5::write_string_attr(f, "generator", d.generator);
-    hdf5::write_string_array_attr(f, "feature_names", d.feature_names);
-    hdf5::write_string_array_attr(f, "target_names", d.target_names);
-    const hsize_t n = static_cast<hsize_t>(d.size());
-    dd_write(f, "features", d.features.data(), n, static_cast<hsize_t>(d.features.cols()), 2);
-    dd_write(f, "targets", d.targets.data(), n, static_cast<hsize_t>(d.targets.cols()), 2);
-    dd_write(f, "episode", d.episode.data(), n, 1, 1);
-    dd_write(f, "time", d.time.data(), n, 1, 1);
-    f.close();
+    hdf5::write_file_atomic(path, [&](H5::H5File& f) {
+      hdf5::write_string_attr(f, "format", kDistillDatasetFormat);
+      hdf5::write_int_attr(f, "format_version", kDistillDatasetFormatVersion);
+      hdf5::write_string_attr(f, "system", d.system);
+      hdf5::write_string_attr(f, "generator", d.generator);
+      hdf5::write_string_array_attr(f, "feature_names", d.feature_names);
+      hdf5::write_string_array_attr(f, "target_names", d.target_names);
+      if (d.episodes_failed >= 0) hdf5::write_int_attr(f, "episodes_failed", d.episodes_failed);
+      const hsize_t n = static_cast<hsize_t>(d.size());
+      dd_write(f, "features", d.features.data(), n, static_cast<hsize_t>(d.features.cols()), 2);
+      dd_write(f, "targets", d.targets.data(), n, static_cast<hsize_t>(d.targets.cols()), 2);
+      dd_write(f, "episode", d.episode.data(), n, 1, 1);
+      dd_write(f, "time", d.time.data(), n, 1, 1);
+    });
   } catch (const H5::Exception& e) {
-    throw ConfigError(path + ": cannot write (HDF5 error in " + e.getFuncName() + "): " + e.getDetailMsg());
+    throw ConfigError(cannot_write(path, hdf5::error_text(e)));
   }
-  out.commit();
 }
 
 DistillDataset read_distill_dataset(const std::string& path) {

@@ -11,6 +11,9 @@
 //       generator       string  the tool and version that wrote it
 //       feature_names   string[n_in]   one per feature column (may be [])
 //       target_names    string[n_out]  one per target column (may be [])
+//       episodes_failed int64   optional: how many of the generating
+//                               episodes ended early under the MPC (a run
+//                               resumed from this file reports it again)
 //   /features   float64 (N, n_in)   row k: the controller's input at sample k
 //                                   (QuadrupedController::features(), or the
 //                                   linear system's state)
@@ -54,6 +57,7 @@ struct DistillDataset {
   RowMatrixXd features;   // N × n_in
   RowMatrixXd targets;    // N × n_out
   Eigen::VectorXd episode, time;  // N
+  long long episodes_failed = -1;  // -1: not recorded
 
   Eigen::Index size() const { return features.rows(); }
   // DataError naming `source` when shapes disagree or a value is not finite.

@@ -20,6 +20,7 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/hdf5_attributes.hpp"
+#include "neuralsim/io/hdf5_output.hpp"
 
 namespace neuralsim {
 namespace {
@@ -251,15 +252,12 @@ void write_trajectory(H5::Group& parent, const std::string& name, size_t index,
   for (const auto& [link, pose] : tr.link_poses) write_matrix(poses, link, pose);
 }
 
-void write_file(const std::string& path, const TrajectorySet& set,
-                const std::vector<std::string>& names) {
-  H5::H5File file(path, H5F_ACC_TRUNC);
+void write_file(H5::H5File& file, const TrajectorySet& set, const std::vector<std::string>& names) {
   write_metadata(file, set.meta);
   H5::Group group = file.createGroup("trajectories");
   for (size_t i = 0; i < set.trajectories.size(); ++i) {
     write_trajectory(group, names[i], i, set.trajectories[i]);
   }
-  file.flush(H5F_SCOPE_GLOBAL);
 }
 
 // Group and dataset names must be plain HDF5 link names.
@@ -462,17 +460,13 @@ void write_trajectories(const std::string& path, const TrajectorySet& set) {
 
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty() && !fs::is_directory(parent))
-    throw ConfigError(path + ": cannot write: directory '" + parent.string() + "' does not exist");
-  // The one atomic writer (atomic_file.hpp): temp file, fsync, rename,
-  // fsync of the directory; the temp file is removed on any failure.
-  AtomicOutputPath out(path);
+    throw ConfigError(cannot_write(path, "directory '" + parent.string() + "' does not exist"));
   try {
-    write_file(out.temp_path(), set, names);
+    hdf5::write_file_atomic(path, [&](H5::H5File& file) { write_file(file, set, names); });
   } catch (const H5::Exception& e) {
     // An output that cannot be written is reported like every other (bad --out).
-    throw ConfigError(path + ": cannot write (HDF5 error in " + e.getFuncName() + "): " + e.getDetailMsg());
+    throw ConfigError(cannot_write(path, hdf5::error_text(e)));
   }
-  out.commit();
 }
 
 TrajectorySet read_trajectories(const std::string& path) {

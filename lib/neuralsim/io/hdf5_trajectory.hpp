@@ -19,10 +19,11 @@ inline constexpr int kTrajectoryFormatVersion = 1;
 // more than the file can hold: see read_trajectories).
 inline constexpr long long kMaxTrajectoryDatasetBytes = 8LL << 30;
 
-// Writes `set` to `path` atomically (AtomicOutputPath, atomic_file.hpp), so
-// readers never see a half-written file. On failure the temporary file is
-// removed and DataError is thrown (an existing file at `path` is untouched). The set is
-// validated first (structure only, see validate_trajectories).
+// Writes `set` to `path` atomically (hdf5_output.hpp), so readers never see
+// a half-written file. A file that cannot be written is a ConfigError
+// "PATH: cannot write: REASON" (atomic_file.hpp; an existing file at `path`
+// is untouched). The set is validated first (structure only, see
+// validate_trajectories).
 // Trajectories with an empty name are stored as their zero-padded index
 // ("000", "001", ...).
 void write_trajectories(const std::string& path, const TrajectorySet& set);

@@ -17,6 +17,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 #include "neuralsim/io/hdf5_attributes.hpp"
+#include "neuralsim/io/hdf5_output.hpp"
 
 namespace neuralsim {
 namespace {
@@ -431,29 +432,25 @@ auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::decl
 // ================================================================ public
 
 void write_networks(const std::string& path, const std::vector<NamedNetwork>& networks) {
-  H5::Exception::dontPrint();
   validate_for_write(networks, path);
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
-  if (!parent.empty() && !fs::is_directory(parent, ec)) {
-    fail(path, "/", "cannot write: directory '" + parent.string() + "' does not exist");
-  }
-  AtomicOutputPath out(path);
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    throw ConfigError(cannot_write(path, "directory '" + parent.string() + "' does not exist"));
   std::string object = "/";
   try {
-    H5::H5File h5(out.temp_path(), H5F_ACC_TRUNC);
-    write_string_attr(h5, "format", kNetworkFormat);
-    write_int_attr(h5, "format_version", kNetworkFormatVersion);
-    object = "/networks";
-    H5::Group group = h5.createGroup("networks");
-    for (size_t i = 0; i < networks.size(); ++i) write_network(group, networks[i], i, object);
-    object = "/";
-    group.close();
-    h5.close();
+    hdf5::write_file_atomic(path, [&](H5::H5File& h5) {
+      write_string_attr(h5, "format", kNetworkFormat);
+      write_int_attr(h5, "format_version", kNetworkFormatVersion);
+      object = "/networks";
+      H5::Group group = h5.createGroup("networks");
+      for (size_t i = 0; i < networks.size(); ++i) write_network(group, networks[i], i, object);
+      object = "/";
+    });
   } catch (const H5::Exception& e) {
-    fail(path, object, "cannot write: " + hdf5::error_text(e));
+    // An output that cannot be written is reported like every other (bad --out).
+    throw ConfigError(cannot_write(path + ":" + object, hdf5::error_text(e)));
   }
-  out.commit();
 }
 
 std::vector<NamedNetwork> read_networks(const std::string& path) {

@@ -85,10 +85,9 @@ struct NamedNetwork {
 };
 
 // Writes `networks` (at least one; unique valid names; names lists empty or
-// of matching length, else InvalidArgument) atomically: the content goes to
-// a temp file next to `path` (AtomicOutputPath) that replaces `path` only
-// when complete. HDF5 failures are DataErrors naming the file and object;
-// AtomicOutputPath reports a failed sync/rename itself.
+// of matching length, else InvalidArgument) atomically (hdf5_output.hpp):
+// `path` is replaced only by the complete file. A file that cannot be
+// written is a ConfigError "PATH: cannot write: REASON" (atomic_file.hpp).
 void write_networks(const std::string& path, const std::vector<NamedNetwork>& networks);
 
 // Every network of the file, in written order, fully validated (see above).

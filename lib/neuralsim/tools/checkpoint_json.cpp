@@ -85,6 +85,10 @@ double finite_number(const json& j, const char* key, const std::string& path, co
   return read_number(member(j, key, path, where), path, where + "." + key, true);
 }
 
+double extrapolate(std::size_t none, std::size_t one, double count) {
+  return static_cast<double>(none) + count * (static_cast<double>(one) - static_cast<double>(none));
+}
+
 json vector_json(const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); }
 
 Eigen::VectorXd read_vector(const json& j, const char* key, Eigen::Index n, bool may_be_empty, const std::string& path) {

@@ -41,6 +41,21 @@ long long integer(const json& j, const char* key, const std::string& path, const
                   long long hi);
 double finite_number(const json& j, const char* key, const std::string& path, const std::string& where);
 
+// A checkpoint's size bound follows from what its writer writes: each
+// reader serializes, with its writer's own code, the largest state the
+// writer can be handed for the run (every number as long as a double's
+// text gets, every integer as wide as the reader allows), small, and scales
+// it up to the run's counts (extrapolate). Never a hand count of bytes.
+//
+// The longest text of a double (a sign, 17 significant digits and a
+// three-digit exponent: 24 characters).
+inline constexpr double kLongestNumber = -2.2250738585072014e-308;
+// The size of a document holding `count` items of a list, from the
+// writer's documents holding none and one of them. Exact or above: a JSON
+// list's first item costs at least what each further one does (its
+// brackets' line breaks and indentation).
+double extrapolate(std::size_t none, std::size_t one, double count);
+
 json vector_json(const Eigen::VectorXd& v);
 // Exactly n finite numbers at `key` (or an empty list when may_be_empty).
 Eigen::VectorXd read_vector(const json& j, const char* key, Eigen::Index n, bool may_be_empty, const std::string& path);

@@ -1,5 +1,6 @@
 #include "neuralsim/tools/discover_checkpoint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -79,23 +80,8 @@ DiscoverRepetition read_repetition(const json& j, const std::string& path, const
   return r;
 }
 
-double capacity(const DiscoverCheckpointSpec& spec) {
-  // A number takes at most 32 bytes as dump(1) writes it; per point its
-  // norms and four numbers; per repetition its points and flags; two
-  // parameter vectors; the fingerprint.
-  double fingerprint = 0;
-  for (const auto& [key, value] : spec.fingerprint) fingerprint += 16.0 + 6.0 * static_cast<double>(key.size() + value.size());
-  const double point = 256.0 + 32.0 * spec.num_groups;
-  const double repetition = 512.0 + point * spec.max_points + 16.0 * spec.num_groups;
-  return 4096.0 + repetition * (spec.repetitions + 1) +
-         (spec.max_points + 2) * 32.0 * static_cast<double>(spec.num_parameters) +
-         fingerprint;
-}
-
-}  // namespace discover_checkpoint_detail
-
-void write_discover_checkpoint(CheckpointStore& store, const DiscoverProgress& p, const DiscoverCheckpointSpec& spec) {
-  using namespace discover_checkpoint_detail;
+// What the writer writes.
+std::string document(const DiscoverProgress& p, const DiscoverCheckpointSpec& spec) {
   using namespace checkpoint_json;
   json completed = json::array();
   for (const DiscoverRepetition& r : p.completed) completed.push_back(repetition_json(r));
@@ -113,7 +99,48 @@ void write_discover_checkpoint(CheckpointStore& store, const DiscoverProgress& p
     j["partial_x"] = xs;
     j["partial_next_x"] = vector_json(p.partial_next_x);
   }
-  store.save(j.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// The longest progress the writer can be handed for `spec` with
+// `completed` repetitions and `n` parameters: every repetition (and one
+// in progress besides) with the most points, every number and integer as
+// long as the reader allows.
+DiscoverProgress largest_progress(const DiscoverCheckpointSpec& spec, int completed, Eigen::Index n) {
+  using checkpoint_json::kLongestNumber;
+  DiscoverPathPoint point;
+  point.lambda = point.train_loss = point.validation_loss = point.validation_se = kLongestNumber;
+  point.selected_groups = spec.num_groups;
+  point.norms.assign(static_cast<size_t>(spec.num_groups), kLongestNumber);
+  DiscoverRepetition r;
+  r.kind = "bootstrap";
+  r.index = spec.repetitions;
+  r.lambda_max = r.explained = kLongestNumber;
+  r.points.assign(static_cast<size_t>(spec.max_points), point);
+  r.chosen = -std::max(1, spec.max_points);  // as wide as -1 and as the last point
+  r.selected.assign(static_cast<size_t>(spec.num_groups), 0);  // "false" is longer than "true"
+  DiscoverProgress p;
+  p.completed.assign(static_cast<size_t>(completed), r);
+  const Eigen::VectorXd x = Eigen::VectorXd::Constant(n, kLongestNumber);
+  p.chosen_x = p.partial_next_x = x;
+  p.partial = r;
+  p.partial_x.assign(static_cast<size_t>(spec.max_points), x);
+  return p;
+}
+
+double capacity(const DiscoverCheckpointSpec& spec) {
+  const size_t none = document(largest_progress(spec, 0, 0), spec).size();
+  const size_t one_repetition = document(largest_progress(spec, 1, 0), spec).size();
+  const size_t one_parameter = document(largest_progress(spec, 0, 1), spec).size();
+  return checkpoint_json::extrapolate(none, one_repetition, spec.repetitions) +
+         checkpoint_json::extrapolate(none, one_parameter, static_cast<double>(spec.num_parameters)) -
+         static_cast<double>(none);
+}
+
+}  // namespace discover_checkpoint_detail
+
+void write_discover_checkpoint(CheckpointStore& store, const DiscoverProgress& p, const DiscoverCheckpointSpec& spec) {
+  store.save(discover_checkpoint_detail::document(p, spec));
 }
 
 DiscoverProgress read_discover_checkpoint(const CheckpointStore& store, const DiscoverCheckpointSpec& spec) {

@@ -56,7 +56,8 @@ struct DistillResult : RunReport {
   std::string network_name;  // the network's name in the weights file
   DistillDataset dataset;    // the training data (empty when only evaluating)
   std::string dataset_file;  // where it was read from (distill.data.file); empty: generated
-  std::optional<int> data_episodes_failed;  // generated in this run: the episodes that ended early under the MPC
+  // Generated (by this run, or by the interrupted run it resumes): the episodes that ended early under the MPC.
+  std::optional<int> data_episodes_failed;
   // Training (absent when only evaluating).
   std::optional<TrainingState> training;
   std::string network_description;

@@ -18,6 +18,37 @@ int small_integer(const json& j, const char* key, const std::string& path, const
   return static_cast<int>(integer(j, key, path, where, lo, hi));
 }
 
+// What the writer writes.
+std::string simid_document(const BasinHoppingState& s, const ParameterSet& params, const Fingerprint& fingerprint);
+
+// The longest state the writer can be handed: `rounds` rounds of history and
+// a best result, every number as long as a double's text gets, every integer
+// as wide as the reader allows, and room for Ceres's one-line report
+// (BriefReport: about 130 characters; 1024 allowed).
+BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds) {
+  using checkpoint_json::kLongestNumber;
+  BasinHoppingState s;
+  s.next_round = -(1 << 30);
+  s.has_best = true;
+  s.best.x.assign(static_cast<size_t>(params.size()), kLongestNumber);
+  s.best.cost = s.best.initial_cost = s.best.seconds = kLongestNumber;
+  s.best.iterations = -(1 << 30);
+  s.best.usable = false;
+  s.best.report.assign(1024, '~');
+  RoundRecord r;
+  r.round = r.usable_solves = -(1 << 30);
+  r.best_cost = r.round_best_cost = r.spread = r.seconds = kLongestNumber;
+  s.history.assign(static_cast<size_t>(rounds), r);
+  return s;
+}
+
+// The largest checkpoint the writer writes for `params` and `max_rounds`.
+double simid_capacity(const ParameterSet& params, const Fingerprint& fingerprint, int max_rounds) {
+  const size_t none = simid_document(largest_simid_state(params, 0), params, fingerprint).size();
+  const size_t one = simid_document(largest_simid_state(params, 1), params, fingerprint).size();
+  return checkpoint_json::extrapolate(none, one, max_rounds);
+}
+
 }  // namespace
 
 json local_result_json(const LocalResult& r) {
@@ -33,20 +64,30 @@ json history_json(const std::vector<RoundRecord>& history) {
   return h;
 }
 
-void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& s, const ParameterSet& params,
-                            const Fingerprint& fingerprint) {
+namespace {
+
+std::string simid_document(const BasinHoppingState& s, const ParameterSet& params, const Fingerprint& fingerprint) {
   json j{{"format", kSimidFormat}, {"version", kSimidVersion}, {"next_round", s.next_round}, {"has_best", s.has_best},
          {"parameter_names", params.names()}, {"fingerprint", fingerprint}, {"history", history_json(s.history)}};
   if (s.has_best) j["best"] = local_result_json(s.best);
   // Costs of unusable solves may be inf; JSON has no inf, so keep them out.
-  store.save(j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& s, const ParameterSet& params,
+                            const Fingerprint& fingerprint) {
+  store.save(simid_document(s, params, fingerprint));
 }
 
 BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
                                            const Fingerprint& fingerprint, int max_rounds) {
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   const std::string path = store.name();
-  json j = read_document(store, kSimidFormat, kSimidVersion, 256.0 * (1 << 20), "a simid checkpoint (256 MiB)");
+  json j = read_document(store, kSimidFormat, kSimidVersion, simid_capacity(params, fingerprint, max_rounds),
+                         "a simid checkpoint of " + std::to_string(params.size()) + " parameters and " +
+                             std::to_string(max_rounds) + " rounds");
   if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||
       j["parameter_names"] != json(params.names()))
     throw ConfigError(path + ": checkpoint was written for other parameters (" +

@@ -169,11 +169,12 @@ SimulationSetup read_simulation(const Config& cfg, const Experiment& exp, long l
   s.qd_noise = cfg.get_in_range("noise.qd_std", 0.0, 0, 1e6);
   if (cfg.has("noise")) cfg.at("noise").check_known_keys({"q_std", "qd_std"});
   if (cfg.has("output")) cfg.at("output").check_known_keys({"file", "link_poses", "compare_file"});
-  // Sized before anything is allocated: every sample of every trajectory is kept.
+  // Sized before anything is allocated: every sample of every trajectory is
+  // kept, and written as one HDF5 file.
   const double per_sample = 8.0 * (1 + model.nq + 2 * model.nv + 7 * s.link_poses.size());
   check_memory(sim, "duration",
                std::to_string(s.states.size()) + " trajectories of " + std::to_string(s.steps + 1) + " samples",
-               per_sample * static_cast<double>(s.states.size()) * static_cast<double>(s.steps + 1));
+               kHdf5OutputCopies * per_sample * static_cast<double>(s.states.size()) * static_cast<double>(s.steps + 1));
   // Every controller is built up front so config errors surface before any work.
   ControllerRegistry registry = standard_controllers();
   add_mpc_controllers(registry, exp.step);

@@ -1,5 +1,6 @@
 #include "neuralsim/tools/training_checkpoint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -13,6 +14,9 @@ namespace training_checkpoint_detail {
 using nlohmann::json;
 constexpr const char* kFormat = "neuralsim-training-checkpoint";
 constexpr int kVersion = 1;
+// The reader's ranges of two integers.
+constexpr long long kMaxWindowSteps = 1LL << 30;
+constexpr long long kMaxAdamSteps = 1LL << 50;
 
 json record_json(const EpochRecord& r) {
   using namespace checkpoint_json;
@@ -31,7 +35,7 @@ EpochRecord read_record(const json& r, const std::string& path, const std::strin
   using namespace checkpoint_json;
   EpochRecord rec;
   rec.epoch = static_cast<int>(integer(r, "epoch", path, where, 0, max_epochs));
-  rec.window_steps = static_cast<int>(integer(r, "window_steps", path, where, 0, 1LL << 30));
+  rec.window_steps = static_cast<int>(integer(r, "window_steps", path, where, 0, kMaxWindowSteps));
   rec.train_loss = read_number(member(r, "train_loss", path, where), path, where + ".train_loss", false);
   rec.validation_loss = read_number(member(r, "validation_loss", path, where), path, where + ".validation_loss", false);
   rec.learning_rate = read_number(member(r, "learning_rate", path, where), path, where + ".learning_rate", false);
@@ -42,23 +46,8 @@ EpochRecord read_record(const json& r, const std::string& path, const std::strin
   return rec;
 }
 
-}  // namespace training_checkpoint_detail
-
-double training_checkpoint_capacity(const TrainingCheckpointSpec& spec) {
-  // What dump(1) writes: a number takes at most 24 characters, each on its
-  // own line with its indentation and separator (32 bytes); four vectors of
-  // the parameters; an epoch record is nine keyed numbers (at most 600
-  // bytes); the names, quoted, one per line; the fingerprint's entries.
-  double names = 0;
-  for (const std::string& n : spec.parameter_names) names += 8.0 + 6.0 * static_cast<double>(n.size());
-  double fingerprint = 0;
-  for (const auto& [key, value] : spec.fingerprint) fingerprint += 16.0 + 6.0 * static_cast<double>(key.size() + value.size());
-  return 4096.0 + 4 * 32.0 * static_cast<double>(spec.num_parameters) + 600.0 * (spec.max_epochs + 1) + names +
-         fingerprint;
-}
-
-void write_training_checkpoint(CheckpointStore& store, const TrainingState& s, const TrainingCheckpointSpec& spec) {
-  using namespace training_checkpoint_detail;
+// What the writer writes.
+std::string document(const TrainingState& s, const TrainingCheckpointSpec& spec) {
   using namespace checkpoint_json;
   json history = json::array();
   for (const EpochRecord& r : s.history) history.push_back(record_json(r));
@@ -79,7 +68,44 @@ void write_training_checkpoint(CheckpointStore& store, const TrainingState& s, c
                {"stopped_early", s.stopped_early},
                {"history", history}};
   // replace: a parameter name with a stray non-UTF-8 byte must not lose the checkpoint.
-  store.save(j.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+  return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// The longest state the writer can be handed for `spec`, with `n`
+// parameters and `records` epochs of history (the reader's ranges).
+TrainingState largest_state(const TrainingCheckpointSpec& spec, Eigen::Index n, int records) {
+  using checkpoint_json::kLongestNumber;
+  TrainingState s;
+  s.epoch = spec.max_epochs;
+  s.x = s.best_x = s.adam_m = s.adam_v = Eigen::VectorXd::Constant(n, kLongestNumber);
+  s.best_validation = kLongestNumber;
+  s.best_epoch = -std::max(1, spec.max_epochs);  // as wide as -1 and as the last epoch
+  s.epochs_since_best = spec.max_epochs;
+  s.adam_t = kMaxAdamSteps;
+  s.stopped_early = false;
+  EpochRecord r;
+  r.epoch = spec.max_epochs;
+  r.window_steps = kMaxWindowSteps;
+  r.train_loss = r.validation_loss = r.learning_rate = r.gradient_norm = kLongestNumber;
+  r.seconds_gradient = r.seconds_optimizer = r.seconds_validation = kLongestNumber;
+  s.history.assign(static_cast<size_t>(records), r);
+  return s;
+}
+
+}  // namespace training_checkpoint_detail
+
+double training_checkpoint_capacity(const TrainingCheckpointSpec& spec) {
+  using namespace training_checkpoint_detail;
+  const size_t none = document(largest_state(spec, 0, 0), spec).size();
+  const size_t one_parameter = document(largest_state(spec, 1, 0), spec).size();
+  const size_t one_record = document(largest_state(spec, 0, 1), spec).size();
+  // The history holds at most one record more than the epochs (the reader's check).
+  return checkpoint_json::extrapolate(none, one_parameter, static_cast<double>(spec.num_parameters)) +
+         checkpoint_json::extrapolate(none, one_record, spec.max_epochs + 1.0) - static_cast<double>(none);
+}
+
+void write_training_checkpoint(CheckpointStore& store, const TrainingState& s, const TrainingCheckpointSpec& spec) {
+  store.save(training_checkpoint_detail::document(s, spec));
 }
 
 TrainingState read_training_checkpoint(const CheckpointStore& store, const TrainingCheckpointSpec& spec) {
@@ -108,7 +134,7 @@ TrainingState read_training_checkpoint(const CheckpointStore& store, const Train
   s.adam_v = read_vector(j, "adam_v", n, true, path);
   if (s.adam_m.size() != s.adam_v.size()) bad(path, "adam_m and adam_v must have the same size");
   if ((s.adam_v.array() < 0).any()) bad(path, "adam_v (second moments) must be >= 0");
-  s.adam_t = integer(j, "adam_t", path, "checkpoint", 0, 1LL << 50);
+  s.adam_t = integer(j, "adam_t", path, "checkpoint", 0, kMaxAdamSteps);
   const json& early = member(j, "stopped_early", path, "checkpoint");
   if (!early.is_boolean()) bad(path, "stopped_early must be true or false");
   s.stopped_early = early.get<bool>();
