@@ -8,39 +8,36 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "support/files.hpp"
+#include "support/longest_numbers.hpp"
 
 namespace neuralsim {
 namespace {
 
 using DiscoverCheckpoint = testing::TempDirTest;
 
-// Every number as long as JSON makes it (17 significant digits, a sign and
-// a three-digit exponent); norms are >= 0.
-double longest(int i) { return -1.2345678901234567e-300 * (1 + i % 7); }
-
 DiscoverRepetition repetition(const DiscoverCheckpointSpec& spec, int index, int points) {
   DiscoverRepetition r;
   r.kind = "bootstrap";
   r.index = index;
-  r.lambda_max = longest(index);
+  r.lambda_max = testing::longest_json_number(index);
   for (int k = 0; k < points; ++k) {
     DiscoverPathPoint p;
-    p.lambda = -longest(k);
-    p.train_loss = longest(k + 1);
-    p.validation_loss = longest(k + 2);
-    p.validation_se = longest(k + 3);
+    p.lambda = -testing::longest_json_number(k);
+    p.train_loss = testing::longest_json_number(k + 1);
+    p.validation_loss = testing::longest_json_number(k + 2);
+    p.validation_se = testing::longest_json_number(k + 3);
     p.selected_groups = spec.num_groups;
-    for (int g = 0; g < spec.num_groups; ++g) p.norms.push_back(-longest(g));
+    for (int g = 0; g < spec.num_groups; ++g) p.norms.push_back(-testing::longest_json_number(g));
     r.points.push_back(p);
   }
   r.chosen = points - 1;
   r.selected.assign(static_cast<size_t>(spec.num_groups), 0);
-  r.explained = longest(index + 4);
+  r.explained = testing::longest_json_number(index + 4);
   return r;
 }
 
 Eigen::VectorXd parameters(const DiscoverCheckpointSpec& spec) {
-  return Eigen::VectorXd::NullaryExpr(spec.num_parameters, [](Eigen::Index i) { return longest(static_cast<int>(i)); });
+  return Eigen::VectorXd::NullaryExpr(spec.num_parameters, [](Eigen::Index i) { return testing::longest_json_number(static_cast<int>(i)); });
 }
 
 TEST_F(DiscoverCheckpoint, TheLastCheckpointOfTheLargestRunIsAcceptedAndExact) {

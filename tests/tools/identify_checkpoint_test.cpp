@@ -8,15 +8,12 @@
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "support/files.hpp"
+#include "support/longest_numbers.hpp"
 
 namespace neuralsim {
 namespace {
 
 using IdentifyCheckpoint = testing::TempDirTest;
-
-// Every number as long as JSON makes it (17 significant digits, a sign and
-// a three-digit exponent).
-double longest(int i) { return -1.2345678901234567e-300 * (1 + i % 7); }
 
 TEST_F(IdentifyCheckpoint, TheLastCheckpointOfTheLongestRunIsAcceptedAndExact) {
   const Model<double> model = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
@@ -30,13 +27,13 @@ TEST_F(IdentifyCheckpoint, TheLastCheckpointOfTheLongestRunIsAcceptedAndExact) {
     s.next_round = rounds;
     s.has_best = true;
     s.best.x = {3.0000000000000004, 0.10000000000000001};
-    s.best.cost = s.best.initial_cost = s.best.seconds = -longest(0);
+    s.best.cost = s.best.initial_cost = s.best.seconds = -testing::longest_json_number(0);
     s.best.iterations = 123456;
     s.best.usable = true;
     s.best.report = "Ceres Solver Report: Iterations: 123456, Initial cost: 1.234568e+300, Final cost: "
                     "1.234568e-300, Termination: NO_CONVERGENCE";
     for (int k = 0; k < rounds; ++k)
-      s.history.push_back({k, longest(k), longest(k + 1), -longest(k + 2), 1 << 30, 0, -longest(k + 3)});
+      s.history.push_back({k, testing::longest_json_number(k), testing::longest_json_number(k + 1), -testing::longest_json_number(k + 2), 1 << 30, 0, -testing::longest_json_number(k + 3)});
     CheckpointFile store(path("checkpoint.json"));
     write_identify_checkpoint(store, s, params, fingerprint);
     const BasinHoppingState back = read_identify_checkpoint(store, params, fingerprint, rounds);

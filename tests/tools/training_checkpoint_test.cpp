@@ -9,26 +9,23 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "support/files.hpp"
+#include "support/longest_numbers.hpp"
 
 namespace neuralsim {
 namespace {
 
 using TrainingCheckpoint = testing::TempDirTest;
 
-// Every number as long as JSON makes it (17 significant digits, a sign and
-// a three-digit exponent).
-double longest(int i) { return -1.2345678901234567e-300 * (1 + i % 7); }
-
 TrainingState long_run(int parameters, int epochs) {
   TrainingState s;
   s.epoch = epochs;
-  s.x = s.best_x = s.adam_m = s.adam_v = Eigen::VectorXd::NullaryExpr(parameters, [](Eigen::Index i) { return longest(static_cast<int>(i)); });
+  s.x = s.best_x = s.adam_m = s.adam_v = Eigen::VectorXd::NullaryExpr(parameters, [](Eigen::Index i) { return testing::longest_json_number(static_cast<int>(i)); });
   s.adam_v = s.adam_v.cwiseAbs();
-  s.best_validation = longest(1);
+  s.best_validation = testing::longest_json_number(1);
   s.best_epoch = epochs - 1;
   s.adam_t = 123456789;
   for (int e = 0; e < epochs; ++e)
-    s.history.push_back({e, 1 << 20, longest(e), longest(e + 1), longest(e + 2), longest(e + 3), 1234567.123456789,
+    s.history.push_back({e, 1 << 20, testing::longest_json_number(e), testing::longest_json_number(e + 1), testing::longest_json_number(e + 2), testing::longest_json_number(e + 3), 1234567.123456789,
                          1234567.123456789, 1234567.123456789});
   return s;
 }
