@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <glog/logging.h>
@@ -25,6 +26,7 @@
 
 #include "common/provenance.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 
 namespace neuralsim {
@@ -129,11 +131,12 @@ void replace_app_placeholder(std::string& s, const std::string& name) {
   if (pos != std::string::npos && !name.empty()) s.replace(pos, 5, name);
 }
 
-// The contract is one line per error, whatever the message contains.
+// The contract is one printable line per error, whatever the message
+// contains (library errors already are; CLI11's may quote an argument).
 std::string one_line(std::string msg) {
   std::replace(msg.begin(), msg.end(), '\n', ' ');
   std::replace(msg.begin(), msg.end(), '\r', ' ');
-  return msg;
+  return printable(msg);
 }
 
 void print_error(const std::string& app, const std::string& msg) {
@@ -152,6 +155,23 @@ void print_error(const std::string& app, const std::string& msg) {
   spdlog::default_logger_raw()->flush();  // keep log lines before the error
   std::fprintf(stderr, "%s: error: %s%s\n", app.c_str(), where.c_str(), one_line(msg).c_str());
   std::fflush(stderr);
+}
+
+// Every integer flag is read here: decimal digits with an optional '-' (no
+// '+', blanks, hex, exponent or fraction), then the range, and the message says which of the
+// two failed ('abc' is not a number; 5000 is a number out of range).
+long long parse_integer_flag(const std::string& flag, const std::string& text, long long lo, long long hi) {
+  const std::string expected = "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+                               text + "'";
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  long long v = 0;
+  const auto r = std::from_chars(begin, end, v);
+  if (begin == end || r.ptr != end || (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
+    throw CLI::ValidationError(flag, expected + ", which is not an integer");
+  if (r.ec == std::errc::result_out_of_range || v < lo || v > hi)
+    throw CLI::ValidationError(flag, expected + ", which is out of range");
+  return v;
 }
 
 // CLI11's own exit codes (106, 109, ...) would be indistinguishable from
@@ -248,18 +268,16 @@ CommandLine::CommandLine(const std::string& description, AppOptions& opts, const
   app.add_option_function<std::string>(
          "--seed",
          [&opts](const std::string& text) {
-           long long v = 0;
-           const char* end = text.data() + text.size();
-           const auto r = std::from_chars(text.data(), end, v);
-           if (text.empty() || r.ec != std::errc() || r.ptr != end || v < 0)
-             throw CLI::ValidationError("--seed", "expected an integer in [0, 9223372036854775807], got '" + text + "'");
-           opts.seed = v;
+           opts.seed = parse_integer_flag("--seed", text, 0, std::numeric_limits<long long>::max());
          },
          "random seed in [0, 2^63 - 1]; the same seed reproduces the run (default 0)")
       ->type_name("N");
-  app.add_option("--threads", opts.threads, "worker threads, 0 to 1024 (0 = all cores)")
-      ->check(CLI::Range(0, 1024).description(""))
-      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--threads",
+         [&opts](const std::string& text) { opts.threads = static_cast<int>(parse_integer_flag("--threads", text, 0, 1024)); },
+         "worker threads, 0 to 1024 (0 = all cores)")
+      ->type_name("N")
+      ->default_str("0");
   CLI::Option* verbose =
       app.add_flag("-v,--verbose", opts.verbosity, "more log output: -v debug, -vv trace");
   app.add_flag_callback("-q,--quiet", [&opts] { opts.verbosity = -1; },

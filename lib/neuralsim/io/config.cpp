@@ -7,14 +7,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
 #include <utility>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/core/names.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 
@@ -105,7 +106,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Scalar: {
       std::string s = node.Scalar();
       if (s.size() > 40) s = s.substr(0, 37) + "...";
-      return "'" + s + "'";
+      return "'" + printable(s) + "'";
     }
     default: return "nothing (empty value)";
   }
@@ -143,22 +144,8 @@ std::string mark_suffix(const YAML::Mark& mark) {
 }
 
 std::string read_config_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw ConfigError(path + ": config file does not exist");
-  if (fs::is_directory(path, ec)) throw ConfigError(path + ": is a directory, not a config file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
-  // Bounded: /dev/zero or a huge file must not exhaust memory.
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (static_cast<long long>(text.size()) > Config::kMaxConfigBytes)
-      throw ConfigError(path + ": config file is larger than " + std::to_string(Config::kMaxConfigBytes >> 20) +
-                        " MiB (expected a YAML experiment config)");
-  }
-  if (in.bad()) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
-  return text;
+  // Bounded, and a FIFO or a device (/dev/zero) is refused before it is opened.
+  return read_input_file(path, "config file", InputError::kConfig, Config::kMaxConfigBytes);
 }
 
 // yaml-cpp keeps both entries of a repeated key; the later one would be
@@ -182,7 +169,7 @@ void check_duplicate_keys(const YAML::Node& node, const std::string& prefix, con
     const int line = it->first.Mark().line + 1;
     auto [pos, inserted] = seen_line.emplace(key, line);
     if (!inserted)
-      throw ConfigError(file + mark_suffix(it->first.Mark()) + ": duplicate key '" + join_key(prefix, key) +
+      throw ConfigError(file + mark_suffix(it->first.Mark()) + ": duplicate key '" + printable(join_key(prefix, key)) +
                         "' (first defined at line " + std::to_string(pos->second) + ")");
     check_duplicate_keys(it->second, join_key(prefix, key), file, budget);
   }
@@ -358,6 +345,10 @@ std::string Config::where(const std::string& key) const {
   if (!node.IsDefined()) return doc_->file;
   if (node.Mark().is_null()) return doc_->file + " (set by --set)";
   return doc_->file + ":" + std::to_string(node.Mark().line + 1);
+}
+
+std::string Config::named_by(const std::string& key) const {
+  return "named by " + where(key) + ", key '" + full_key(key) + "'";
 }
 
 YAML::Node Config::find(const std::string& key) const {
@@ -552,7 +543,7 @@ void Config::check_known_keys(const std::vector<std::string>& allowed) const {
         break;
       }
     const std::string full = full_key(key);
-    throw ConfigError(location(full, it->first.Mark()) + ": unknown key '" + full + "'" + hint +
+    throw ConfigError(location(full, it->first.Mark()) + ": unknown key '" + printable(full) + "'" + hint +
                       " (allowed keys: " + join_list(allowed) + ")");
   }
 }

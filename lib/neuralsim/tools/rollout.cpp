@@ -19,7 +19,7 @@
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/simulate.hpp"
-#include "neuralsim/tools/work_size.hpp"
+#include "neuralsim/io/work_size.hpp"
 
 namespace neuralsim {
 namespace rollout_detail {
@@ -384,8 +384,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.model = model_summary(exp);
   r.warnings = exp.warnings;
   for (const std::string& w : plausibility_warnings(data, model, request.data_path)) r.warnings.push_back(w);
+  r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());  // rows a CSV import dropped
   context.started();
-  for (const std::string& n : notes) context.info(n);
   for (const std::string& n : exp.notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
 
