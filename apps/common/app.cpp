@@ -133,11 +133,7 @@ void replace_app_placeholder(std::string& s, const std::string& name) {
 
 // The contract is one printable line per error, whatever the message
 // contains (library errors already are; CLI11's may quote an argument).
-std::string one_line(std::string msg) {
-  std::replace(msg.begin(), msg.end(), '\n', ' ');
-  std::replace(msg.begin(), msg.end(), '\r', ' ');
-  return printable(msg);
-}
+std::string one_line(const std::string& msg) { return printable_line(msg); }
 
 void print_error(const std::string& app, const std::string& msg) {
   const int rank = g_rank.load();

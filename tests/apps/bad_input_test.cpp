@@ -433,7 +433,7 @@ INSTANTIATE_TEST_SUITE_P(
              {"{dir}/data.h5", "joint_names", "elbow"},
              [](const std::string& dir) { write_h5(dir + "/data.h5", 10, 2, false, 0.1, "elbow"); }},
         Case{"controls_file_missing", "rollout", {{"controls", "controls: {type: dataset, file: nope.h5}\n"}}, "", 3,
-             {"{dir}/nope.h5", "does not exist"}}),
+             {"{dir}/nope.h5: trajectory file does not exist", "named by " + kCfg + ":", "key 'controls.file'"}}),
     case_name);
 
 // ---- simid ----
@@ -830,7 +830,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"compare_fifo", "rollout", {}, "--compare {dir}/fifo.h5", 3, {"{dir}/fifo.h5: trajectory file is a FIFO"},
              [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
         Case{"controls_file_fifo", "rollout", {{"controls", "controls: {type: dataset, file: fifo.h5}\n"}}, "", 3,
-             {"{dir}/fifo.h5: trajectory file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
+             {"{dir}/fifo.h5: trajectory file is a FIFO", "key 'controls.file'"},
+             [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
         Case{"train_data_fifo", "train-augment",
              train_sections({{"data", "data: {train: fifo.h5, validation_fraction: 0.25}\n"}}), "", 3,
              {"{dir}/fifo.h5: trajectory file is a FIFO", "named by " + kCfg + ":", "key 'data.train'"},

@@ -33,10 +33,10 @@ TEST(Printable, EscapesControlsInvisibleMarksAndBytesThatAreNotUtf8) {
 }
 
 TEST(Printable, EveryLibraryErrorIsOnePrintableLine) {
-  const std::string binary("col\0\x01\xff\n", 7);
+  const std::string binary("col\0\x01\xff\t", 7);
   EXPECT_STREQ(DataError("f.csv:1: unknown column '" + binary + "'").what(),
-               "f.csv:1: unknown column 'col\\x00\\x01\\xff\\x0a'");
-  EXPECT_STREQ(ConfigError("x\ny").what(), "x\\x0ay");
+               "f.csv:1: unknown column 'col\\x00\\x01\\xff\\x09'");
+  EXPECT_STREQ(ConfigError("first\nsecond\r\nthird").what(), "first second  third");  // line breaks: spaces
 }
 
 }  // namespace

@@ -11,11 +11,12 @@
 namespace neuralsim {
 
 // Base of every error the library throws on purpose. Its message is one
-// printable line whatever input text it quotes (printable(): control
-// characters and bytes that are not UTF-8 are escaped).
+// printable line whatever input text it quotes (printable_line(): line
+// breaks become spaces; other control characters and bytes that are not
+// UTF-8 are escaped).
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(printable(message)) {}
+  explicit Error(const std::string& message) : std::runtime_error(printable_line(message)) {}
   explicit Error(const char* message) : Error(std::string(message)) {}
 };
 

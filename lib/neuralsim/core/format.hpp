@@ -65,6 +65,14 @@ inline std::string printable(const std::string& text) {
   return out;
 }
 
+// A message as one printable line: its line breaks become spaces (a message
+// is one line, whatever it was built from), then printable().
+inline std::string printable_line(std::string message) {
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';
+  return printable(message);
+}
+
 // printf-style formatting into a std::string (log lines of the library,
 // which has no logging library of its own).
 template <typename... Args>
