@@ -156,18 +156,24 @@ void print_error(const std::string& app, const std::string& msg) {
 // Every integer flag is read here: decimal digits with an optional '-' (no
 // '+', blanks, hex, exponent or fraction), then the range, and the message says which of the
 // two failed ('abc' is not a number; 5000 is a number out of range).
-long long parse_integer_flag(const std::string& flag, const std::string& text, long long lo, long long hi) {
+// "" when `text` is such an integer (stored in `value`), else why not.
+std::string integer_flag_problem(const std::string& text, long long lo, long long hi, long long& value) {
   const std::string expected = "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
                                text + "'";
   const char* begin = text.data();
   const char* end = text.data() + text.size();
-  long long v = 0;
-  const auto r = std::from_chars(begin, end, v);
+  const auto r = std::from_chars(begin, end, value);
   if (begin == end || r.ptr != end || (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
-    throw CLI::ValidationError(flag, expected + ", which is not an integer");
-  if (r.ec == std::errc::result_out_of_range || v < lo || v > hi)
-    throw CLI::ValidationError(flag, expected + ", which is out of range");
-  return v;
+    return expected + ", which is not an integer";
+  if (r.ec == std::errc::result_out_of_range || value < lo || value > hi) return expected + ", which is out of range";
+  return "";
+}
+
+long long parse_integer_flag(const std::string& flag, const std::string& text, long long lo, long long hi) {
+  long long value = 0;
+  const std::string problem = integer_flag_problem(text, lo, hi, value);
+  if (!problem.empty()) throw CLI::ValidationError(flag, problem);
+  return value;
 }
 
 // CLI11's own exit codes (106, 109, ...) would be indistinguishable from
@@ -270,12 +276,20 @@ CommandLine::CommandLine(const std::string& description, AppOptions& opts, const
       ->type_name("N");
   app.add_option_function<std::string>(
          "--threads",
-         [&opts](const std::string& text) { opts.threads = static_cast<int>(parse_integer_flag("--threads", text, 0, 1024)); },
+         [&opts](const std::string& text) {
+           opts.threads = static_cast<int>(parse_integer_flag("--threads", text, 0, 1024));
+         },
          "worker threads, 0 to 1024 (0 = all cores)")
       ->type_name("N")
       ->default_str("0");
   CLI::Option* verbose =
-      app.add_flag("-v,--verbose", opts.verbosity, "more log output: -v debug, -vv trace");
+      app.add_flag("-v,--verbose", opts.verbosity, "more log output: -v debug, -vv trace")
+          ->check(CLI::Validator(  // --verbose=N is read like every integer flag
+              [](std::string& text) {
+                long long level = 0;
+                return text == "true" ? std::string() : integer_flag_problem(text, 0, 9, level);  // "true": a bare -v
+              },
+              "", ""));
   app.add_flag_callback("-q,--quiet", [&opts] { opts.verbosity = -1; },
                         "only warnings and errors on stderr")
       ->excludes(verbose);

@@ -193,6 +193,18 @@ TEST_F(AppTest, NumericFlagsSayWhetherTheValueIsNotANumberOrOutOfRange) {
     EXPECT_NE(err.find("got '" + c.value + "', which is " + c.verdict), std::string::npos) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   }
+  // --verbose counts (-vv) or takes a level.
+  for (const auto& [arg, verdict] : {std::pair{"--verbose=abc", "not an integer"}, std::pair{"--verbose=10", "out of range"}}) {
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(run({"--config", config_, arg}), kExitUsage);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(std::string("--verbose: expected an integer in [0, 9], got '") + (arg + 10) + "', which is " + verdict),
+              std::string::npos) << err;
+  }
+  EXPECT_EQ(run({"--config", config_, "-vv"}), 0);
+  EXPECT_EQ(opts_.verbosity, 2);
+  EXPECT_EQ(run({"--config", config_, "--verbose=1"}), 0);
+  EXPECT_EQ(opts_.verbosity, 1);
   EXPECT_EQ(run({"--config", config_, "--threads", "1024", "--seed", "9223372036854775807"}), 0);
   EXPECT_EQ(opts_.threads, 1024);
   EXPECT_EQ(opts_.seed, 9223372036854775807LL);
