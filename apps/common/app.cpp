@@ -154,8 +154,8 @@ void print_error(const std::string& app, const std::string& msg) {
 }
 
 // Every integer flag is read here: decimal digits with an optional '-' (no
-// '+', blanks, hex, exponent or fraction), then the range, and the message says which of the
-// two failed ('abc' is not a number; 5000 is a number out of range).
+// '+', blanks, hex, exponent or fraction), then the range; the message says
+// which of the two failed ('abc' is not an integer, 5000 is out of range).
 // "" when `text` is such an integer (stored in `value`), else why not.
 std::string integer_flag_problem(const std::string& text, long long lo, long long hi, long long& value) {
   const std::string expected = "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +

@@ -1,9 +1,9 @@
 #include "common/output_dir.hpp"
 
-#include <limits.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 

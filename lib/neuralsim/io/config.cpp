@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "neuralsim/core/errors.hpp"
-#include "neuralsim/core/format.hpp"
 #include "neuralsim/core/names.hpp"
 #include "neuralsim/io/input_file.hpp"
 
@@ -106,7 +105,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Scalar: {
       std::string s = node.Scalar();
       if (s.size() > 40) s = s.substr(0, 37) + "...";
-      return "'" + printable(s) + "'";
+      return "'" + s + "'";  // escaped with the whole message (Error)
     }
     default: return "nothing (empty value)";
   }
@@ -169,7 +168,7 @@ void check_duplicate_keys(const YAML::Node& node, const std::string& prefix, con
     const int line = it->first.Mark().line + 1;
     auto [pos, inserted] = seen_line.emplace(key, line);
     if (!inserted)
-      throw ConfigError(file + mark_suffix(it->first.Mark()) + ": duplicate key '" + printable(join_key(prefix, key)) +
+      throw ConfigError(file + mark_suffix(it->first.Mark()) + ": duplicate key '" + join_key(prefix, key) +
                         "' (first defined at line " + std::to_string(pos->second) + ")");
     check_duplicate_keys(it->second, join_key(prefix, key), file, budget);
   }
@@ -543,7 +542,7 @@ void Config::check_known_keys(const std::vector<std::string>& allowed) const {
         break;
       }
     const std::string full = full_key(key);
-    throw ConfigError(location(full, it->first.Mark()) + ": unknown key '" + printable(full) + "'" + hint +
+    throw ConfigError(location(full, it->first.Mark()) + ": unknown key '" + full + "'" + hint +
                       " (allowed keys: " + join_list(allowed) + ")");
   }
 }
