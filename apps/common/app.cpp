@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <glog/logging.h>
@@ -25,6 +26,7 @@
 
 #include "common/provenance.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 
 namespace neuralsim {
@@ -129,12 +131,9 @@ void replace_app_placeholder(std::string& s, const std::string& name) {
   if (pos != std::string::npos && !name.empty()) s.replace(pos, 5, name);
 }
 
-// The contract is one line per error, whatever the message contains.
-std::string one_line(std::string msg) {
-  std::replace(msg.begin(), msg.end(), '\n', ' ');
-  std::replace(msg.begin(), msg.end(), '\r', ' ');
-  return msg;
-}
+// The contract is one printable line per error, whatever the message
+// contains (library errors already are; CLI11's may quote an argument).
+std::string one_line(const std::string& msg) { return printable_line(msg); }
 
 void print_error(const std::string& app, const std::string& msg) {
   const int rank = g_rank.load();
@@ -152,6 +151,29 @@ void print_error(const std::string& app, const std::string& msg) {
   spdlog::default_logger_raw()->flush();  // keep log lines before the error
   std::fprintf(stderr, "%s: error: %s%s\n", app.c_str(), where.c_str(), one_line(msg).c_str());
   std::fflush(stderr);
+}
+
+// Every integer flag is read here: decimal digits with an optional '-' (no
+// '+', blanks, hex, exponent or fraction), then the range; the message says
+// which of the two failed ('abc' is not an integer, 5000 is out of range).
+// "" when `text` is such an integer (stored in `value`), else why not.
+std::string integer_flag_problem(const std::string& text, long long lo, long long hi, long long& value) {
+  const std::string expected = "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+                               text + "'";
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  const auto r = std::from_chars(begin, end, value);
+  if (begin == end || r.ptr != end || (r.ec != std::errc() && r.ec != std::errc::result_out_of_range))
+    return expected + ", which is not an integer";
+  if (r.ec == std::errc::result_out_of_range || value < lo || value > hi) return expected + ", which is out of range";
+  return "";
+}
+
+long long parse_integer_flag(const std::string& flag, const std::string& text, long long lo, long long hi) {
+  long long value = 0;
+  const std::string problem = integer_flag_problem(text, lo, hi, value);
+  if (!problem.empty()) throw CLI::ValidationError(flag, problem);
+  return value;
 }
 
 // CLI11's own exit codes (106, 109, ...) would be indistinguishable from
@@ -248,20 +270,26 @@ CommandLine::CommandLine(const std::string& description, AppOptions& opts, const
   app.add_option_function<std::string>(
          "--seed",
          [&opts](const std::string& text) {
-           long long v = 0;
-           const char* end = text.data() + text.size();
-           const auto r = std::from_chars(text.data(), end, v);
-           if (text.empty() || r.ec != std::errc() || r.ptr != end || v < 0)
-             throw CLI::ValidationError("--seed", "expected an integer in [0, 9223372036854775807], got '" + text + "'");
-           opts.seed = v;
+           opts.seed = parse_integer_flag("--seed", text, 0, std::numeric_limits<long long>::max());
          },
          "random seed in [0, 2^63 - 1]; the same seed reproduces the run (default 0)")
       ->type_name("N");
-  app.add_option("--threads", opts.threads, "worker threads, 0 to 1024 (0 = all cores)")
-      ->check(CLI::Range(0, 1024).description(""))
-      ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--threads",
+         [&opts](const std::string& text) {
+           opts.threads = static_cast<int>(parse_integer_flag("--threads", text, 0, 1024));
+         },
+         "worker threads, 0 to 1024 (0 = all cores)")
+      ->type_name("N")
+      ->default_str("0");
   CLI::Option* verbose =
-      app.add_flag("-v,--verbose", opts.verbosity, "more log output: -v debug, -vv trace");
+      app.add_flag("-v,--verbose", opts.verbosity, "more log output: -v debug, -vv trace")
+          ->check(CLI::Validator(  // --verbose=N is read like every integer flag
+              [](std::string& text) {
+                long long level = 0;
+                return text == "true" ? std::string() : integer_flag_problem(text, 0, 9, level);  // "true": a bare -v
+              },
+              "", ""));
   app.add_flag_callback("-q,--quiet", [&opts] { opts.verbosity = -1; },
                         "only warnings and errors on stderr")
       ->excludes(verbose);

@@ -3,12 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 namespace {
@@ -30,10 +31,10 @@ bool is_stale_temp(const std::string& name) {
 // anything elsewhere).
 std::vector<std::string> listed_outputs(const fs::path& summary, const fs::path& dir) {
   std::vector<std::string> out;
-  std::ifstream in(summary);
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(read_input_file(summary.string(), "summary of an earlier run", InputError::kConfig,
+                                              Config::kMaxConfigBytes));
   } catch (const nlohmann::json::exception&) {
     return out;
   }
@@ -42,15 +43,46 @@ std::vector<std::string> listed_outputs(const fs::path& summary, const fs::path&
     if (!o.is_string()) continue;
     const fs::path p(o.get<std::string>());
     const std::string name = p.filename().string();
-    if (is_plain_name(name) && (p.parent_path().empty() || fs::equivalent(p.parent_path(), dir))) out.push_back(name);
+    std::error_code ec;
+    if (is_plain_name(name) && (p.parent_path().empty() || fs::equivalent(p.parent_path(), dir, ec)))
+      out.push_back(name);
   }
   return out;
 }
 
+// A long name in a message: its start and its length.
+std::string shortened(const std::string& s) {
+  return s.size() <= 60 ? "'" + s + "'" : "'" + s.substr(0, 40) + "...' (" + std::to_string(s.size()) + " bytes)";
+}
+
 }  // namespace
 
+void OutputDirectory::check_path(const std::string& dir) {
+  if (dir.empty()) throw ConfigError("--out: the output directory must not be empty");
+  // Room for the longest name a run writes inside it (kMaxOutputName, its temporary twin).
+  const std::size_t max_dir = PATH_MAX - 1 - NAME_MAX - 1;
+  if (dir.size() > max_dir)
+    throw ConfigError("--out " + shortened(dir) + ": expected a path of at most " + std::to_string(max_dir) +
+                      " bytes (PATH_MAX " + std::to_string(PATH_MAX) + " with room for the file names in it), got " +
+                      std::to_string(dir.size()));
+  for (const fs::path& part : fs::path(dir))
+    if (part.native().size() > NAME_MAX)
+      throw ConfigError("--out " + shortened(dir) + ": expected directory names of at most " +
+                        std::to_string(NAME_MAX) + " bytes (NAME_MAX), got one of " +
+                        std::to_string(part.native().size()) + ": " + shortened(part.native()));
+}
+
 OutputDirectory::OutputDirectory(std::string dir, const std::string& app, Reuse reuse) : dir_(std::move(dir)) {
-  if (dir_.empty()) throw ConfigError("--out: the output directory must not be empty");
+  check_path(dir_);
+  try {
+    take(app, reuse);
+  } catch (const fs::filesystem_error& e) {
+    // Whatever the file system refuses about --out is a usage error (exit 2), never a crash.
+    throw ConfigError("--out " + shortened(dir_) + ": " + e.code().message());
+  }
+}
+
+void OutputDirectory::take(const std::string& app, Reuse reuse) {
   std::error_code ec;
   created_ = !fs::exists(dir_, ec);
   ensure_directory(dir_);
@@ -85,6 +117,9 @@ std::string OutputDirectory::configured_name(const Config& owner, const std::str
   const std::string name = owner.get_or<std::string>(key, fallback);
   if (!is_plain_name(name))
     owner.fail(key, "'" + name + "' must be a plain file name inside --out (no '/', not '.' or '..')");
+  if (name.size() > kMaxOutputName)
+    owner.fail(key, "expected a file name of at most " + std::to_string(kMaxOutputName) +
+                        " bytes (its temporary twin must fit NAME_MAX), got " + shortened(name));
   if (name == "summary.json" || name == kMarker || is_stale_temp(name) ||
       std::find(reserved.begin(), reserved.end(), name) != reserved.end())
     owner.fail(key, "'" + name + "' is reserved for the tool's own outputs");

@@ -1,7 +1,10 @@
 // The output directory of one run (--out): what a tool may write, and the
 // rule that a reused directory never mixes two runs.
 //
-//   - An empty --out is refused; the directory is created if missing.
+//   - An empty --out, one longer than PATH_MAX allows (with room for the
+//     names written in it) or with a directory name longer than NAME_MAX is
+//     refused (exit 2); the directory is created if missing, and anything
+//     the file system refuses about it is a usage error too.
 //   - Temporary files left by a killed run (".<name>.<pid>.<n>.tmp", see
 //     io/atomic_file.hpp) are removed at start.
 //   - A directory holding another run's outputs (its summary.json, or the
@@ -45,12 +48,20 @@ class OutputDirectory {
   static std::string configured_name(const Config& owner, const std::string& key, const std::string& fallback,
                                      const std::vector<std::string>& reserved = {});
 
+  // ConfigError when `dir` cannot be an output directory by its name alone
+  // (empty, too long): checked when a tool starts, before any work.
+  static void check_path(const std::string& dir);
+
   // Called by RunSummary::write after summary.json is in place.
   void finish() const;
 
   static constexpr const char* kMarker = ".neuralsim-run.json";
+  // The longest output name a config may give: ".<name>.<pid>.<n>.tmp" must fit NAME_MAX.
+  static constexpr std::size_t kMaxOutputName = 200;
 
  private:
+  void take(const std::string& app, Reuse reuse);
+
   std::string dir_;
   bool created_ = false;
   mutable bool finished_ = false;

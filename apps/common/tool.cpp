@@ -6,6 +6,7 @@
 
 #include "common/python.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/io/atomic_file.hpp"
 
 namespace neuralsim {
@@ -18,7 +19,7 @@ class ToolRun::Observer final : public RunObserver {
   // The ranks other than 0 neither log nor show progress.
   bool logs(LogLevel level) const override { return run_.writes() && spdlog::should_log(spdlog_level(level)); }
   void log(LogLevel level, const std::string& message) override {
-    if (run_.writes()) spdlog::log(spdlog_level(level), "{}", message);
+    if (run_.writes()) spdlog::log(spdlog_level(level), "{}", printable(message));  // may quote input files
   }
   void stage_begin(const std::string& label, long long total) override {
     if (run_.writes()) progress_ = std::make_unique<Progress>(label, total);
@@ -47,9 +48,20 @@ class ToolRun::Observer final : public RunObserver {
   std::unique_ptr<Progress> progress_;
 };
 
+namespace {
+
+// --out is checked by its name before anything else: a path the system
+// cannot take must not surface after the work as a failed write.
+const AppOptions& checked(const AppOptions& options) {
+  OutputDirectory::check_path(options.out);
+  return options;
+}
+
+}  // namespace
+
 ToolRun::ToolRun(const ToolInfo& info, const AppOptions& options, bool resume, const ProcessGroup& processes)
     : info_(info),
-      options_(options),
+      options_(checked(options)),
       config_(Config::load(options.config, options.sets)),
       resume_(resume),
       writes_(processes.rank() == 0),
@@ -96,8 +108,8 @@ void ToolRun::add_output(const std::string& file) {
 
 void ToolRun::warn(const std::string& warning) {
   if (!writes_) return;
-  spdlog::warn("{}", warning);
-  summary().add_warning(warning);
+  spdlog::warn("{}", printable(warning));
+  summary().add_warning(printable(warning));
 }
 
 bool ToolRun::plots_wanted() const { return neuralsim::plots_wanted(config_, options_); }
@@ -116,7 +128,7 @@ int ToolRun::finish(const RunReport& report) {
     }
   }
   RunSummary& s = summary();
-  for (const std::string& w : report.warnings) s.add_warning(w);
+  for (const std::string& w : report.warnings) s.add_warning(printable(w));
   for (const auto& [name, seconds] : report.timings) s.timings()[name] = seconds;
   if (checkpoint_) add_output(checkpoint_->name());
   s.set_status(run_status_name(report.status));

@@ -168,6 +168,48 @@ TEST_F(AppTest, UsageErrorsExitTwoWithOneLine) {
   EXPECT_FALSE(ran);
 }
 
+// Every numeric flag of the scaffold: text that is not an integer is said to
+// be one, a number outside the range is said to be out of range.
+TEST_F(AppTest, NumericFlagsSayWhetherTheValueIsNotANumberOrOutOfRange) {
+  struct FlagCase {
+    std::string flag, value, verdict;
+  };
+  const std::vector<FlagCase> cases = {
+      {"--threads", "abc", "not an integer"}, {"--threads", "1.5", "not an integer"},
+      {"--threads", "", "not an integer"},    {"--threads", " 4", "not an integer"},
+      {"--threads", "4 ", "not an integer"},  {"--threads", "0x10", "not an integer"},
+      {"--threads", "+4", "not an integer"},  {"--threads", "1e2", "not an integer"},
+      {"--threads", "-1", "out of range"},    {"--threads", "1025", "out of range"},
+      {"--threads", "99999999999999999999", "out of range"},
+      {"--seed", "abc", "not an integer"},    {"--seed", "1e3", "not an integer"},
+      {"--seed", "12x", "not an integer"},    {"--seed", "-3", "out of range"},
+      {"--seed", "9223372036854775808", "out of range"}};
+  for (const FlagCase& c : cases) {
+    SCOPED_TRACE(c.flag + " '" + c.value + "'");
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(run({"--config", config_, c.flag, c.value}), kExitUsage);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(c.flag), std::string::npos) << err;
+    EXPECT_NE(err.find("got '" + c.value + "', which is " + c.verdict), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+  // --verbose counts (-vv) or takes a level.
+  for (const auto& [arg, verdict] : {std::pair{"--verbose=abc", "not an integer"}, std::pair{"--verbose=10", "out of range"}}) {
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(run({"--config", config_, arg}), kExitUsage);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(std::string("--verbose: expected an integer in [0, 9], got '") + (arg + 10) + "', which is " + verdict),
+              std::string::npos) << err;
+  }
+  EXPECT_EQ(run({"--config", config_, "-vv"}), 0);
+  EXPECT_EQ(opts_.verbosity, 2);
+  EXPECT_EQ(run({"--config", config_, "--verbose=1"}), 0);
+  EXPECT_EQ(opts_.verbosity, 1);
+  EXPECT_EQ(run({"--config", config_, "--threads", "1024", "--seed", "9223372036854775807"}), 0);
+  EXPECT_EQ(opts_.threads, 1024);
+  EXPECT_EQ(opts_.seed, 9223372036854775807LL);
+}
+
 TEST_F(AppTest, ThreadsCapTbbOnlyDuringTheBody) {
   const auto parallelism = [] {
     return tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);

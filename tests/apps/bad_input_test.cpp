@@ -2,17 +2,24 @@
 // case asserts the documented exit code, a one-line message that names the
 // file and the key, line or dataset (with what was expected), and that
 // --out holds nothing half-written and nothing from another run: a bad
-// input found before any work leaves --out absent.
+// input found before any work leaves --out absent. Every run has a deadline:
+// an input that blocks (a FIFO with no writer) fails its case instead of
+// hanging the suite.
 #include <gtest/gtest.h>
 
 #include <H5Cpp.h>
+#include <sys/stat.h>
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "neuralsim/core/format.hpp"
+#include "neuralsim/io/distill_dataset.hpp"
 #include "support/files.hpp"
 #include "support/run_command.hpp"
 #include "support/test_models.hpp"
@@ -61,6 +68,8 @@ std::string expand(std::string s, const std::string& dir) {
 
 class BadInput : public ::testing::TestWithParam<Case> {};
 
+constexpr int kDeadlineSeconds = 30;
+
 TEST_P(BadInput, ExitCodeMessageAndCleanOut) {
   const Case& c = GetParam();
   const std::string dir = fresh_dir("bad_input_" + c.name);
@@ -85,14 +94,19 @@ TEST_P(BadInput, ExitCodeMessageAndCleanOut) {
   const std::string out = dir + "/out";
   const bool out_existed = fs::exists(out);
   const bool own_out = c.args.find("--out") != std::string::npos;
-  const auto r = run_command(testing::app_path(c.app) + config_arg + " -q" + (own_out ? "" : " --out " + out) + " " +
-                             expand(c.args, dir));
+  // `timeout` exits 124 when the deadline passes (SIGTERM; SIGKILL 5 s later).
+  const auto r = run_command("timeout -k 5 " + std::to_string(kDeadlineSeconds) + " " + testing::app_path(c.app) +
+                             config_arg + " -q" + (own_out ? "" : " --out " + out) + " " + expand(c.args, dir));
+  ASSERT_NE(r.exit_code, 124) << "no answer within " << kDeadlineSeconds << " s (blocked on an input?)";
   EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
   for (const std::string& part : c.message)
     EXPECT_NE(r.err.find(expand(part, dir)), std::string::npos) << "'" << expand(part, dir) << "' not in: " << r.err;
   // One line: "APP: error: ..." and nothing else on stderr (-q).
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(r.err.rfind(c.app + ": error: ", 0), 0u) << r.err;
+  // Printable: whatever bytes an input holds, the line quotes them escaped.
+  const std::string line = r.err.substr(0, r.err.find('\n'));
+  EXPECT_EQ(printable(line), line);
   if (!out_existed) {
     EXPECT_FALSE(fs::exists(out)) << "--out was created for a run that never started";
   } else {
@@ -142,6 +156,24 @@ INSTANTIATE_TEST_SUITE_P(
              {kCfg, "initial_states.list", "empty"}},
         Case{"initial_state_nan", "rollout", {{"initial_states", "initial_states: {list: [{q: [.nan, 0]}]}\n"}},
              "", 2, {kCfg, "initial_states.list.0.q", "finite"}},
+        // A list of the wrong length is never broadcast (2 coordinates here).
+        Case{"initial_state_q_too_short", "rollout", {{"initial_states", "initial_states: {list: [{q: [0.3]}]}\n"}},
+             "", 2, {kCfg + ":", "initial_states.list.0.q", "expected 2 values (one per coordinate)", "got a list of 1"}},
+        Case{"initial_state_qd_too_long", "rollout",
+             {{"initial_states", "initial_states: {list: [{q: [0, 0], qd: [1, 2, 3]}]}\n"}}, "", 2,
+             {kCfg + ":", "initial_states.list.0.qd", "expected 2 values", "got a list of 3"}},
+        Case{"initial_state_q_number", "rollout", {{"initial_states", "initial_states: {list: [{q: 0.3}]}\n"}}, "", 2,
+             {kCfg + ":", "initial_states.list.0.q", "expected a list of numbers", "'0.3'"}},
+        Case{"q_low_one_element_list", "rollout",
+             {{"initial_states", "initial_states: {count: 1, q_low: [-0.5], q_high: [0.5, 0.5]}\n"}}, "", 2,
+             {kCfg + ":", "initial_states.q_low", "expected 2 values", "one number without brackets", "got a list of 1"}},
+        Case{"pd_gain_one_element_list", "rollout", {{"controls", "controls: {type: pd, kp: [20], kd: 2}\n"}}, "", 2,
+             {kCfg + ":", "controls.kp", "expected 2 values", "got a list of 1"}},
+        Case{"sinusoid_one_element_list", "rollout", {{"controls", "controls: {type: sinusoid, amplitude: [1]}\n"}},
+             "", 2, {kCfg + ":", "controls.amplitude", "expected 2 values", "got a list of 1"}},
+        Case{"pd_target_one_element_list", "rollout",
+             {{"controls", "controls: {type: pd, kp: 20, kd: 2, target: {offset: [0.1]}}\n"}}, "", 2,
+             {kCfg + ":", "controls.target.offset", "expected 2 values", "got a list of 1"}},
         Case{"noise_negative", "rollout", {{"noise", "noise: {q_std: -1}\n"}}, "", 2,
              {kCfg, "noise.q_std", "out of range"}},
         Case{"noise_nan", "rollout", {{"noise", "noise: {qd_std: .nan}\n"}}, "", 2, {kCfg, "noise.qd_std"}},
@@ -151,6 +183,8 @@ INSTANTIATE_TEST_SUITE_P(
              {kCfg, "controls.type", "one of zero, constant, sinusoid, pd, dataset"}},
         Case{"controls_wrong_size", "rollout", {{"controls", "controls: {type: constant, value: [1, 2, 3]}\n"}}, "",
              2, {kCfg, "controls.value", "expected 2 values"}},
+        Case{"controls_one_element_list", "rollout", {{"controls", "controls: {type: constant, value: [1]}\n"}}, "",
+             2, {kCfg, "controls.value", "expected 2 values", "got a list of 1"}},
         Case{"controls_dataset_without_file", "rollout", {{"controls", "controls: {type: dataset}\n"}}, "", 2,
              {kCfg, "controls.type", "controls.file"}}),
     case_name);
@@ -189,9 +223,17 @@ INSTANTIATE_TEST_SUITE_P(
              {kCfg + " (set by --set)", "sim.dt", "expected a number", "'fast'"}},
         Case{"set_no_equals", "rollout", {}, "--set sim.dt", 2, {"--set 'sim.dt'", "KEY=VALUE"}},
         Case{"set_bad_yaml", "rollout", {}, "--set 'sim.dt=[1,'", 2, {"--set", "not valid YAML"}},
-        Case{"threads_out_of_range", "rollout", {}, "--threads 5000", 2, {"--threads", "not in range 0 to 1024"}},
-        Case{"seed_too_large", "rollout", {}, "--seed 99999999999999999999", 2, {"--seed", "[0, 9223372036854775807]", "99999999999999999999"}},
-        Case{"seed_negative", "rollout", {}, "--seed -3", 2, {"--seed"}},
+        Case{"threads_out_of_range", "rollout", {}, "--threads 5000", 2,
+             {"--threads", "[0, 1024]", "'5000'", "out of range"}},
+        Case{"threads_not_a_number", "rollout", {}, "--threads abc", 2, {"--threads", "'abc'", "not an integer"}},
+        Case{"threads_fraction", "rollout", {}, "--threads 1.5", 2, {"--threads", "'1.5'", "not an integer"}},
+        Case{"threads_empty", "rollout", {}, "--threads ''", 2, {"--threads", "''", "not an integer"}},
+        Case{"threads_hex", "rollout", {}, "--threads 0x10", 2, {"--threads", "'0x10'", "not an integer"}},
+        Case{"seed_not_a_number", "rollout", {}, "--seed 12x", 2, {"--seed", "'12x'", "not an integer"}},
+        Case{"seed_exponent", "rollout", {}, "--seed 1e3", 2, {"--seed", "'1e3'", "not an integer"}},
+        Case{"seed_too_large", "rollout", {}, "--seed 99999999999999999999", 2,
+             {"--seed", "[0, 9223372036854775807]", "99999999999999999999", "out of range"}},
+        Case{"seed_negative", "rollout", {}, "--seed -3", 2, {"--seed", "'-3'", "out of range"}},
         Case{"unknown_flag", "rollout", {}, "--frobnicate", 2, {"--frobnicate", "--help"}},
         Case{"unknown_top_level_key", "rollout", {{"simm", "simm: {dt: 0.01}\n"}}, "", 2,
              {kCfg, "unknown key 'simm'", "did you mean 'sim'"}},
@@ -201,7 +243,13 @@ INSTANTIATE_TEST_SUITE_P(
              {"{dir}/list.yaml:", "top level of a config must be a map"},
              [](const std::string& dir) { write_file(dir + "/list.yaml", "- 1\n- 2\n"); }},
         Case{"config_syntax_error", "rollout", {{"sim", "sim: {dt: 0.01, duration: [1\n"}}, "", 2, {kCfg}},
-        Case{"config_dev_zero", "rollout", {}, "--config /dev/zero", 2, {"/dev/zero", "larger than 16 MiB"}},
+        Case{"config_dev_zero", "rollout", {}, "--config /dev/zero", 2, {"/dev/zero: config file is a character device"}},
+        Case{"config_too_large", "rollout", {}, "--config {dir}/big.yaml", 2,
+             {"{dir}/big.yaml: config file is 16777217 bytes, more than the 16 MiB limit"},
+             [](const std::string& dir) {
+               write_file(dir + "/big.yaml", "");
+               fs::resize_file(dir + "/big.yaml", (16u << 20) + 1);  // sparse: costs no disk
+             }},
         Case{"config_alias_bomb", "rollout", {}, "--config {dir}/bomb.yaml", 2, {"{dir}/bomb.yaml", "expands to more than"},
              [](const std::string& dir) {
                std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
@@ -214,6 +262,21 @@ INSTANTIATE_TEST_SUITE_P(
                write_file(dir + "/bomb.yaml", bomb);
              }}),
     case_name);
+
+// A URDF of unit-mass links joined by continuous joints {name, parent, child}.
+std::string urdf(const std::vector<std::array<std::string, 3>>& joints) {
+  std::set<std::string> links;
+  for (const auto& j : joints) links.insert({j[1], j[2]});
+  std::string x = "<robot name='r'>";
+  for (const std::string& l : links)
+    x += "<link name='" + l + "'>" +
+         (l == "world" ? "" : "<inertial><mass value='1'/><inertia ixx='0.1' iyy='0.1' izz='0.1' ixy='0' ixz='0' iyz='0'/></inertial>") +
+         "</link>";
+  for (const auto& j : joints)
+    x += "<joint name='" + j[0] + "' type='continuous'><parent link='" + j[1] + "'/><child link='" + j[2] +
+         "'/><axis xyz='0 0 1'/></joint>";
+  return x + "</robot>";
+}
 
 // ---- rollout: models and parameters ----
 INSTANTIATE_TEST_SUITE_P(
@@ -228,14 +291,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"params_set_blames_the_command_line", "rollout", {}, "--set params.link.link1.mass=-2", 2,
              {kCfg + " (set by --set)", "link.link1.mass", "non-physical"}},
         Case{"params_file_missing", "rollout", {{"params_file", "params_file: nope.json\n"}}, "", 3,
-             {"{dir}/nope.json", "no such parameter file"}},
+             {"{dir}/nope.json: parameter file does not exist", "named by " + kCfg + ":", "key 'params_file'"}},
         Case{"params_file_not_json", "rollout", {{"params_file", "params_file: p.json\n"}}, "", 3,
              {"{dir}/p.json", "invalid JSON"}, [](const std::string& dir) { write_file(dir + "/p.json", "{oops"); }},
         Case{"params_file_non_numeric", "rollout", {{"params_file", "params_file: p.json\n"}}, "", 3,
              {"{dir}/p.json", "link.link1.mass"},
              [](const std::string& dir) { write_file(dir + "/p.json", "{\"link.link1.mass\": \"heavy\"}"); }},
         Case{"model_file_missing", "rollout", {{"model", "model: {file: nope.yaml}\n"}}, "", 2,
-             {"{dir}/nope.yaml", "does not exist"}},
+             {kCfg + ":", "key 'model.file'", "{dir}/nope.yaml: model file does not exist"}},
         Case{"model_negative_inertia", "rollout",
              {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute, axis: [0, 1, 0]}\n"
                         "      mass: 1\n      inertia: [-1, 1, 1]\n"}},
@@ -256,7 +319,19 @@ INSTANTIATE_TEST_SUITE_P(
              {{"model", "model:\n  generator: chain\n  links: 3\n  lengths: [1, 1]\n"}}, "", 2,
              {kCfg + ":", "model.lengths", "expected a list of 3 numbers"}},
         Case{"urdf_missing", "rollout", {{"model", "model: {urdf: nope.urdf}\n"}}, "", 2,
-             {"nope.urdf", "cannot open URDF file"}},
+             {kCfg + ":", "key 'model.urdf'", "nope.urdf: URDF file does not exist"}},
+        Case{"urdf_cycle", "rollout", {{"model", "model: {urdf: cycle.urdf}\n"}}, "", 2,
+             {kCfg + ":", "key 'model.urdf'", "cycle.urdf: joints 'j1' (a -> b), 'j2' (b -> c), 'j3' (c -> a) form a kinematic cycle through links a, b, c"},
+             [](const std::string& dir) { write_file(dir + "/cycle.urdf", urdf({{"j0", "world", "a"}, {"j1", "a", "b"}, {"j2", "b", "c"}, {"j3", "c", "a"}})); }},
+        Case{"urdf_self_loop", "rollout", {{"model", "model: {urdf: loop.urdf}\n"}}, "", 2,
+             {"loop.urdf: joints 'j1' (a -> a) form a kinematic cycle through links a"},
+             [](const std::string& dir) { write_file(dir + "/loop.urdf", urdf({{"j0", "world", "a"}, {"j1", "a", "a"}})); }},
+        Case{"urdf_two_parents", "rollout", {{"model", "model: {urdf: closed.urdf}\n"}}, "", 2,
+             {"closed.urdf: link 'c' is the child of two joints, 'j2' (a -> c) and 'j3' (b -> c)", "closed kinematic chain"},
+             [](const std::string& dir) {
+               write_file(dir + "/closed.urdf",
+                          urdf({{"j0", "world", "a"}, {"j1", "world", "b"}, {"j2", "a", "c"}, {"j3", "b", "c"}}));
+             }},
         Case{"urdf_bad_inertia", "rollout", {{"model", "model: {urdf: bad.urdf}\n"}}, "", 2,
              {"bad.urdf", "link", "triangle inequality"},
              [](const std::string& dir) {
@@ -358,7 +433,7 @@ INSTANTIATE_TEST_SUITE_P(
              {"{dir}/data.h5", "joint_names", "elbow"},
              [](const std::string& dir) { write_h5(dir + "/data.h5", 10, 2, false, 0.1, "elbow"); }},
         Case{"controls_file_missing", "rollout", {{"controls", "controls: {type: dataset, file: nope.h5}\n"}}, "", 3,
-             {"{dir}/nope.h5", "does not exist"}}),
+             {"{dir}/nope.h5: trajectory file does not exist", "named by " + kCfg + ":", "key 'controls.file'"}}),
     case_name);
 
 // ---- simid ----
@@ -544,6 +619,42 @@ INSTANTIATE_TEST_SUITE_P(
              {kCfg + ":", "csv_import.resample_dt", "> 0"}, write_log},
         Case{"import_segment_inverted", "import-csv", import_description("  segment: {start: 1, end: 0}\n"), "", 2,
              {kCfg + ":", "csv_import.segment.end", "before its end"}, write_log},
+        Case{"import_symlink_loop", "import-csv", import_description(""), "", 3,
+             {"{dir}/log.csv: CSV file is a loop of symbolic links"},
+             [](const std::string& dir) {
+               fs::create_symlink(dir + "/other.csv", dir + "/log.csv");
+               fs::create_symlink(dir + "/log.csv", dir + "/other.csv");
+             }},
+        Case{"import_symlink_loop_glob", "import-csv",
+             {{"csv_import", "csv_import:\n  files: ['*.csv']\n  time: t\n  model: m\n  joint_names: [a]\n"
+                             "  q: [x]\n  qd: [y]\n"}},
+             "", 3, {"{dir}/a.csv: CSV file is a loop of symbolic links"},
+             [](const std::string& dir) {
+               fs::create_symlink(dir + "/a.csv", dir + "/a.csv");
+               write_log(dir);
+             }},
+        Case{"import_resample_unbounded", "import-csv", import_description("  resample_dt: 1e-300\n"), "", 2,
+             {kCfg + ":", "csv_import.resample_dt", "log.csv", "more than the limit of 100000000"}, write_log},
+        Case{"import_resample_too_many", "import-csv", import_description("  resample_dt: 1e-12\n"), "", 2,
+             {kCfg + ":", "csv_import.resample_dt", "1e+11 samples"}, write_log},
+        Case{"import_header_twice", "import-csv", import_description(""), "", 3,
+             {"{dir}/log.csv:1:", "column name 'x' appears 2 times", "'csv_import.q.0'", "ambiguous"},
+             [](const std::string& dir) { write_file(dir + "/log.csv", "t,x,y,x\n0,0,0,1\n0.1,0.1,0.1,1\n"); }},
+        Case{"import_time_twice", "import-csv", import_description(""), "", 3,
+             {"{dir}/log.csv:2:", "column name 't' appears 2 times", "'csv_import.time'"},
+             [](const std::string& dir) { write_file(dir + "/log.csv", "# exported\nt,t,x,y\n0,0,0,0\n"); }},
+        Case{"import_unterminated_quote", "import-csv", import_description(""), "", 3,
+             {"{dir}/log.csv:3: field 2", "unterminated quoted field"},
+             [](const std::string& dir) { write_file(dir + "/log.csv", "t,x,y\n0,0,0\n0.1,0.1,\"0.1\n"); }},
+        Case{"import_binary_file", "import-csv", import_description(""), "", 2,
+             {kCfg + ":", "unknown column 't'", "\\x00\\x01\\xff", "\\x1b[2J"},
+             [](const std::string& dir) {
+               const char bytes[] = "\x7f" "ELF\x00\x01\xff,\x1b[2J,\n\x00\x00\n";
+               write_file(dir + "/log.csv", std::string(bytes, sizeof bytes - 1));
+             }},
+        Case{"import_bom_inside_a_name", "import-csv", import_description(""), "", 2,
+             {kCfg + ":", "unknown column 'x'", "\\ufeffx (1)"},
+             [](const std::string& dir) { write_file(dir + "/log.csv", "t,\xEF\xBB\xBFx,y\n0,0,0\n"); }},
         Case{"import_out_reused", "import-csv", import_description(""), "", 2, {"{dir}/out", "earlier run", "--force"},
              [](const std::string& dir) {
                write_log(dir);
@@ -673,6 +784,151 @@ INSTANTIATE_TEST_SUITE_P(
              {kCfg + ":", "discover.sites.0.frame", "has no frame"}},
         Case{"discover_missing_section", "discover", train_sections({{"augment", ""}}), "", 2,
              {kCfg + ":", "discover", "missing required section"}}),
+    case_name);
+
+// ---- every file a tool reads must be a regular file: never opened otherwise ----
+// A FIFO without a writer would block the open, a character device never
+// ends; a directory, a loop of links are named as such. Each kind of input
+// of each tool (the deadline fails a case that blocks).
+void fifo(const std::string& path) {
+  fs::create_directories(fs::path(path).parent_path());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+}
+const char* kDistill = " --config configs/distill_double_integrator.yaml";
+
+INSTANTIATE_TEST_SUITE_P(
+    NotRegularFiles, BadInput,
+    ::testing::Values(
+        // --config, every tool
+        Case{"config_fifo_rollout", "rollout", {}, "--config {dir}/fifo.yaml", 2, {"{dir}/fifo.yaml: config file is a FIFO"},
+             [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"config_fifo_simid", "simid", {}, "--config {dir}/fifo.yaml", 2, {"{dir}/fifo.yaml: config file is a FIFO"},
+             [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"config_fifo_train_augment", "train-augment", {}, "--config {dir}/fifo.yaml", 2,
+             {"{dir}/fifo.yaml: config file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"config_fifo_distill_mpc", "distill-mpc", {}, "--config {dir}/fifo.yaml", 2,
+             {"{dir}/fifo.yaml: config file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"config_fifo_import_csv", "import-csv", {}, "--config {dir}/fifo.yaml", 2,
+             {"{dir}/fifo.yaml: config file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"config_fifo_discover", "discover", {}, "--config {dir}/fifo.yaml", 2,
+             {"{dir}/fifo.yaml: config file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"config_dev_null", "import-csv", {}, "--config /dev/null", 2, {"/dev/null: config file is a character device"}},
+        Case{"config_directory", "rollout", {}, "--config {dir}", 2, {"--config", "{dir}"}},
+        // models
+        Case{"urdf_fifo", "rollout", {{"model", "model: {urdf: fifo.urdf}\n"}}, "", 2,
+             {kCfg + ":", "key 'model.urdf'", "{dir}/fifo.urdf: URDF file is a FIFO"},
+             [](const std::string& dir) { fifo(dir + "/fifo.urdf"); }},
+        Case{"urdf_dev_zero", "rollout", {{"model", "model: {urdf: /dev/zero}\n"}}, "", 2,
+             {kCfg + ":", "key 'model.urdf'", "/dev/zero: URDF file is a character device"}},
+        Case{"model_file_fifo", "rollout", {{"model", "model: {file: fifo.yaml}\n"}}, "", 2,
+             {kCfg + ":", "key 'model.file'", "{dir}/fifo.yaml: model file is a FIFO"},
+             [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"model_file_directory", "train-augment", train_sections({{"model", "model: {file: models}\n"}}), "", 2,
+             {kCfg + ":", "key 'model.file'", "{dir}/models: model file is a directory"},
+             [](const std::string& dir) { fs::create_directory(dir + "/models"); }},
+        // data, parameters, weights
+        Case{"compare_fifo", "rollout", {}, "--compare {dir}/fifo.h5", 3, {"{dir}/fifo.h5: trajectory file is a FIFO"},
+             [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
+        Case{"controls_file_fifo", "rollout", {{"controls", "controls: {type: dataset, file: fifo.h5}\n"}}, "", 3,
+             {"{dir}/fifo.h5: trajectory file is a FIFO", "key 'controls.file'"},
+             [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
+        Case{"train_data_fifo", "train-augment",
+             train_sections({{"data", "data: {train: fifo.h5, validation_fraction: 0.25}\n"}}), "", 3,
+             {"{dir}/fifo.h5: trajectory file is a FIFO", "named by " + kCfg + ":", "key 'data.train'"},
+             [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
+        Case{"train_data_directory", "discover",
+             discover_sections("  sites: [joint.*.torque]\n" + kDiscoverInputs), "--set data.validation={dir}", 3,
+             {"{dir}: trajectory file is a directory", "key 'data.validation'"}},
+        Case{"csv_description_fifo", "simid", {}, std::string(kLengths) + " --set data.train={dir}/fifo.yaml", 2,
+             {"{dir}/fifo.yaml: CSV import description is a FIFO", "key 'data.train'"},
+             [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
+        Case{"params_file_fifo", "rollout", {{"params_file", "params_file: fifo.json\n"}}, "", 3,
+             {"{dir}/fifo.json: parameter file is a FIFO", "key 'params_file'"},
+             [](const std::string& dir) { fifo(dir + "/fifo.json"); }},
+        Case{"params_file_dev_zero", "rollout", {{"params_file", "params_file: /dev/zero\n"}}, "", 3,
+             {"/dev/zero: parameter file is a character device"}},
+        Case{"distill_data_fifo", "distill-mpc", {}, std::string(kDistill) + " --set distill.data.file={dir}/fifo.h5", 3,
+             {"{dir}/fifo.h5: distillation dataset is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
+        Case{"distill_weights_fifo", "distill-mpc", {}, std::string(kDistill) + " --set distill.evaluate.weights={dir}/fifo.h5",
+             3, {"{dir}/fifo.h5: weights file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
+        // checkpoints (--resume) and an earlier run's summary (--force)
+        Case{"resume_checkpoint_fifo_simid", "simid", {}, std::string(kLengths) + " --resume", 3,
+             {"{dir}/out/checkpoint.json: checkpoint is a FIFO"},
+             [](const std::string& dir) { fifo(dir + "/out/checkpoint.json"); }, true},
+        Case{"resume_checkpoint_fifo_train_augment", "train-augment", train_sections({}), "--resume", 3,
+             {"{dir}/out/checkpoint.json: checkpoint is a FIFO"},
+             [](const std::string& dir) {
+               write_file(dir + "/out/.neuralsim-run.json", "{}");
+               fifo(dir + "/out/checkpoint.json");
+             },
+             true},
+        Case{"resume_checkpoint_directory_distill", "distill-mpc", {}, std::string(kDistill) + " --resume", 3,
+             {"{dir}/out/checkpoint.json: checkpoint is a directory"},
+             [](const std::string& dir) { fs::create_directories(dir + "/out/checkpoint.json"); }, true},
+        Case{"force_summary_fifo", "rollout", {}, "--force", 2, {"{dir}/out/summary.json: summary of an earlier run is a FIFO"},
+             [](const std::string& dir) { fifo(dir + "/out/summary.json"); }, true}),
+    case_name);
+
+// ---- --out the system cannot take: refused by every tool before any work ----
+const std::string kLongName(300, 'n');
+std::string long_path() {
+  std::string p;
+  for (int i = 0; i < 45; ++i) p += "/" + std::string(100, 'd');
+  return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OutPaths, BadInput,
+    ::testing::Values(
+        Case{"out_name_max_rollout", "rollout", {}, "--out {dir}/" + kLongName, 2, {"--out", "NAME_MAX", "300"}},
+        Case{"out_name_max_simid", "simid", {}, std::string(kLengths) + " --out {dir}/" + kLongName, 2, {"--out", "NAME_MAX"}},
+        Case{"out_name_max_train_augment", "train-augment", train_sections({}), "--out {dir}/" + kLongName, 2,
+             {"--out", "NAME_MAX"}},
+        Case{"out_name_max_distill_mpc", "distill-mpc", {}, std::string(kDistill) + " --out {dir}/" + kLongName, 2,
+             {"--out", "NAME_MAX"}},
+        Case{"out_name_max_import_csv", "import-csv", import_description(""), "--out {dir}/" + kLongName, 2,
+             {"--out", "NAME_MAX"}, write_log},
+        Case{"out_name_max_discover", "discover", discover_sections("  sites: [joint.*.torque]\n" + kDiscoverInputs),
+             "--out {dir}/" + kLongName, 2, {"--out", "NAME_MAX"}},
+        Case{"out_path_max_rollout", "rollout", {}, "--out {dir}" + long_path(), 2, {"--out", "PATH_MAX"}},
+        Case{"out_path_max_train_augment", "train-augment", train_sections({}), "--out {dir}" + long_path(), 2,
+             {"--out", "PATH_MAX"}},
+        Case{"out_path_max_distill_mpc", "distill-mpc", {}, std::string(kDistill) + " --out {dir}" + long_path(), 2,
+             {"--out", "PATH_MAX"}},
+        Case{"out_path_max_import_csv", "import-csv", import_description(""), "--out {dir}" + long_path(), 2,
+             {"--out", "PATH_MAX"}, write_log},
+        Case{"output_name_too_long", "rollout", {{"output", "output: {file: " + kLongName + "}\n"}}, "", 2,
+             {kCfg + ":", "output.file", "at most 200 bytes"}}),
+    case_name);
+
+// ---- distill-mpc: finite data the network's scaling cannot represent ----
+void write_distill(const std::string& path, double feature, double target, bool alternate) {
+  DistillDataset d;
+  const int n = 8;
+  d.features = DistillDataset::RowMatrixXd::Zero(n, 2);
+  d.targets = DistillDataset::RowMatrixXd::Zero(n, 1);
+  for (int k = 0; k < n; ++k) {
+    const double sign = alternate && k % 2 ? -1.0 : 1.0;
+    d.features(k, 1) = sign * feature;
+    d.targets(k, 0) = sign * target;
+  }
+  d.episode = Eigen::VectorXd::LinSpaced(n, 0, n - 1);
+  d.time = Eigen::VectorXd::Zero(n);
+  write_distill_dataset(path, d);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    DistillMpc, BadInput,
+    ::testing::Values(
+        Case{"distill_targets_huge", "distill-mpc", {}, std::string(kDistill) + " --set distill.data.file={dir}/d.h5", 3,
+             {"{dir}/d.h5:/targets: column 0 has mean 1.0000000000000001e+300", "at most 1e+100"},
+             [](const std::string& dir) { write_distill(dir + "/d.h5", 1.0, 1e300, false); }},
+        Case{"distill_targets_spread", "distill-mpc", {}, std::string(kDistill) + " --set distill.data.file={dir}/d.h5", 3,
+             {"{dir}/d.h5:/targets: column 0 has mean 0 and standard deviation 9.9999999999999998e+149"},
+             [](const std::string& dir) { write_distill(dir + "/d.h5", 1.0, 1e150, true); }},
+        Case{"distill_features_huge", "distill-mpc", {}, std::string(kDistill) + " --set distill.data.file={dir}/d.h5", 3,
+             {"{dir}/d.h5:/features: column 1", "standard deviation 1.7976931348623157e+308"},
+             [](const std::string& dir) { write_distill(dir + "/d.h5", 1.7976931348623157e308, 1.0, true); }}),
     case_name);
 
 }  // namespace

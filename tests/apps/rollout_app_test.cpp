@@ -294,5 +294,37 @@ TEST(ImportCsvApp, HeaderlessExampleRoundTripsThroughHdf5) {
   EXPECT_TRUE(testing::read_json(cmp + "/summary.json")["metrics"]["mean_rmse_q"].is_number());
 }
 
+// Rows a CSV import drops (a repeated time stamp) are a warning wherever the
+// CSV is read: on stderr under -q and in summary.json's warnings, in
+// import-csv and in the tools that read a CSV description as data.
+TEST(ImportCsvApp, DroppedDuplicateRowsAreAWarningInEveryTool) {
+  const std::string dir = testing::fresh_dir("import_duplicates");
+  std::string csv = "t,x,y\n";
+  for (int k = 0; k < 60; ++k) csv += std::to_string(0.01 * k) + ",0.1,0.2\n" + (k == 30 ? "0.3,0.1,0.2\n" : "");
+  testing::write_file(dir + "/log.csv", csv);
+  testing::write_file(dir + "/import.yaml",
+                      "csv_import:\n  files: [log.csv]\n  time: t\n  model: double_pendulum\n"
+                      "  joint_names: [joint1, joint2]\n  q: [x, y]\n  qd: [x, y]\n");
+  const std::string warning = "log.csv: dropped 1 row(s) with duplicate time stamps (first on line 33)";
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"import-csv", " --config " + dir + "/import.yaml"},
+      {"rollout", " --config configs/rollout_double_pendulum.yaml --compare " + dir + "/import.yaml"},
+      {"simid", " --config configs/simid_double_pendulum_lengths.yaml --set data.train=" + dir +
+                    "/import.yaml --set estimate.basin_hopping.rounds=1 --set estimate.basin_hopping.population=1"
+                    " --set estimate.solver.max_iterations=1"}};
+  for (const auto& [app, args] : runs) {
+    SCOPED_TRACE(app);
+    const std::string out = dir + "/out_" + app;
+    const auto r = testing::run_command(testing::app_path(app) + args + " -q --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find(warning), std::string::npos) << r.err;
+    const nlohmann::json warnings = testing::read_json(out + "/summary.json")["warnings"];
+    EXPECT_EQ(std::count_if(warnings.begin(), warnings.end(),
+                            [&](const nlohmann::json& w) { return w.get<std::string>().find(warning) != std::string::npos; }),
+              1)
+        << warnings.dump();
+  }
+}
+
 }  // namespace
 }  // namespace neuralsim

@@ -216,7 +216,10 @@ TEST_F(AugmentConfig, BadInputIsAConfigErrorWithFileLineColumnAndKey) {
       {"augment:\n  - {name: a, site: joint.joint1.torque, hidden: [16, 0], inputs: [time]}\n", "augment.0.hidden.1",
        {"[1, 4096]"}},
       {"augment:\n  - {name: a, site: joint.joint1.torque, output_scale: [1, 2], inputs: [time]}\n",
-       "augment.0.output_scale", {"one number or 1 numbers", "got 2"}},
+       "augment.0.output_scale", {"one number (without brackets) or 1 numbers", "got a list of 2"}},
+      // A one-element list is not broadcast to a site's 3 outputs (a number is).
+      {"augment:\n  - {name: a, site: link.segment0.force, output_scale: [0.1], inputs: [time]}\n",
+       "augment.0.output_scale", {"or 3 numbers (one per network output)", "got a list of 1"}},
       {"augment:\n  - {name: a, site: joint.joint1.torque, input_std: [0], inputs: [time]}\n", "augment.0.input_std",
        {"must be > 0"}},
       {"augment:\n  - {name: a, site: link.segment0.force, mode: scale, inputs: [time]}\n", "augment.0.mode",

@@ -1,6 +1,7 @@
 #include "neuralsim/io/csv_import.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -173,6 +174,22 @@ std::string synthetic_yaml(const std::string& extra) {
          extra;
 }
 
+std::string error_message(const std::function<void()>& f, bool config) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(config) << e.what();
+    return e.what();
+  } catch (const DataError& e) {
+    EXPECT_FALSE(config) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error";
+  return "";
+}
+
+using testing::expect_contains;
+
 TEST_F(CsvImportTest, ResampleGivesUniformSpacingAndLinearInterpolation) {
   write("log.csv", kSyntheticCsv);
   const TrajectorySet set =
@@ -210,13 +227,87 @@ TEST_F(CsvImportTest, TimeOffsetSegmentAndTimeScale) {
   EXPECT_EQ(tr.q(0, 0), 2.0);
 }
 
-TEST_F(CsvImportTest, DuplicateTimeStampsKeepTheFirstRow) {
-  write("log.csv", "t,x,y\n0,1,0\n0.1,2,0\n0.1,99,0\n0.2,3,0\n");
-  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml("")));
+TEST_F(CsvImportTest, DuplicateTimeStampsKeepTheFirstRowAndSaySo) {
+  write("log.csv", "t,x,y\n0,1,0\n0.1,2,0\n0.1,99,0\n0.2,3,0\n0.2,4,0\n");
+  std::vector<std::string> notes;
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml("")), &notes);
   const Trajectory& tr = set.trajectories.at(0);
   ASSERT_EQ(tr.size(), 3);
   EXPECT_EQ(tr.q(1, 0), 2.0);
   EXPECT_EQ(tr.q(2, 0), 3.0);
+  ASSERT_EQ(notes.size(), 1u);
+  expect_contains(notes[0], {"log.csv", "dropped 2 row(s) with duplicate time stamps", "first on line 4"});
+}
+
+TEST_F(CsvImportTest, AByteOrderMarkIsNotPartOfTheFirstName) {
+  write("log.csv", std::string("\xEF\xBB\xBF") + kSyntheticCsv);  // a spreadsheet's UTF-8 export
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml("")));
+  EXPECT_EQ(set.trajectories.at(0).size(), 5);
+  // Only at the start of the file: a mark inside a name is kept (and escaped in messages).
+  write("log.csv", "t,\xEF\xBB\xBFx,y\n0,1,0\n");
+  expect_contains(error_message([&] { import_csv(path("import.yaml")); }, true),
+                  {"unknown column 'x'", "available columns: t (0), \\ufeffx (1), y (2)"});
+}
+
+TEST_F(CsvImportTest, AnUnterminatedQuoteIsAnErrorNamingTheLine) {
+  for (const std::string& csv : {std::string("t,x,y\n0,1,\"0\n"), std::string("t,x,y\n0,\"1,0\n0.1,2,0\n"),
+                                 std::string("t,x,\"y\n0,1,0\n")}) {
+    SCOPED_TRACE(csv);
+    write("log.csv", csv);
+    expect_contains(error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+                    {"log.csv:", "unterminated quoted field"});
+  }
+  // Closed quotes are fields like any other.
+  write("log.csv", "\"t\",\"x\",\"y\"\n0,\"1\",0\n");
+  EXPECT_EQ(import_csv(path("import.yaml")).trajectories.at(0).size(), 1);
+}
+
+TEST_F(CsvImportTest, AReferencedColumnNamedTwiceIsAmbiguous) {
+  for (const std::string header : {"t,x,y,x", "t,x,y,y", "t,t,x,y"}) {
+    SCOPED_TRACE(header);
+    write("log.csv", header + "\n0,1,0,5\n");
+    expect_contains(error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+                    {"log.csv:1:", "appears 2 times in the header", "ambiguous", "key 'csv_import."});
+  }
+  // A repeated name no coordinate uses is harmless.
+  write("log.csv", "t,x,y,unused,unused\n0,1,0,5,6\n");
+  EXPECT_EQ(import_csv(path("import.yaml")).trajectories.at(0).size(), 1);
+}
+
+TEST_F(CsvImportTest, ABinaryFileIsQuotedEscaped) {
+  const char binary[] = "\x7f" "ELF\x02\x01\x01\x00\xff\xfe,x\x1b[2J,y\n0,0,0\n";
+  write("log.csv", std::string(binary, sizeof binary - 1));
+  const std::string msg = error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, true);
+  expect_contains(msg, {"unknown column 't'", "\\x7fELF\\x02\\x01\\x01\\x00\\xff\\xfe (0)", "x\\x1b[2J (1)"});
+  for (char c : msg) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << msg;
+}
+
+TEST_F(CsvImportTest, FilesThatAreNotRegularFilesAreNamed) {
+  const std::string yaml = write("import.yaml", synthetic_yaml(""));
+  fs::create_symlink(path("loop2.csv"), path("log.csv"));
+  fs::create_symlink(path("log.csv"), path("loop2.csv"));
+  expect_contains(error_message([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a loop of symbolic links"});
+  std::string glob = synthetic_yaml("");
+  glob.replace(glob.find("log.csv"), 7, "\"lo*.csv\"");  // through a glob, too
+  expect_contains(error_message([&] { import_csv(write("glob.yaml", glob)); }, false),
+                  {"log.csv: CSV file is a loop of symbolic links"});
+  fs::remove(path("log.csv"));
+  fs::create_directory(path("log.csv"));
+  expect_contains(error_message([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a directory"});
+  fs::remove(path("log.csv"));
+  ASSERT_EQ(::mkfifo(path("log.csv").c_str(), 0600), 0);  // no writer: opening it would block
+  expect_contains(error_message([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a FIFO"});
+}
+
+TEST_F(CsvImportTest, AResampleTooFineIsRefusedBeforeAllocating) {
+  write("log.csv", kSyntheticCsv);
+  for (const char* dt : {"1e-300", "1e-9"}) {
+    SCOPED_TRACE(dt);
+    expect_contains(
+        error_message([&] { import_csv(write("import.yaml", synthetic_yaml(std::string("  resample_dt: ") + dt + "\n"))); },
+                      true),
+        {"import.yaml:10:", "csv_import.resample_dt", "log.csv", "more than the limit of 100000000 per trajectory"});
+  }
 }
 
 TEST_F(CsvImportTest, ColumnsByIndexWithoutHeaderAndGlobOrder) {
@@ -238,21 +329,6 @@ TEST_F(CsvImportTest, ColumnsByIndexWithoutHeaderAndGlobOrder) {
   EXPECT_EQ(set.trajectories[1].q(1, 0), 12.5);
 }
 
-std::string error_message(const std::function<void()>& f, bool config) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    EXPECT_TRUE(config) << e.what();
-    return e.what();
-  } catch (const DataError& e) {
-    EXPECT_FALSE(config) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
-
-using testing::expect_contains;
 
 TEST_F(CsvImportTest, UnknownColumnNamesYamlFileKeyLineAndColumns) {
   write("log.csv", kSyntheticCsv);

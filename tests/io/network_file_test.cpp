@@ -4,6 +4,7 @@
 // nothing printed by HDF5, and the layout readable by plain h5py.
 #include <gtest/gtest.h>
 #include <H5Cpp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -411,8 +412,11 @@ TEST_F(NetworkFileTest, DeclaredShapesAreCheckedAgainstTheLimitsBeforeAnyDataIsR
 
 TEST_F(NetworkFileTest, FileLevelProblemsAreDataErrorsNamingTheFile) {
   const std::string missing = path("nope.h5");
-  EXPECT_CONTAINS(read_error(missing), missing + ":/: file does not exist");
-  EXPECT_CONTAINS(read_error(dir_.string()), dir_.string() + ":/: not a regular file");
+  EXPECT_CONTAINS(read_error(missing), missing + ": weights file does not exist");
+  EXPECT_CONTAINS(read_error(dir_.string()), dir_.string() + ": weights file is a directory, expected a regular file");
+  const std::string fifo = path("fifo.h5");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_CONTAINS(read_error(fifo), fifo + ": weights file is a FIFO (named pipe)");  // refused, not opened (no block)
 
   const std::string text = path("text.h5");
   std::ofstream(text) << "not hdf5\n";
@@ -434,8 +438,7 @@ TEST_F(NetworkFileTest, FileLevelProblemsAreDataErrorsNamingTheFile) {
   const std::string huge = path("huge.h5");
   fs::copy_file(good, huge);
   fs::resize_file(huge, (1ull << 30) + 1);
-  EXPECT_CONTAINS(read_error(huge), huge + ":/: expected a weights file of at most 1073741824 bytes, "
-                                           "got 1073741825 bytes");
+  EXPECT_CONTAINS(read_error(huge), huge + ": weights file is 1073741825 bytes, more than the 1024 MiB limit");
 
   const std::string no_format = bad_file("no_format.h5", [](H5::H5File& f) { remove_attr(f, "/", "format"); });
   EXPECT_CONTAINS(read_error(no_format), no_format + ":/format: attribute missing");

@@ -3,10 +3,13 @@
 // the file text), merging fixed joints does not change the dynamics, and
 // ABA/CRBA/RNEA agree on every URDF model.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <Eigen/Dense>
@@ -162,7 +165,8 @@ TEST(UrdfModel, LaikagoFloatingBase) {
   for (const std::string& w : warning_list) warnings += w + "\n";
   EXPECT_EQ(count_occurrences(warnings, "mesh file 'lower_leg3.obj'"), 1) << warnings;  // used by all 4 legs
   EXPECT_EQ(count_occurrences(warnings, "mesh file 'chassis_zup.obj'"), 1) << warnings;
-  EXPECT_NE(warnings.find("not found"), std::string::npos);
+  EXPECT_NE(warnings.find("(looked for '"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("') does not exist; skipped"), std::string::npos) << warnings;
 }
 
 TEST(UrdfModel, LaikagoFixedBase) {
@@ -307,6 +311,65 @@ TEST(UrdfModel, MalformedInputNamesTheSource) {
                             "planar.urdf", "planar");
   expect_model_error_naming("<model/>", "notrobot.urdf", "<robot>");
   EXPECT_THROW(load_urdf_model("/nonexistent/robot.urdf"), ModelError);
+}
+
+// Joints as {name, parent, child}, each link they name with a unit inertial.
+std::string chain_urdf(const std::vector<std::array<const char*, 3>>& joints) {
+  std::set<std::string> links;
+  for (const auto& j : joints) links.insert({j[1], j[2]});
+  links.erase("world");
+  std::string x = "<robot name='r'><link name='world'/>";
+  for (const std::string& l : links)
+    x += "<link name='" + l +
+         "'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial></link>";
+  for (const auto& j : joints)
+    x += std::string("<joint name='") + j[0] + "' type='continuous'><parent link='" + j[1] + "'/><child link='" + j[2] +
+         "'/><axis xyz='0 0 1'/></joint>";
+  return x + "</robot>";
+}
+
+// urdfdom neither detects a cycle nor a second parent (the traversal then
+// visited a link twice: "duplicate body name"): the loader names them.
+TEST(UrdfModel, JointsThatDoNotFormATreeAreNamed) {
+  expect_model_error_naming(chain_urdf({{"j0", "world", "a"}, {"j1", "a", "b"}, {"j2", "b", "a"}}), "cycle.urdf",
+                            "joints 'j1' (a -> b), 'j2' (b -> a) form a kinematic cycle through links a, b");
+  // Detached from the root: urdfdom would have dropped c and d silently.
+  expect_model_error_naming(chain_urdf({{"j0", "world", "a"}, {"j1", "c", "d"}, {"j2", "d", "c"}}), "island.urdf",
+                            "'j1' (c -> d), 'j2' (d -> c) form a kinematic cycle through links c, d");
+  expect_model_error_naming(chain_urdf({{"j0", "world", "a"}, {"j1", "a", "a"}}), "self.urdf",
+                            "joints 'j1' (a -> a) form a kinematic cycle through links a");
+  expect_model_error_naming(chain_urdf({{"j0", "world", "a"}, {"j1", "world", "b"}, {"j2", "a", "c"}, {"j3", "b", "c"}}),
+                            "closed.urdf", "link 'c' is the child of two joints, 'j2' (a -> c) and 'j3' (b -> c)");
+  // A tree whose joints are listed out of order is a tree.
+  EXPECT_EQ(build_urdf_model(chain_urdf({{"j2", "b", "c"}, {"j0", "world", "a"}, {"j1", "a", "b"}}), "tree.urdf").nv, 3);
+}
+
+// A mesh path that is not a regular file is named in the warning (meshes
+// are never opened, so a FIFO cannot block the load).
+TEST(UrdfModel, MeshFilesThatAreNotRegularFilesAreNamedInTheWarning) {
+  const std::string dir = testing::fresh_dir("urdf_meshes");
+  std::filesystem::create_directory(dir + "/mesh_dir.obj");
+  ASSERT_EQ(::mkfifo((dir + "/mesh_fifo.obj").c_str(), 0600), 0);
+  std::string xml = "<robot name='r'><link name='world'/><link name='a'><inertial><mass value='1'/>"
+                    "<inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial>";
+  for (const char* mesh : {"mesh_dir.obj", "mesh_fifo.obj", "mesh_gone.obj"})
+    xml += std::string("<visual><geometry><mesh filename='") + mesh + "'/></geometry></visual>";
+  xml += "</link><joint name='j' type='continuous'><parent link='world'/><child link='a'/><axis xyz='0 0 1'/></joint>"
+         "</robot>";
+  testing::write_file(dir + "/robot.urdf", xml);
+  std::vector<std::string> warnings;
+  load_urdf_model(dir + "/robot.urdf", {}, &warnings);
+  std::string all;
+  for (const std::string& w : warnings) all += w + "\n";
+  EXPECT_NE(all.find("mesh file 'mesh_dir.obj' (looked for '" + dir + "/mesh_dir.obj') is a directory"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("'mesh_fifo.obj' (looked for '" + dir + "/mesh_fifo.obj') is a FIFO"), std::string::npos) << all;
+  EXPECT_NE(all.find("'mesh_gone.obj' (looked for '" + dir + "/mesh_gone.obj') does not exist"), std::string::npos)
+      << all;
+  // A FIFO as the URDF file itself is refused without being opened.
+  ASSERT_EQ(::mkfifo((dir + "/fifo.urdf").c_str(), 0600), 0);
+  EXPECT_EQ(testing::thrown_message([&] { load_urdf_model(dir + "/fifo.urdf"); }),
+            dir + "/fifo.urdf: URDF file is a FIFO (named pipe), expected a regular file");
 }
 
 }  // namespace

@@ -6,12 +6,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "neuralsim/core/format.hpp"
+
 namespace neuralsim {
 
-// Base of every error the library throws on purpose.
+// Base of every error the library throws on purpose. Its message is one
+// printable line whatever input text it quotes (printable_line(): line
+// breaks become spaces; other control characters and bytes that are not
+// UTF-8 are escaped).
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message) : std::runtime_error(printable_line(message)) {}
+  explicit Error(const char* message) : Error(std::string(message)) {}
 };
 
 // A configuration value that is missing, malformed or out of range. The

@@ -190,13 +190,12 @@ Eigen::VectorXd read_sized_vector(const Config& entry, const std::string& key, i
   if (broadcast && !entry.is_list(key)) {
     v = Eigen::VectorXd::Constant(n, entry.get<double>(key));
   } else {
-    v = entry.get<Eigen::VectorXd>(key);
-    if (broadcast && v.size() == 1) v = Eigen::VectorXd::Constant(n, v[0]);
+    v = entry.get<Eigen::VectorXd>(key);  // a list is never broadcast: [0.1] for 3 outputs is a mistake
   }
   if (v.size() != n)
-    entry.fail(key, "expected " + std::string(broadcast ? "one number or " : "") + std::to_string(n) +
-                        " numbers (one per network " + (key == "output_scale" ? "output" : "input") + "), got " +
-                        std::to_string(v.size()));
+    entry.fail(key, "expected " + std::string(broadcast ? "one number (without brackets) or " : "") +
+                        std::to_string(n) + " numbers (one per network " +
+                        (key == "output_scale" ? "output" : "input") + "), got a list of " + std::to_string(v.size()));
   return v;
 }
 

@@ -140,8 +140,9 @@ TrajectorySet load_trajectory_files(const Config& owner, const std::string& key,
     } catch (const DataError& e) {
       // The data's own message first (file, dataset, expected vs actual),
       // then where the config named it.
-      throw DataError(std::string(e.what()) + " (named by " + owner.where(item) + ", key '" +
-                      (owner.prefix().empty() ? item : owner.prefix() + "." + item) + "')");
+      throw DataError(std::string(e.what()) + " (" + owner.named_by(item) + ")");
+    } catch (const ConfigError& e) {  // a CSV import description
+      throw ConfigError(std::string(e.what()) + " (" + owner.named_by(item) + ")");
     }
     if (all.trajectories.empty()) all.meta = set.meta;
     for (auto& t : set.trajectories) {

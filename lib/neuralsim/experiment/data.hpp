@@ -14,7 +14,7 @@ namespace neuralsim {
 
 // An HDF5 trajectory file, or a CSV-import description (.yaml/.yml) whose
 // CSV files are imported. Remarks (dropped duplicate time stamps) go to
-// `notes` when not null.
+// `notes` when not null; every tool reports them as warnings.
 TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes = nullptr);
 
 // The file, or list of files, at `key` of `owner` (paths relative to the

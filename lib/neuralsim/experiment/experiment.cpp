@@ -43,7 +43,13 @@ std::vector<RawParameter> read_raw_parameters(const Config& root, std::vector<st
   std::string file;
   if (root.has("params_file")) {
     file = root.path("params_file");
-    for (const auto& [name, value] : read_parameter_file(file)) all[name] = {name, value, file};
+    std::map<std::string, double> values;
+    try {
+      values = read_parameter_file(file);
+    } catch (const DataError& e) {
+      throw DataError(std::string(e.what()) + " (" + root.named_by("params_file") + ")");
+    }
+    for (const auto& [name, value] : values) all[name] = {name, value, file};
   }
   std::size_t from_file = all.size(), overridden = 0;
   if (root.has("params")) {
@@ -133,13 +139,14 @@ void apply_contact_parameters(Experiment& e) {
   }
 }
 
+// offset + amplitude sin(2π frequency t + phase), per coordinate (the
+// caller checks the keys of `c`).
 Sinusoid read_sinusoid(const Config& c, int n) {
-  c.check_known_keys({"offset", "amplitude", "frequency", "phase"});
   Sinusoid s;
-  s.offset = read_coordinate_vector(c, "offset", n, 0.0);
-  s.amplitude = read_coordinate_vector(c, "amplitude", n, 0.0);
-  s.frequency_hz = read_coordinate_vector(c, "frequency", n, 0.0);
-  s.phase = read_coordinate_vector(c, "phase", n, 0.0);
+  s.offset = read_coordinate_vector(c, "offset", n, 0.0, CoordinateValues::kListOrNumber);
+  s.amplitude = read_coordinate_vector(c, "amplitude", n, 0.0, CoordinateValues::kListOrNumber);
+  s.frequency_hz = read_coordinate_vector(c, "frequency", n, 0.0, CoordinateValues::kListOrNumber);
+  s.phase = read_coordinate_vector(c, "phase", n, 0.0, CoordinateValues::kListOrNumber);
   return s;
 }
 
@@ -173,7 +180,12 @@ Model<double> load_model_section(const Config& m, std::vector<std::string>* warn
   // say (URDF has no friction law, rotor or torque offset).
   if (m.has("file")) {
     m.check_known_keys({"file", "joints"});
-    Model<double> model = load_yaml_model(m.path("file"));
+    Model<double> model;
+    try {
+      model = load_yaml_model(m.path("file"));
+    } catch (const ModelError& e) {
+      m.fail("file", e.what());  // the file cannot be read: say which key named it
+    }
     if (m.has("joints")) apply_joint_dynamics(m.at("joints"), model);
     return model;
   }
@@ -228,13 +240,16 @@ Experiment load_experiment(const Config& root, bool require_sim) {
   return e;
 }
 
-Eigen::VectorXd read_coordinate_vector(const Config& c, const std::string& key, int n, double fallback) {
+Eigen::VectorXd read_coordinate_vector(const Config& c, const std::string& key, int n, double fallback,
+                                       CoordinateValues form) {
   if (!c.has(key)) return Eigen::VectorXd::Constant(n, fallback);
+  const bool number_allowed = form == CoordinateValues::kListOrNumber;
+  if (number_allowed && !c.is_list(key)) return Eigen::VectorXd::Constant(n, c.get<double>(key));
   const Eigen::VectorXd v = c.get<Eigen::VectorXd>(key);
-  if (v.size() == 1 && n != 1) return Eigen::VectorXd::Constant(n, v[0]);
   if (v.size() != n)
-    c.fail(key, "expected " + std::to_string(n) + " values (one per coordinate, or one for all), got " +
-                    std::to_string(v.size()));
+    c.fail(key, "expected " + std::to_string(n) + " values (one per coordinate" +
+                    (number_allowed ? std::string(", or one number without brackets for all)") : std::string(")")) +
+                    ", got a list of " + std::to_string(v.size()));
   return v;
 }
 
@@ -250,8 +265,9 @@ std::vector<InitialState> read_initial_states(const Config& c, const Model<doubl
     for (const Config& item : items) {
       item.check_known_keys({"q", "qd"});
       InitialState s;
-      s.q = item.has("q") ? read_coordinate_vector(item, "q", model.nq, 0.0) : model.neutral_configuration();
-      s.qd = read_coordinate_vector(item, "qd", model.nv, 0.0);
+      s.q = item.has("q") ? read_coordinate_vector(item, "q", model.nq, 0.0, CoordinateValues::kList)
+                          : model.neutral_configuration();
+      s.qd = read_coordinate_vector(item, "qd", model.nv, 0.0, CoordinateValues::kList);
       normalize_configuration(model, s.q);
       out.push_back(s);
     }
@@ -260,10 +276,10 @@ std::vector<InitialState> read_initial_states(const Config& c, const Model<doubl
   c.check_known_keys({"count", "q_low", "q_high", "qd_low", "qd_high"});
   const long long count = c.get_int_in_range("count", 1, 1, max_count);
   const Eigen::VectorXd q0 = model.neutral_configuration();
-  const Eigen::VectorXd ql = read_coordinate_vector(c, "q_low", model.nq, 0.0) + q0;
-  const Eigen::VectorXd qh = read_coordinate_vector(c, "q_high", model.nq, 0.0) + q0;
-  const Eigen::VectorXd vl = read_coordinate_vector(c, "qd_low", model.nv, 0.0);
-  const Eigen::VectorXd vh = read_coordinate_vector(c, "qd_high", model.nv, 0.0);
+  const Eigen::VectorXd ql = read_coordinate_vector(c, "q_low", model.nq, 0.0, CoordinateValues::kListOrNumber) + q0;
+  const Eigen::VectorXd qh = read_coordinate_vector(c, "q_high", model.nq, 0.0, CoordinateValues::kListOrNumber) + q0;
+  const Eigen::VectorXd vl = read_coordinate_vector(c, "qd_low", model.nv, 0.0, CoordinateValues::kListOrNumber);
+  const Eigen::VectorXd vh = read_coordinate_vector(c, "qd_high", model.nv, 0.0, CoordinateValues::kListOrNumber);
   if ((qh - ql).minCoeff() < 0) c.fail("q_high", "must be >= q_low in every coordinate");
   if ((vh - vl).minCoeff() < 0) c.fail("qd_high", "must be >= qd_low in every coordinate");
   std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -325,25 +341,25 @@ ControllerRegistry standard_controllers() {
   });
   r.add("constant", [](const Config& c, const Model<double>& model, int, const TrajectorySet*) {
     c.check_known_keys({"type", "value"});
-    return std::make_unique<ConstantControl<double>>(read_coordinate_vector(c, "value", model.nv, 0.0));
+    return std::make_unique<ConstantControl<double>>(
+        read_coordinate_vector(c, "value", model.nv, 0.0, CoordinateValues::kListOrNumber));
   });
   r.add("sinusoid", [](const Config& c, const Model<double>& model, int, const TrajectorySet*) {
     c.check_known_keys({"type", "offset", "amplitude", "frequency", "phase"});
-    Sinusoid s;
-    s.offset = read_coordinate_vector(c, "offset", model.nv, 0.0);
-    s.amplitude = read_coordinate_vector(c, "amplitude", model.nv, 0.0);
-    s.frequency_hz = read_coordinate_vector(c, "frequency", model.nv, 0.0);
-    s.phase = read_coordinate_vector(c, "phase", model.nv, 0.0);
-    return std::make_unique<SinusoidControl<double>>(s);
+    return std::make_unique<SinusoidControl<double>>(read_sinusoid(c, model.nv));
   });
   r.add("pd", [](const Config& c, const Model<double>& model, int, const TrajectorySet*) {
     c.check_known_keys({"type", "kp", "kd", "target", "hold_initial"});
     const int n = model.nv;
     Sinusoid ref;  // hold the neutral pose unless a target is given
     ref.offset = ref.amplitude = ref.frequency_hz = ref.phase = Eigen::VectorXd::Zero(n);
-    if (c.has("target")) ref = read_sinusoid(c.at("target"), n);
-    return std::make_unique<PdControl<double>>(pd_position_index(model), read_coordinate_vector(c, "kp", n, 0.0),
-                                               read_coordinate_vector(c, "kd", n, 0.0), ref,
+    if (c.has("target")) {
+      c.at("target").check_known_keys({"offset", "amplitude", "frequency", "phase"});
+      ref = read_sinusoid(c.at("target"), n);
+    }
+    return std::make_unique<PdControl<double>>(pd_position_index(model),
+                                               read_coordinate_vector(c, "kp", n, 0.0, CoordinateValues::kListOrNumber),
+                                               read_coordinate_vector(c, "kd", n, 0.0, CoordinateValues::kListOrNumber), ref,
                                                c.get_or<bool>("hold_initial", false));
   });
   r.add("dataset", [](const Config& c, const Model<double>& model, int index, const TrajectorySet* recorded) {

@@ -66,9 +66,15 @@ void apply_initial_state_parameters(const Experiment& experiment, std::vector<In
 // The bodies or frames named by the list at `key` of `owner`.
 std::vector<LinkRef> read_links(const Config& owner, const std::string& key, const Model<double>& model);
 
-// A vector with one value per coordinate; a one-element list is broadcast
-// to every coordinate (documented in docs/simid.md, "Vectors").
-Eigen::VectorXd read_coordinate_vector(const Config& c, const std::string& key, int n, double fallback);
+// How a vector with one value per coordinate may be written: always as a
+// list of exactly n numbers; where documented (gains, control signals,
+// sampling ranges: docs/rollout.md, "Per-coordinate values") also as one
+// number, without brackets, for every coordinate. A list of another length
+// (`q: [0.3]` for two coordinates) is a ConfigError, never broadcast.
+enum class CoordinateValues { kList, kListOrNumber };
+// The vector at `key` (`fallback` for every coordinate when absent).
+Eigen::VectorXd read_coordinate_vector(const Config& c, const std::string& key, int n, double fallback,
+                                       CoordinateValues form);
 
 // Controller kinds by name (`controls: {type: ...}`). The standard kinds
 // are zero, constant, sinusoid, pd and dataset; tools add their own (the

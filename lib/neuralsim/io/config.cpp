@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -15,6 +14,7 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/names.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 
@@ -105,7 +105,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Scalar: {
       std::string s = node.Scalar();
       if (s.size() > 40) s = s.substr(0, 37) + "...";
-      return "'" + s + "'";
+      return "'" + s + "'";  // escaped with the whole message (Error)
     }
     default: return "nothing (empty value)";
   }
@@ -143,22 +143,8 @@ std::string mark_suffix(const YAML::Mark& mark) {
 }
 
 std::string read_config_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw ConfigError(path + ": config file does not exist");
-  if (fs::is_directory(path, ec)) throw ConfigError(path + ": is a directory, not a config file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
-  // Bounded: /dev/zero or a huge file must not exhaust memory.
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (static_cast<long long>(text.size()) > Config::kMaxConfigBytes)
-      throw ConfigError(path + ": config file is larger than " + std::to_string(Config::kMaxConfigBytes >> 20) +
-                        " MiB (expected a YAML experiment config)");
-  }
-  if (in.bad()) throw ConfigError(path + ": cannot read config file: " + std::strerror(errno));
-  return text;
+  // Bounded, and a FIFO or a device (/dev/zero) is refused before it is opened.
+  return read_input_file(path, "config file", InputError::kConfig, Config::kMaxConfigBytes);
 }
 
 // yaml-cpp keeps both entries of a repeated key; the later one would be
@@ -358,6 +344,10 @@ std::string Config::where(const std::string& key) const {
   if (!node.IsDefined()) return doc_->file;
   if (node.Mark().is_null()) return doc_->file + " (set by --set)";
   return doc_->file + ":" + std::to_string(node.Mark().line + 1);
+}
+
+std::string Config::named_by(const std::string& key) const {
+  return "named by " + where(key) + ", key '" + full_key(key) + "'";
 }
 
 YAML::Node Config::find(const std::string& key) const {

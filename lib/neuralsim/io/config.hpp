@@ -119,6 +119,9 @@ class Config {
   // "FILE:LINE" of the key's value, "FILE (set by --set)" for an overridden
   // key, or "FILE" when the key does not exist.
   std::string where(const std::string& key) const;
+  // "named by FILE:LINE, key 'a.b'": who named a file (for the messages of
+  // the file's own reader, which knows nothing of this config).
+  std::string named_by(const std::string& key) const;
 
  private:
   struct Document;

@@ -6,14 +6,17 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
+#include "neuralsim/io/input_file.hpp"
+#include "neuralsim/io/work_size.hpp"
 
 namespace neuralsim {
 namespace {
@@ -60,6 +63,7 @@ struct ImportSpec {
   std::vector<std::string> q_names;
   std::vector<Coordinate> q, qd, tau;
   std::optional<double> resample_dt;
+  std::optional<Config> owner;  // the csv_import section, for messages about its keys
   double segment_start = -std::numeric_limits<double>::infinity();
   double segment_end = std::numeric_limits<double>::infinity();
 };
@@ -98,6 +102,7 @@ ImportSpec parse_spec(const Config& root) {
                          "joint_names", "q_names", "q", "qd", "tau", "resample_dt", "segment"});
   ImportSpec spec;
   spec.source = root.file();
+  spec.owner = root;
   const std::vector<std::string> patterns = string_or_list(root, "files");
   if (patterns.empty()) root.fail("files", "expected at least one file");
   for (size_t i = 0; i < patterns.size(); ++i) {
@@ -150,7 +155,9 @@ std::vector<std::string> expand_pattern(const FilePattern& file, const ImportSpe
   const std::string resolved = file.pattern;
   std::vector<std::string> matches;
   if (!has_glob_chars(resolved)) {
-    if (fs::is_regular_file(resolved)) matches.push_back(resolved);
+    // Anything but a missing file (a directory, a FIFO, a loop of symbolic
+    // links) is named by the reader, which says what it is.
+    if (input_file_problem(resolved).rfind("does not exist", 0) != 0) matches.push_back(resolved);
   } else {
     glob_t g{};
     if (::glob(resolved.c_str(), 0, nullptr, &g) == 0) {
@@ -179,7 +186,10 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
-std::vector<std::string> split_fields(const std::string& line, char delimiter) {
+// The fields of one record; DataError at `where` ("file:line") for a
+// quoted field that is never closed (the record would silently lose its
+// delimiters).
+std::vector<std::string> split_fields(const std::string& line, char delimiter, const std::string& where) {
   std::vector<std::string> fields;
   std::string field;
   bool quoted = false;
@@ -203,6 +213,9 @@ std::vector<std::string> split_fields(const std::string& line, char delimiter) {
       field += c;
     }
   }
+  if (quoted)
+    throw DataError(where + ": field " + std::to_string(fields.size()) +
+                    ": expected a closing '\"' before the end of the line, got an unterminated quoted field");
   fields.push_back(trim(field));
   return fields;
 }
@@ -235,26 +248,40 @@ double parse_number(const std::string& field, const std::string& file, size_t li
 class CsvFile {
  public:
   CsvFile(const std::string& path, const ImportSpec& spec) : path_(path), spec_(spec) {
-    std::ifstream in(path);
-    if (!in) throw DataError(path + ": cannot open CSV file");
+    std::string text = read_input_file(path, "CSV file", InputError::kData, CsvImportLimits::kMaxFileBytes);
+    // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first name.
+    if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+    std::istringstream in(text);
+    text = std::string();
     std::string line;
     for (size_t n = 1; std::getline(in, line); ++n) {
       if (is_skipped(line)) continue;
-      records_.push_back({n, split_fields(line, spec.delimiter)});
+      records_.push_back({n, split_fields(line, spec.delimiter, path + ":" + std::to_string(n))});
     }
     if (records_.empty()) throw DataError(path + ": CSV file has no records");
     width_ = records_.front().fields.size();
     if (spec.header) {
       names_ = records_.front().fields;
+      header_line_ = records_.front().line;
       records_.erase(records_.begin());
     }
   }
 
-  // Index of a column given by header name or 0-based index.
+  // Index of a column given by header name or 0-based index. A header
+  // naming the column twice is refused: either one could be meant.
   size_t resolve(const ColumnRef& ref) const {
-    for (size_t i = 0; i < names_.size(); ++i) {
-      if (names_[i] == ref.name) return i;
+    const std::string key = ref.key.empty() ? ref.where.prefix() : ref.where.prefix() + "." + ref.key;
+    std::vector<size_t> named;
+    for (size_t i = 0; i < names_.size(); ++i)
+      if (names_[i] == ref.name) named.push_back(i);
+    if (named.size() > 1) {
+      std::string columns;
+      for (size_t i : named) columns += (columns.empty() ? "" : ", ") + std::to_string(i);
+      throw DataError(path_ + ":" + std::to_string(header_line_) + ": column name '" + ref.name + "' appears " +
+                      std::to_string(named.size()) + " times in the header (columns " + columns + "), so key '" +
+                      key + "' (" + ref.where.where(ref.key) + ") is ambiguous; expected each name once");
     }
+    if (named.size() == 1) return named.front();
     size_t index = 0;
     const char* end = ref.name.data() + ref.name.size();
     const auto r = std::from_chars(ref.name.data(), end, index);
@@ -308,6 +335,7 @@ class CsvFile {
   const ImportSpec& spec_;
   std::vector<Record> records_;
   std::vector<std::string> names_;
+  size_t header_line_ = 0;
   size_t width_ = 0;
 };
 
@@ -387,13 +415,23 @@ std::vector<size_t> monotonic_rows(const CsvColumns& data, size_t time_slot, dou
   return keep;
 }
 
-// Linear interpolation of every column onto t0, t0 + dt, ... <= t_end.
-Trajectory resample(const Trajectory& in, double dt) {
+// Linear interpolation of every column onto t0, t0 + dt, ... <= t_end. The
+// length is sized before anything is allocated: a tiny resample_dt is a
+// ConfigError at that key, not an exhausted memory.
+Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, const std::string& file) {
   const double t0 = in.time[0];
   const double span = in.time[in.size() - 1] - t0;
   // The tolerance keeps the last sample when span is a multiple of dt up to
   // rounding.
-  const Eigen::Index n = static_cast<Eigen::Index>(std::floor(span / dt + 1e-9)) + 1;
+  const double samples = std::floor(span / dt + 1e-9) + 1;
+  if (!(samples <= static_cast<double>(CsvImportLimits::kMaxSamples)))
+    spec.owner->fail("resample_dt", format_printf("%g s over the %g s of %s makes %.3g samples, more than the "
+                                                  "limit of %lld per trajectory",
+                                                  dt, span, file.c_str(), samples, CsvImportLimits::kMaxSamples));
+  const double columns = 1.0 + static_cast<double>(in.q.cols() + in.qd.cols() + in.tau.cols());
+  check_memory(*spec.owner, "resample_dt", format_printf("resampling %s to %.0f samples", file.c_str(), samples),
+               samples * columns * sizeof(double));
+  const Eigen::Index n = static_cast<Eigen::Index>(samples);
   Trajectory out;
   out.name = in.name;
   out.time.resize(n);
@@ -469,7 +507,7 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
                     std::to_string(spec.segment_end) + "] s");
   }
   if (kept.size() != static_cast<size_t>(tr.size())) tr = select_rows(tr, kept);
-  if (spec.resample_dt) tr = resample(tr, *spec.resample_dt);
+  if (spec.resample_dt) tr = resample(tr, *spec.resample_dt, spec, path);
   return tr;
 }
 
@@ -523,7 +561,8 @@ TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes) {
 }
 
 TrajectorySet import_csv(const std::string& yaml_path, std::vector<std::string>* notes) {
-  const Config root = Config::load(yaml_path);
+  const Config root = Config::parse(
+      read_input_file(yaml_path, "CSV import description", InputError::kConfig, Config::kMaxConfigBytes), yaml_path);
   root.check_known_keys({"csv_import", "description"});
   return import_csv(root.at("csv_import"), notes);
 }

@@ -16,6 +16,12 @@
 
 namespace neuralsim {
 
+// Sizes checked before anything is allocated (README, "Limits").
+struct CsvImportLimits {
+  static constexpr unsigned long long kMaxFileBytes = 1ULL << 30;  // one CSV file: 1 GiB
+  static constexpr long long kMaxSamples = 100'000'000;           // one trajectory after resample_dt
+};
+
 // Loads the YAML file (top-level keys: `csv_import`, optional
 // `description`) and imports the CSV files it describes; file patterns are
 // relative to the YAML file's directory (or, given by --set, to the working

@@ -12,6 +12,7 @@
 #include "neuralsim/io/atomic_file.hpp"
 #include "neuralsim/io/hdf5_attributes.hpp"
 #include "neuralsim/io/hdf5_output.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 
@@ -180,9 +181,7 @@ void write_distill_dataset(const std::string& path, const DistillDataset& d) {
 DistillDataset read_distill_dataset(const std::string& path) {
   using namespace distill_dataset_detail;
   H5::Exception::dontPrint();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw DataError(path + ": file does not exist");
-  if (!fs::is_regular_file(path, ec)) throw DataError(path + ": not a regular file");
+  check_input_file(path, "distillation dataset", InputError::kData);
   DistillDataset d;
   try {
     if (!H5::H5File::isHdf5(path)) throw DataError(path + ": not an HDF5 file");

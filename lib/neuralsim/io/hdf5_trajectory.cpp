@@ -1,5 +1,5 @@
-#include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/core/format.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
 
 #include "neuralsim/io/atomic_file.hpp"
 
@@ -21,6 +21,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/hdf5_attributes.hpp"
 #include "neuralsim/io/hdf5_output.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 namespace {
@@ -471,9 +472,7 @@ void write_trajectories(const std::string& path, const TrajectorySet& set) {
 
 TrajectorySet read_trajectories(const std::string& path) {
   H5::Exception::dontPrint();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw DataError(path + ": file does not exist");
-  if (!fs::is_regular_file(path, ec)) throw DataError(path + ": not a regular file");
+  check_input_file(path, "trajectory file", InputError::kData);
   TrajectorySet set;
   try {
     if (!H5::H5File::isHdf5(path)) throw DataError(path + ": not an HDF5 file");

@@ -1,13 +1,12 @@
 #include "neuralsim/io/lstm_file.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 namespace lstm_file_detail {
@@ -83,13 +82,10 @@ void write_lstm_file(const std::string& path, const NamedLstm& lstm) {
 
 NamedLstm read_lstm_file(const std::string& path) {
   using namespace lstm_file_detail;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) bad(path, "no such LSTM weights file (or not a regular file)");
-  if (std::filesystem::file_size(path, ec) > (64u << 20)) bad(path, "LSTM weights file is larger than 64 MiB");
-  std::ifstream in(path);
+  const std::string text = read_input_file(path, "LSTM weights file", InputError::kData, 64u << 20);
   json j;
   try {
-    in >> j;
+    j = json::parse(text);
   } catch (const json::exception& e) {
     bad(path, std::string("invalid JSON: ") + e.what());
   }

@@ -1,5 +1,5 @@
-#include "neuralsim/io/network_file.hpp"
 #include "neuralsim/core/format.hpp"
+#include "neuralsim/io/network_file.hpp"
 
 #include <H5Cpp.h>
 
@@ -18,6 +18,7 @@
 #include "neuralsim/io/atomic_file.hpp"
 #include "neuralsim/io/hdf5_attributes.hpp"
 #include "neuralsim/io/hdf5_output.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 namespace {
@@ -398,16 +399,7 @@ template <class F>
 auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::declval<H5::H5File&>(),
                                                                         std::declval<H5::Group&>())) {
   H5::Exception::dontPrint();
-  std::error_code ec;
-  if (!fs::exists(path, ec)) fail(path, "/", "file does not exist");
-  if (!fs::is_regular_file(path, ec)) fail(path, "/", "not a regular file");
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) fail(path, "/", "cannot read the file size: " + ec.message());
-  if (size > static_cast<std::uintmax_t>(NetworkLimits::kMaxFileBytes)) {
-    fail(path, "/",
-         "expected a weights file of at most " + std::to_string(NetworkLimits::kMaxFileBytes) +
-             " bytes, got " + std::to_string(size) + " bytes");
-  }
+  check_input_file(path, "weights file", InputError::kData, static_cast<std::uintmax_t>(NetworkLimits::kMaxFileBytes));
   try {
     if (!H5::H5File::isHdf5(path)) fail(path, "/", "not an HDF5 file");
     auto open_and_read = [&] {

@@ -1,12 +1,11 @@
 #include "neuralsim/io/parameter_file.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 
@@ -42,15 +41,10 @@ void write_parameter_file(const std::string& path, const ParameterFile& file) {
 }
 
 std::map<std::string, double> read_parameter_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw DataError(path + ": no such parameter file");
-  if (std::filesystem::file_size(path, ec) > (64u << 20))
-    throw DataError(path + ": parameter file is larger than 64 MiB");
-  std::ifstream in(path);
-  if (!in) throw DataError(path + ": cannot open parameter file");
+  const std::string text = read_input_file(path, "parameter file", InputError::kData, 64u << 20);
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(path + ": invalid JSON: " + e.what());
   }

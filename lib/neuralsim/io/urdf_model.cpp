@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -17,6 +16,7 @@
 #include <mutex>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 namespace {
@@ -95,6 +95,68 @@ void complete_limit(TiXmlElement* joint) {
     if (!limit->Attribute(key)) limit->SetAttribute(key, "1e30");
 }
 
+// A joint as the XML states it, before urdfdom builds its tree (which
+// neither detects a cycle nor a second parent: the traversal would then
+// visit a link twice).
+struct JointEdge {
+  std::string name, parent, child;
+};
+
+std::string describe_edge(const JointEdge& e) { return "'" + e.name + "' (" + e.parent + " -> " + e.child + ")"; }
+
+// The joints must form a tree: no directed cycle (depth-first search over
+// links, iterative so that a long chain cannot exhaust the stack), and no
+// link that is the child of two joints (a closed chain).
+void check_tree(const std::vector<JointEdge>& edges) {
+  std::unordered_map<std::string, std::vector<size_t>> out;  // link -> joints leaving it, in file order
+  for (size_t k = 0; k < edges.size(); ++k) out[edges[k].parent].push_back(k);
+  enum class Mark { kNew, kOnPath, kDone };
+  std::unordered_map<std::string, Mark> mark;
+  for (const JointEdge& root : edges) {  // file order: the same cycle is named on every platform
+    const std::string& start = root.parent;
+    if (mark[start] != Mark::kNew) continue;
+    // Path of (link, index of the next joint to follow); joints[i] led to path[i + 1].
+    std::vector<std::pair<std::string, size_t>> path{{start, 0}};
+    std::vector<size_t> joints;
+    mark[start] = Mark::kOnPath;
+    while (!path.empty()) {
+      auto& [link, next] = path.back();
+      const auto leaving = out.find(link);
+      if (leaving == out.end() || next >= leaving->second.size()) {
+        mark[link] = Mark::kDone;
+        path.pop_back();
+        if (!joints.empty()) joints.pop_back();
+        continue;
+      }
+      const size_t k = leaving->second[next++];
+      const std::string& child = edges[k].child;
+      if (mark[child] == Mark::kOnPath) {
+        size_t first = 0;
+        while (path[first].first != child) ++first;
+        std::string cycle, links;
+        for (size_t i = first; i < joints.size(); ++i) cycle += describe_edge(edges[joints[i]]) + ", ";
+        cycle += describe_edge(edges[k]);
+        for (size_t i = first; i < path.size(); ++i) links += (i > first ? ", " : "") + path[i].first;
+        throw ModelError("joints " + cycle + " form a kinematic cycle through links " + links +
+                         "; expected a tree (every link the child of at most one joint)");
+      }
+      if (mark[child] == Mark::kNew) {
+        mark[child] = Mark::kOnPath;
+        joints.push_back(k);
+        path.emplace_back(child, 0);
+      }
+    }
+  }
+  std::unordered_map<std::string, size_t> seen;
+  for (size_t k = 0; k < edges.size(); ++k) {
+    const auto [it, first] = seen.emplace(edges[k].child, k);
+    if (!first)
+      throw ModelError("link '" + edges[k].child + "' is the child of two joints, " + describe_edge(edges[it->second]) +
+                       " and " + describe_edge(edges[k]) +
+                       " (a closed kinematic chain); expected a tree (every link the child of at most one joint)");
+  }
+}
+
 XmlPrepass prepass(const std::string& xml) {
   TiXmlDocument doc;
   doc.Parse(xml.c_str());
@@ -108,10 +170,17 @@ XmlPrepass prepass(const std::string& xml) {
     take_capsules(link, "collision", out);
   }
   int index = 0;
+  std::vector<JointEdge> edges;
   for (TiXmlElement* joint = robot->FirstChildElement("joint"); joint; joint = joint->NextSiblingElement("joint")) {
     if (joint->Attribute("name")) out.joint_order.emplace(joint->Attribute("name"), index++);
     complete_limit(joint);
+    const TiXmlElement* parent = joint->FirstChildElement("parent");
+    const TiXmlElement* child = joint->FirstChildElement("child");
+    if (parent && child && parent->Attribute("link") && child->Attribute("link"))
+      edges.push_back({joint->Attribute("name") ? joint->Attribute("name") : "", parent->Attribute("link"),
+                       child->Attribute("link")});
   }
+  check_tree(edges);
   TiXmlPrinter printer;
   doc.Accept(&printer);
   out.xml = printer.CStr();
@@ -342,10 +411,10 @@ class UrdfBuilder {
   // Meshes are never loaded, so a missing one costs nothing but a warning
   // (once per file: the Laikago legs share meshes).
   void warn_if_missing(const std::string& uri, const std::string& path) {
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec) || !warned_.insert(path).second) return;
-    warn(source_ + ": mesh file '" + uri + "' not found (looked for '" + path +
-         "'); skipped, primitives and inertia are kept");
+    const std::string problem = input_file_problem(path);
+    if (problem.empty() || !warned_.insert(path).second) return;
+    warn(source_ + ": mesh file '" + uri + "' (looked for '" + path + "') " + problem +
+         "; skipped, primitives and inertia are kept");
   }
 
   void warn(const std::string& message) {
@@ -410,12 +479,8 @@ Model<double> build_urdf_model(const std::string& xml, const std::string& source
 
 Model<double> load_urdf_model(const std::string& path, const UrdfOptions& options,
                               std::vector<std::string>* warnings) {
-  std::ifstream in(path);
-  if (!in) throw ModelError(path + ": cannot open URDF file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ModelError(path + ": cannot read URDF file");
-  return build_urdf_model(text.str(), path, options, warnings);
+  const std::string text = read_input_file(path, "URDF file", InputError::kModel, kMaxUrdfBytes);
+  return build_urdf_model(text, path, options, warnings);
 }
 
 }  // namespace neuralsim

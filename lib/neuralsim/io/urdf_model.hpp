@@ -11,7 +11,9 @@
 //    its parent body (inertia, geometry, children) and kept as a Frame;
 //  - <sphere>, <box>, <cylinder>, <capsule> become Geometry primitives,
 //    <mesh> a kMesh entry (mesh_file = resolved path, size = scale); meshes
-//    are never loaded, and a missing mesh file only logs a warning.
+//    are never loaded, and a missing mesh file only logs a warning;
+//  - the joints must form a tree: a kinematic cycle or a link with two
+//    parent joints is a ModelError naming the joints and links.
 #pragma once
 
 #include <string>
@@ -20,6 +22,9 @@
 #include "neuralsim/model/model.hpp"
 
 namespace neuralsim {
+
+// A URDF file is read whole, at most this big (README, "Limits").
+inline constexpr unsigned long long kMaxUrdfBytes = 64ULL << 20;
 
 struct UrdfOptions {
   // Attach a root link that is not "world" by a free joint (else fixed).
@@ -32,8 +37,8 @@ struct UrdfOptions {
 };
 
 // Loads a URDF file. Mesh paths are resolved relative to the file's
-// directory. Errors (unreadable file, invalid XML or URDF) are ModelError
-// naming the file. Warnings (a missing mesh file, once per file; an ignored
+// directory. Errors (a path that is not a readable regular file, a file
+// over kMaxUrdfBytes, invalid XML or URDF) are ModelError naming the file. Warnings (a missing mesh file, once per file; an ignored
 // floating_base) are appended to `warnings` when not null.
 Model<double> load_urdf_model(const std::string& path, const UrdfOptions& options = {},
                               std::vector<std::string>* warnings = nullptr);

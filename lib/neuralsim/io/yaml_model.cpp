@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 namespace {
@@ -485,7 +486,8 @@ Model<double> build_yaml_model(const Config& node) {
 }
 
 Model<double> load_yaml_model(const std::string& path) {
-  const Config root = Config::load(path);
+  const Config root =
+      Config::parse(read_input_file(path, "model file", InputError::kModel, Config::kMaxConfigBytes), path);
   return build_yaml_model(root.has("model") ? root.at("model") : root);
 }
 

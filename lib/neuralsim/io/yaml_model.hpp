@@ -16,6 +16,8 @@ namespace neuralsim {
 // Loads a model file (its top level, or its `model:` key). ConfigError on
 // a bad description, naming file:line:column and the key.
 Model<double> build_yaml_model(const Config& model_section);
+// ModelError naming the path when it is not a readable regular file of at
+// most Config::kMaxConfigBytes.
 Model<double> load_yaml_model(const std::string& path);
 // A model from YAML text; `source` names it in messages.
 Model<double> parse_yaml_model(const std::string& yaml_text, const std::string& source);

@@ -614,9 +614,9 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   DiscoverProgress progress = context.resume ? read_discover_checkpoint(*context.checkpoint, ck) : DiscoverProgress{};
 
   res.warnings = setup.exp.warnings;
+  res.warnings.insert(res.warnings.end(), setup.data_notes.begin(), setup.data_notes.end());  // rows a CSV import dropped
   context.started();
   for (const std::string& m : setup.exp.notes) context.info(m);
-  for (const std::string& m : setup.data_notes) context.info(m);
   for (const std::string& m : notes) context.info(m);
   for (const std::string& w : res.warnings) context.warn(w);
   context.info(format_printf("discover: %zu candidate sites, %zu groups, %d weights; %d repetitions of a path of %d "

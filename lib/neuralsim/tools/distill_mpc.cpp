@@ -14,7 +14,7 @@
 #include "neuralsim/io/network_file.hpp"
 #include "neuralsim/tools/fingerprint.hpp"
 #include "neuralsim/tools/training_checkpoint.hpp"
-#include "neuralsim/tools/work_size.hpp"
+#include "neuralsim/io/work_size.hpp"
 #include "neuralsim/train/supervised.hpp"
 
 namespace neuralsim {
@@ -37,6 +37,17 @@ std::string dataset_digest(const DistillDataset& d) {
   return fnv1a_hex(bytes);
 }
 
+// Values finite but so large that the network's scaling would overflow
+// (targets of 1e300): refused naming the dataset, before any training.
+void check_dataset_scale(const DistillDataset& d, const std::string& file) {
+  for (const auto& [name, m] : {std::pair{"features", &d.features}, std::pair{"targets", &d.targets}}) {
+    const std::string problem = regression_scale_problem(*m);
+    if (!problem.empty())
+      throw DataError(file + ":/" + name + ": " + problem + "; expected means and standard deviations of at most " +
+                      format_number(kMaxRegressionScale) + " (the network's normalization squares them)");
+  }
+}
+
 void check_dataset_shape(const DistillDataset& d, const DistillSystem& sys, const std::string& file) {
   if (d.features.cols() != sys.num_features())
     throw DataError(file + ":/features: expected " + std::to_string(sys.num_features()) + " columns (the " + sys.kind() +
@@ -45,6 +56,7 @@ void check_dataset_shape(const DistillDataset& d, const DistillSystem& sys, cons
     throw DataError(file + ":/targets: expected " + std::to_string(sys.num_targets()) + " columns (the MPC's " +
                     (sys.kind() == "linear" ? "first control" : "first-interval forces") + "), got " +
                     std::to_string(d.targets.cols()));
+  check_dataset_scale(d, file);
 }
 
 // The network of evaluate.weights, checked against the controller.
@@ -209,6 +221,7 @@ RowMatrixXd rows(const RowMatrixXd& m, const std::vector<Eigen::Index>& idx) {
 void train_network(const Config& cfg, const Setup& s, long long seed, DistillResult& r, const RunContext& context) {
   std::vector<Eigen::Index> tr, va;
   split(r.dataset, s.spec.data.validation_fraction, tr, va);
+  if (r.dataset_file.empty()) check_dataset_scale(r.dataset, "the generated dataset");
   nn::Mlp mlp(s.sys->num_features(), s.spec.network.hidden, s.sys->num_targets(), s.spec.network.activation);
   RowMatrixXd xt = rows(r.dataset.features, tr), yt = rows(r.dataset.targets, tr);
   fit_regression_normalization(mlp, xt, yt);

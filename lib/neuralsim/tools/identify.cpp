@@ -361,10 +361,11 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   for (const std::string& w : plausibility_warnings(s.data.train, model, s.data.train_source)) r.warnings.push_back(w);
   for (const std::string& w : plausibility_warnings(s.data.validation, model, s.data.validation_source))
     r.warnings.push_back(w);
+  // Rows a CSV import dropped are warnings, as import-csv reports them.
+  r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());
 
   context.started();
   for (const std::string& n : s.exp.notes) context.info(n);
-  for (const std::string& n : s.data_notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
   if (context.resume)
     context.info("resuming from " + context.checkpoint->name() + " at round " + std::to_string(state.next_round));

@@ -19,7 +19,7 @@
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/simulate.hpp"
-#include "neuralsim/tools/work_size.hpp"
+#include "neuralsim/io/work_size.hpp"
 
 namespace neuralsim {
 namespace rollout_detail {
@@ -136,6 +136,7 @@ struct SimulationSetup {
   std::vector<InitialState> states;
   std::vector<LinkTarget> targets;
   TrajectorySet recorded;  // controls.file
+  std::vector<std::string> data_notes;  // rows a CSV import of controls.file dropped: warnings
   std::vector<LinkRef> link_poses;
   double q_noise = 0, qd_noise = 0;
   std::vector<std::unique_ptr<Controller<double>>> controllers;
@@ -158,11 +159,12 @@ SimulationSetup read_simulation(const Config& cfg, const Experiment& exp, long l
   s.targets = read_targets(cfg, model, duration);
   const Config controls = cfg.has("controls") ? cfg.at("controls") : Config::parse("type: zero", cfg.file());
   if (controls.has("file")) {
-    s.recorded = load_trajectory_file(controls.path("file"));
+    std::string source;
+    s.recorded = load_trajectory_files(controls, "file", source, &s.data_notes);  // errors name the key
     TrajectoryExpectations expect;
     expect.nv = model.nv;
     expect.require_tau = true;
-    validate_trajectories(s.recorded, expect, controls.path("file"));
+    validate_trajectories(s.recorded, expect, source);
   }
   s.link_poses = read_links(cfg, "output.link_poses", model);
   s.q_noise = cfg.get_in_range("noise.q_std", 0.0, 0, 1e6);
@@ -257,9 +259,10 @@ RolloutResult rollout(const RolloutRequest& request, const RunContext& context) 
   r.model = model_summary(exp);
   r.num_requested = static_cast<long long>(s.states.size());
   r.warnings = exp.warnings;
+  r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());
   context.started();
   for (const std::string& n : exp.notes) context.info(n);
-  for (const std::string& w : exp.warnings) context.warn(w);
+  for (const std::string& w : r.warnings) context.warn(w);
   r.timings["setup_s"] = seconds_since(t_setup);
 
   const auto t_sim = Clock::now();
@@ -385,8 +388,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.model = model_summary(exp);
   r.warnings = exp.warnings;
   for (const std::string& w : plausibility_warnings(data, model, request.data_path)) r.warnings.push_back(w);
+  r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());  // rows a CSV import dropped
   context.started();
-  for (const std::string& n : notes) context.info(n);
   for (const std::string& n : exp.notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
 

@@ -1,11 +1,10 @@
 #include "neuralsim/tools/run_context.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/atomic_file.hpp"
+#include "neuralsim/io/input_file.hpp"
 
 namespace neuralsim {
 
@@ -20,24 +19,19 @@ const char* run_status_name(RunStatus s) {
 }
 
 bool CheckpointFile::exists() const {
-  std::error_code ec;
-  return std::filesystem::exists(path_, ec);
+  const std::string problem = input_file_problem(path_);
+  if (problem.rfind("does not exist", 0) == 0) return false;
+  if (!problem.empty()) check_input_file(path_, "checkpoint", InputError::kData);  // throws: says what is there
+  return true;
 }
 
 std::optional<std::string> CheckpointFile::load(double max_bytes, const std::string& capacity) const {
-  std::error_code ec;
-  if (!std::filesystem::exists(path_, ec)) return std::nullopt;
-  if (!std::filesystem::is_regular_file(path_, ec))
-    throw DataError(path_ + ": invalid checkpoint: not a regular file");
-  const auto size = std::filesystem::file_size(path_, ec);
-  if (ec || static_cast<double>(size) > max_bytes)
+  if (!exists()) return std::nullopt;
+  const auto size = check_input_file(path_, "checkpoint", InputError::kData);
+  if (static_cast<double>(size) > max_bytes)
     throw DataError(path_ + ": invalid checkpoint: is " + std::to_string(size) + " bytes, more than " + capacity +
                     " can hold");
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) throw DataError(path_ + ": invalid checkpoint: cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(path_, "checkpoint", InputError::kData, static_cast<std::uintmax_t>(std::min(max_bytes, 9e18)));
 }
 
 void CheckpointFile::save(const std::string& document) {

@@ -60,7 +60,8 @@ class CheckpointStore {
   virtual ~CheckpointStore() = default;
   // For messages, e.g. the file's path.
   virtual std::string name() const = 0;
-  // Whether a document is stored.
+  // Whether a document is stored; DataError naming the store when what is
+  // there cannot be one (a FIFO or a directory in a checkpoint file's place).
   virtual bool exists() const = 0;
   // The stored document, or nullopt when there is none. DataError naming
   // the store when it holds more than `max_bytes` (`capacity` says what

@@ -148,9 +148,9 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   r.warnings = s.exp.warnings;
   for (const TrajectorySet* set : {&s.data.train, &s.data.validation})
     for (const std::string& w : plausibility_warnings(*set, model, s.data.train_source)) r.warnings.push_back(w);
+  r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());  // rows a CSV import dropped
   context.started();
   for (const std::string& n : s.exp.notes) context.info(n);
-  for (const std::string& n : s.data_notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
   if (!s.exp.augment.empty() && !m.hybrid)
     context.info(std::string("augment: is not used by the ") + trained_model_name(s.tc.model) + " baseline");

@@ -40,7 +40,7 @@ struct TrainingSetup {
   Experiment exp;
   TrainConfig tc;
   std::vector<long long> horizons;  // evaluate.horizons
-  std::vector<std::string> data_notes;
+  std::vector<std::string> data_notes;  // rows a CSV import dropped: warnings
   DataSplit data;
   TrainerOptions options;   // tc.trainer, max_samples applied to train_set
   TrajectorySet train_set;  // the training recordings the trainer sees

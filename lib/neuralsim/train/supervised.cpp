@@ -11,6 +11,7 @@
 #include <string>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 
 namespace neuralsim {
 
@@ -41,6 +42,21 @@ void SupervisedOptions::check() const {
   schedule.check();
   Adam probe(0, adam);  // checks beta1, beta2, epsilon, weight_decay
   (void)probe;
+}
+
+std::string regression_scale_problem(const nn::RowMatrixXd& m) {
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    // In units of the column's largest magnitude: finite for any finite data.
+    const double a = m.col(j).cwiseAbs().maxCoeff();
+    if (!(a > kMaxRegressionScale)) continue;  // then mean and deviation are at most a
+    const Eigen::ArrayXd u = m.col(j).array() / a;
+    const double mean = u.mean();
+    const double sd = std::sqrt((u - mean).square().mean());
+    if (std::abs(mean) * a > kMaxRegressionScale || sd * a > kMaxRegressionScale)
+      return "column " + std::to_string(j) + " has mean " + format_number(mean * a) + " and standard deviation " +
+             format_number(sd * a);
+  }
+  return "";
 }
 
 void fit_regression_normalization(nn::Mlp& network, const nn::RowMatrixXd& x, const nn::RowMatrixXd& y,

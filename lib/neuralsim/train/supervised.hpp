@@ -58,6 +58,17 @@ struct SupervisedOptions {
   void check() const;
 };
 
+// Input normalization and output scaling divide by a column's standard
+// deviation, and the loss squares errors in those units: a column whose
+// mean or standard deviation exceeds this would overflow them.
+inline constexpr double kMaxRegressionScale = 1e100;
+
+// The first column of `m` (N × n) whose mean or standard deviation exceeds
+// kMaxRegressionScale, as "column 3 has mean 1e+300 and standard deviation
+// 0"; "" if none. Computed without overflow for any finite values, so a
+// caller can name its data before fit_regression_normalization.
+std::string regression_scale_problem(const nn::RowMatrixXd& m);
+
 // Sets the network's input normalization (std floored at `std_floor`) and
 // output scaling from row-major samples x (N × n_in) and y (N × n_out).
 // InvalidArgument on mismatched sizes or N = 0.

@@ -1,4 +1,4 @@
-#include "neuralsim/tools/work_size.hpp"
+#include "neuralsim/io/work_size.hpp"
 
 #include <algorithm>
 #include <cstdio>
