@@ -147,7 +147,8 @@ class DistillResult(_Report):
     network_ok: Optional[int]
 
 def identify(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
-             checkpoint: Optional[str] = None, resume: bool = False) -> IdentificationResult: ...
+             checkpoint: Optional[str] = None, resume: bool = False,
+             evaluate: Optional[Union[str, os.PathLike]] = None) -> IdentificationResult: ...
 def rollout(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
             weights: Optional[str] = None) -> RolloutResult: ...
 def compare(config: Config, data: Union[str, os.PathLike], overrides: Overrides = None, seed: int = 0,
