@@ -396,6 +396,19 @@ INSTANTIATE_TEST_SUITE_P(
              {"{dir}/nope.h5", "does not exist"}},
         Case{"train_too_short", "simid", {}, std::string(kLengths) + " --set data.max_samples=2 --set estimate.residual.type=inverse_dynamics",
              3, {"no residuals", "samples", "inverse_dynamics"}},
+        // simid --evaluate: the file's values are input like any other.
+        Case{"evaluate_missing_parameter", "simid", {}, std::string(kLengths) + " --evaluate {dir}/p.json", 3,
+             {"{dir}/p.json", "no value for 'link.link2.length'", "estimate.parameters"},
+             [](const std::string& d) { write_file(d + "/p.json", R"({"link.link1.length": 3.0})"); }},
+        Case{"evaluate_not_json", "simid", {}, std::string(kLengths) + " --evaluate {dir}/p.json", 3, {"{dir}/p.json"},
+             [](const std::string& d) { write_file(d + "/p.json", "{link: 3"); }},
+        Case{"evaluate_file_missing", "simid", {}, std::string(kLengths) + " --evaluate {dir}/nope.json", 2,
+             {"--evaluate", "{dir}/nope.json"}},
+        Case{"evaluate_with_resume", "simid", {}, std::string(kLengths) + " --evaluate {dir}/p.json --resume", 2,
+             {"nothing to resume", "--evaluate"},
+             [](const std::string& d) {
+               write_file(d + "/p.json", R"({"link.link1.length": 3.0, "link.link2.length": 4.0})");
+             }},
         Case{"bounds_inverted", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.bounds=[5,1]", 2,
              {"estimate.parameters.0.bounds", "inverted"}},
         Case{"initial_outside_bounds", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.initial=50",
