@@ -247,6 +247,22 @@ TEST(RolloutApp, CompareTorqueHasSimidsDerivativeOptions) {
   }
 }
 
+// A lumped planar link (issue #37): the double pendulum's link 2 (1 kg at
+// 4 m) with an inertia of −1 kg·m² about its COM, 15 about its joint, is
+// accepted because every joint turns about y, with a warning naming the link.
+TEST(RolloutApp, AcceptsALumpedPlanarLinkWithAWarningNamingIt) {
+  const std::string lumped = fresh_dir("rollout_lumped");
+  const auto r = run_command(rollout() + " --config configs/rollout_double_pendulum.yaml -q --set sim.duration=0.5"
+                                         " --set params.link.link2.inertia.yy=-1 --out " + lumped);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_summary(lumped);
+  ASSERT_EQ(s["warnings"].size(), 1u) << s["warnings"].dump();
+  const std::string w = s["warnings"][0];
+  EXPECT_NE(w.find("link 'link2'"), std::string::npos) << w;
+  EXPECT_NE(w.find("planar chain"), std::string::npos) << w;
+  EXPECT_NE(r.err.find("link 'link2'"), std::string::npos) << "logged as well";
+}
+
 // Every configured horizon keeps its key; one longer than the data is null.
 TEST(RolloutApp, CompareHorizonLongerThanTheDataIsNullNotRenamed) {
   const std::string out = fresh_dir("cmp_long_horizon");

@@ -11,7 +11,10 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/estimate/derivative_filter.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
+#include "neuralsim/io/csv_import.hpp"
+#include "support/files.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {
@@ -394,6 +397,46 @@ TEST(TorqueError, AUniformStepOrAMovingAverageInflatesTheTorqueErrorOfUnevenData
     EXPECT_GT(e_uniform, (count > 0 ? 1.6 : 2.5) * e_actual);
     EXPECT_GT(e_average, 10 * e_actual);
   }
+}
+
+// The gear convention (docs/models.md, "Motor rotors and gear ratios";
+// docs/data-format.md): the recorded τ is what the actuator is commanded,
+// u, and the joint receives gear_ratio·u. A joint-side torque log is
+// divided by the ratio, sign included, when imported: for gear_ratio −50
+// the import coefficient is −0.02. Then the true model's torque error is
+// zero; imported as recorded, the residual is gear·τ − τ = −51·τ.
+TEST(TorqueError, JointSideTorqueIsDividedByTheSignedGearRatioOnImport) {
+  const double mass = 1.3, l = 0.7, g = 9.81, gear = -50.0;
+  Model<double> model = point_pendulum(mass, l, g);
+  model.joints[0].dynamics.gear_ratio = gear;
+  const Cubic c{0.3, -0.8, 1.1, -0.9};
+  const std::string dir = testing::fresh_dir("torque_gear_import");
+  std::string csv = "time,angle,rate,joint_torque\n";
+  const Eigen::VectorXd t = jittered_time(120);
+  double tau_rms = 0;
+  for (Eigen::Index k = 0; k < t.size(); ++k) {
+    const double tau = mass * l * l * c.qdd(t[k]) + mass * g * l * std::sin(c.q(t[k]));  // at the joint
+    if (k >= 15 && k < t.size() - 15) tau_rms += tau * tau / static_cast<double>(t.size() - 30);  // the kept samples
+    csv += format_printf("%.17g,%.17g,%.17g,%.17g\n", t[k], c.q(t[k]), c.qd(t[k]), tau);
+  }
+  tau_rms = std::sqrt(tau_rms);
+  testing::write_file(dir + "/log.csv", csv);
+  auto import = [&](double coefficient) {
+    testing::write_file(dir + "/import.yaml",
+                        format_printf("csv_import: {files: [log.csv], time: time, model: pendulum, joint_names: "
+                                      "[hinge], q: [angle], qd: [rate], tau: [{terms: {joint_torque: %.17g}}]}\n",
+                                      coefficient));
+    return import_csv(dir + "/import.yaml");
+  };
+  DerivativeOptions d;
+  d.method = DerivativeMethod::kSavitzkyGolay;  // exact on the cubic, on its uneven stamps
+  d.window = 31;
+  d.order = 3;
+  const std::optional<TorqueError> divided = torque_error(model, import(1.0 / gear), d);
+  const std::optional<TorqueError> as_recorded = torque_error(model, import(1.0), d);
+  ASSERT_TRUE(divided && as_recorded);
+  EXPECT_LT(divided->rmse, 1e-7 * tau_rms);
+  EXPECT_NEAR(as_recorded->rmse, 51 * tau_rms, 1e-6 * tau_rms);  // gear·τ − τ = −51 τ
 }
 
 TEST(TorqueError, AConstantOffsetOnOneJointIsItsRmse) {

@@ -27,7 +27,10 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
   try {
     theta = log_cholesky_from_inertia(model.bodies[body].inertia, "link '" + body_name + "'");
   } catch (const ModelError& e) {
-    c.fail("name", e.what());
+    // A lumped planar link (inertia_check.hpp) is no 3-D body to start from.
+    c.fail("name", std::string(e.what()) + "; a link valid only as part of a planar chain cannot be estimated as a "
+                                           "3-D body: estimate 'link." + body_name + ".inertia.yy' (the inertia about "
+                                           "the axis) instead");
   }
   for (int k = 0; k < 10; ++k) {
     const std::string coord = "link." + body_name + ".log_cholesky." + log_cholesky_coordinate_names()[k];

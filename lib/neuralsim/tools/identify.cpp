@@ -341,7 +341,16 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
     r.fitted_model.validate();
   } catch (const ModelError& e) {
     r.physically_consistent = false;
-    const std::string w = std::string("the fitted parameters are not physical: ") + e.what() +
+    // In a planar chain the fit may still be a valid planar system
+    // (inertia_check.hpp): say which.
+    std::string planar;
+    try {
+      if (!r.fitted_model.validate(InertiaCheck::kJointSpace).empty())
+        planar = "; as a planar chain the fitted model is still valid (only the inertia about the common axis enters "
+                 "its dynamics)";
+    } catch (const ModelError&) {
+    }
+    const std::string w = std::string("the fitted parameters are not physical: ") + e.what() + planar +
                           "; estimate the link's inertia as 'link.<body>.inertial' with transform log_cholesky "
                           "(docs/simid.md) to keep the fit physically consistent";
     context.warn(w);
