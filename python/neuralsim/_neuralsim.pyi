@@ -77,6 +77,7 @@ class _Report:
 class IdentificationResult(_Report):
     model_name: str
     has_fit: bool
+    evaluate_only: bool
     cost: float
     parameters: Dict[str, float]
     std_errors: Dict[str, float]

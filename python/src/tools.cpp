@@ -85,6 +85,8 @@ void bind_identify(py::module_& m) {
   bind_report(c);
   c.def_readonly("model_name", &IdentificationResult::model_name)
       .def_readonly("has_fit", &IdentificationResult::has_fit)
+      .def_readonly("evaluate_only", &IdentificationResult::evaluate_only,
+                    "The values were evaluated (evaluate=, or max_iterations 0), not fitted.")
       .def_readonly("cost", &IdentificationResult::cost)
       .def_property_readonly("parameters",
                              [](const IdentificationResult& r) {
