@@ -26,8 +26,8 @@
 #
 # Prints the tables of docs/real-data-results.md and writes them to
 # OUT/tables.md. Every run uses `nice` and one thread (NEURALSIM_THREADS
-# overrides), one fit at a time: about 9 min wall on the shared 2-core
-# machine, 4 of them the double-arm multiple-shooting fit.
+# overrides), one fit at a time: about 4.5 min wall on the shared 2-core
+# machine (load 4.5-5), half of it the double arm's shooting fits.
 #
 # Usage: scripts/check_real_data.sh [BUILD_DIR] [OUT_DIR]
 #   defaults: build, out/real-data
