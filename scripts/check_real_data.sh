@@ -27,7 +27,7 @@
 # Prints the tables of docs/real-data-results.md and writes them to
 # OUT/tables.md. Every run uses `nice` and one thread (NEURALSIM_THREADS
 # overrides), one fit at a time: about 4.5 min wall on the shared 2-core
-# machine (load 4.5-5), half of it the double arm's shooting fits.
+# machine (load 4.5-5); the longest fit, the double arm's multiple shooting, 32 s.
 #
 # Usage: scripts/check_real_data.sh [BUILD_DIR] [OUT_DIR]
 #   defaults: build, out/real-data
