@@ -20,10 +20,14 @@
 # (tau = 0), so the script writes copies of their imports with tau = 0 into
 # OUT/import (needed by the torque measure and by inverse-dynamics fits).
 #
+# The shipped fits' own torque metric is also evaluated twice with
+# `simid --evaluate` (moving average, the old default, and Savitzky–Golay,
+# the default since issue #37).
+#
 # Prints the tables of docs/real-data-results.md and writes them to
 # OUT/tables.md. Every run uses `nice` and one thread (NEURALSIM_THREADS
-# overrides), one fit at a time: about 9 min wall on the shared 2-core
-# machine, 4 of them the double-arm multiple-shooting fit.
+# overrides), one fit at a time: about 4.5 min wall on the shared 2-core
+# machine (load 4.5-5); the longest fit, the double arm's multiple shooting, 32 s.
 #
 # Usage: scripts/check_real_data.sh [BUILD_DIR] [OUT_DIR]
 #   defaults: build, out/real-data
@@ -179,6 +183,23 @@ for run in energy_shaping ilqr; do
   ev dfki_sg_$run $KP dfki_sg --set "data.validation=$OUT/import/dfki_$run.yaml"
 done
 
+# --- the shipped fits' own torque metric (issue #37): the old default, a
+# 5-sample moving average with central differences of the recorded q̇,
+# against the new one, Savitzky–Golay (31 samples, cubic) on the time stamps;
+# each fit's values evaluated by its own config (simid --evaluate) ---
+mkdir -p "$OUT/torque"
+tm() {  # tag config fit_tag [simid args]
+  local tag=$1 cfg=$2 from=$3; shift 3
+  echo "== torque metric $tag: simid --config $cfg --evaluate $OUT/fit/$from/params.json" >&2
+  nice "$SIMID" --config "$cfg" -q --force --threads "$THREADS" --out "$OUT/torque/${tag}_sg" \
+      --evaluate "$OUT/fit/$from/params.json" "$@" >&2
+  nice "$SIMID" --config "$cfg" -q --force --threads "$THREADS" --out "$OUT/torque/${tag}_ma" \
+      --evaluate "$OUT/fit/$from/params.json" --set estimate.residual.filter_window=5 "$@" >&2
+}
+tm single configs/simid_real_multiarm_single.yaml single "${SINGLE_DATA[@]}"
+tm double configs/simid_real_multiarm_double.yaml double "${DOUBLE_DATA[@]}"
+tm dfki configs/simid_real_dfki.yaml dfki
+
 "$PY" - "$OUT" <<'PY' | tee "$OUT/tables.md"
 import json, math, sys
 out = sys.argv[1]
@@ -264,6 +285,23 @@ for ds in ["single", "double", "dfki"]:
             e = summ(f"{tag}_energy_shaping")["validation_torque"]["rmse"]
             q = summ(f"{tag}_ilqr")["validation_torque"]["rmse"]
             print(f"| {label} | {e:.4f} | {q:.4f} |")
+print("\n### The shipped fits' own torque metric: moving average (old default) against Savitzky–Golay (new)\n")
+print("Each shipped fit's values evaluated by its own config with `simid --evaluate`; torque RMSE per joint [N·m].\n")
+print("| dataset | fit | val. moving average 5 | val. Savitzky–Golay 31 | ratio | train moving average 5 | train Savitzky–Golay 31 | post-fit evaluation [s] |")
+print("|---|---|---|---|---|---|---|---|")
+for tag, label, fit in [("single", "multi-arm single", "single shooting (shipped)"),
+                        ("double", "multi-arm double", "single shooting (shipped)"),
+                        ("dfki", "DFKI", "multiple shooting (shipped)")]:
+    ma = load(f"{out}/torque/{tag}_ma/summary.json")
+    sg = load(f"{out}/torque/{tag}_sg/summary.json")
+    def per(m, split):
+        return [v for v in m["metrics"][split]["rmse_per_joint"].values()]
+    vma, vsg = per(ma, "validation_torque"), per(sg, "validation_torque")
+    tma, tsg = per(ma, "train_torque"), per(sg, "train_torque")
+    f = lambda xs: ", ".join("%.4g" % x for x in xs)
+    ratio = ", ".join("%.1f" % (a / b) for a, b in zip(vma, vsg))
+    ev = load(f"{out}/fit/{tag}/summary.json")["timings"].get("evaluation_s", float("nan"))
+    print(f"| {label} | {fit} | {f(vma)} | {f(vsg)} | {ratio} | {f(tma)} | {f(tsg)} | {ev:.2f} |")
 u = load(f"{out}/fit/single_unid/summary.json")["metrics"]
 print(f"\nIdentifiability check (multi-arm single, m1, a1, I1, k1 free): identifiable = {u['identifiable']}")
 PY

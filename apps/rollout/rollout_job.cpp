@@ -86,7 +86,10 @@ RunReport compare_job(ToolRun& run, const RolloutFlags& flags) {
   m["mean_rmse_q"] = r.mean_rmse_q;
   m["mean_rmse_qd"] = r.mean_rmse_qd;
   if (r.windows) m["windows"] = windows_json(*r.windows);
-  if (r.torque) m["torque"] = torque_json(*r.torque);
+  if (r.torque) {
+    m["torque"] = torque_json(*r.torque);
+    m["torque"]["derivatives"] = derivatives_json(r.torque_derivatives);
+  }
   if (!r.torque_note.empty()) m["torque_note"] = r.torque_note;
   return r;
 }

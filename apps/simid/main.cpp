@@ -6,5 +6,10 @@ int main(int argc, char** argv) {
   neuralsim::Tool tool({"simid", "Identify model parameters from trajectory data (Ceres + parallel basin hopping).",
                         "Continue from OUT/checkpoint.json (written after every complete basin-hopping round); the "
                         "result is the same as an uninterrupted run"});
-  return tool.run(argc, argv, neuralsim::run_simid);
+  neuralsim::SimidFlags flags;
+  tool.command_line().add_existing_file(
+      "--evaluate", flags.evaluate_path,
+      "Fit nothing: evaluate the estimated parameters at this file's values (a params.json) and write every "
+      "metric a fit writes (as estimate.solver.max_iterations 0 does at the initial values)");
+  return tool.run(argc, argv, [&](neuralsim::ToolRun& run) { return neuralsim::run_simid(run, flags); });
 }

@@ -89,10 +89,8 @@ json per_trajectory_json(const FitEvaluation& e, bool targets) {
 json torque_evaluation_json(const TorqueEvaluation& t, const ProblemOptions& problem) {
   json j = torque_json(t.fitted);
   if (t.initial) j["initial"] = torque_json(*t.initial);
-  const DerivativeOptions& d = problem.derivatives;
-  j["filter_window"] = problem.filter_window;
-  j["derivatives"] = {{"method", derivative_method_name(d.method)}, {"window", d.window}, {"order", d.order},
-                      {"filter_torque", d.filter_torque}};
+  if (problem.derivatives.method == DerivativeMethod::kCentralDifference) j["filter_window"] = problem.filter_window;
+  j["derivatives"] = derivatives_json(problem.derivatives);
   return j;
 }
 
@@ -117,6 +115,8 @@ void evaluation_metrics(const IdentificationResult& r, json& m) {
 
 void fit_metrics(const IdentificationResult& r, json& m) {
   m["prediction_window"] = r.prediction_window;
+  m["evaluate_only"] = r.evaluate_only;
+  if (!r.evaluated_file.empty()) m["evaluated_file"] = r.evaluated_file;
   m["cost"] = r.cost;
   m["parameters"] = json::object();
   for (const IdentifiedParameter& p : r.parameters) m["parameters"][p.name] = p.value;
@@ -147,8 +147,8 @@ void write_predictions(const IdentificationResult& r, const std::string& params_
 
 }  // namespace
 
-RunReport run_simid(ToolRun& run) {
-  const IdentificationResult r = identify({run.config(), run.options().seed}, run.context());
+RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
+  const IdentificationResult r = identify({run.config(), run.options().seed, flags.evaluate_path}, run.context());
   if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
   if (!r.has_fit) {
@@ -163,10 +163,12 @@ RunReport run_simid(ToolRun& run) {
   fit_metrics(r, m);
   write_predictions(r, parameter_records_json(params.parameters).dump(), run);
   if (r.targets)
-    spdlog::info("fit done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}", r.cost,
-                 m["mean_target_distance"].get<double>(), run.path("params.json"));
+    spdlog::info("{} done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}",
+                 r.evaluate_only ? "evaluation" : "fit", r.cost, m["mean_target_distance"].get<double>(),
+                 run.path("params.json"));
   else
-    spdlog::info("fit done: cost {:.6g}, train RMSE(q) {:.4g}{}; wrote {}", r.cost, r.train.mean_rmse_q,
+    spdlog::info("{} done: cost {:.6g}, train RMSE(q) {:.4g}{}; wrote {}", r.evaluate_only ? "evaluation" : "fit",
+                 r.cost, r.train.mean_rmse_q,
                  r.validation ? fmt::format(", validation RMSE(q) {:.4g}", r.validation->mean_rmse_q) : std::string(),
                  run.path("params.json"));
   return r;

@@ -6,8 +6,12 @@
 
 namespace neuralsim {
 
+struct SimidFlags {
+  std::string evaluate_path;  // non-empty: evaluate this parameter file's values, no fit
+};
+
 // Runs identify on the run's config and writes params.json,
 // identifiability.txt, fit.h5, measured.h5, fit.png and the metrics.
-RunReport run_simid(ToolRun& run);
+RunReport run_simid(ToolRun& run, const SimidFlags& flags = {});
 
 }  // namespace neuralsim

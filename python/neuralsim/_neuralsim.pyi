@@ -77,6 +77,7 @@ class _Report:
 class IdentificationResult(_Report):
     model_name: str
     has_fit: bool
+    evaluate_only: bool
     cost: float
     parameters: Dict[str, float]
     std_errors: Dict[str, float]
@@ -147,7 +148,8 @@ class DistillResult(_Report):
     network_ok: Optional[int]
 
 def identify(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
-             checkpoint: Optional[str] = None, resume: bool = False) -> IdentificationResult: ...
+             checkpoint: Optional[str] = None, resume: bool = False,
+             evaluate: Optional[Union[str, os.PathLike]] = None) -> IdentificationResult: ...
 def rollout(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
             weights: Optional[str] = None) -> RolloutResult: ...
 def compare(config: Config, data: Union[str, os.PathLike], overrides: Overrides = None, seed: int = 0,

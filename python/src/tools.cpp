@@ -85,6 +85,8 @@ void bind_identify(py::module_& m) {
   bind_report(c);
   c.def_readonly("model_name", &IdentificationResult::model_name)
       .def_readonly("has_fit", &IdentificationResult::has_fit)
+      .def_readonly("evaluate_only", &IdentificationResult::evaluate_only,
+                    "The values were evaluated (evaluate=, or max_iterations 0), not fitted.")
       .def_readonly("cost", &IdentificationResult::cost)
       .def_property_readonly("parameters",
                              [](const IdentificationResult& r) {
@@ -140,17 +142,19 @@ void bind_identify(py::module_& m) {
   m.def(
       "identify",
       [](const py::handle& config, const py::handle& overrides, long long seed, int threads, const py::object& checkpoint,
-         bool resume) {
-        const IdentificationRequest request{config_arg(config, overrides_arg(overrides)), seed};
+         bool resume, const py::object& evaluate) {
+        const IdentificationRequest request{config_arg(config, overrides_arg(overrides)), seed,
+                                            evaluate.is_none() ? std::string() : py::str(evaluate).cast<std::string>()};
         const Checkpoint store(checkpoint, resume);
         IdentificationResult r;
         run_interruptibly([&](const RunContext& c) { r = identify(request, store.with(c, resume)); }, threads);
         return r;
       },
       py::arg("config"), py::arg("overrides") = py::none(), py::arg("seed") = 0, py::arg("threads") = 0,
-      py::arg("checkpoint") = py::none(), py::arg("resume") = false,
+      py::arg("checkpoint") = py::none(), py::arg("resume") = false, py::arg("evaluate") = py::none(),
       "simid's fit of a config (a YAML path or a dict, docs/simid.md): IdentificationResult. `overrides`: "
-      "{'key.path': value} or ['key.path=value']; `checkpoint`: a file saved every round (`resume` continues it).");
+      "{'key.path': value} or ['key.path=value']; `checkpoint`: a file saved every round (`resume` continues it); "
+      "`evaluate`: a params.json whose values are evaluated instead of fitted (simid --evaluate).");
 }
 
 void bind_rollout(py::module_& m) {

@@ -299,14 +299,33 @@ INSTANTIATE_TEST_SUITE_P(
              [](const std::string& dir) { write_file(dir + "/p.json", "{\"link.link1.mass\": \"heavy\"}"); }},
         Case{"model_file_missing", "rollout", {{"model", "model: {file: nope.yaml}\n"}}, "", 2,
              {kCfg + ":", "key 'model.file'", "{dir}/nope.yaml: model file does not exist"}},
+        // A ball joint uses the whole tensor: no planar exception.
         Case{"model_negative_inertia", "rollout",
-             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute, axis: [0, 1, 0]}\n"
-                        "      mass: 1\n      inertia: [-1, 1, 1]\n"}},
-             "", 2, {kCfg + ":", "link 'a'", "not positive semidefinite"}},
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: spherical}\n"
+                        "      mass: 1\n      inertia: [-1, 1, 1]\n"},
+              {"initial_states", "initial_states: {q: [[0, 0, 0, 1]]}\n"}},
+             "", 2, {kCfg + ":", "model.bodies.0.inertia", "link 'a'", "not positive semidefinite", "planar chain"}},
         Case{"model_triangle_inequality", "rollout",
-             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute, axis: [0, 1, 0]}\n"
-                        "      mass: 1\n      inertia: [0.1, 0.1, 0.5]\n"}},
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: spherical}\n"
+                        "      mass: 1\n      inertia: [0.1, 0.1, 0.5]\n"},
+              {"initial_states", "initial_states: {q: [[0, 0, 0, 1]]}\n"}},
              "", 2, {kCfg + ":", "link 'a'", "triangle inequality"}},
+        // Lumped planar inertia (about the joint 0.02 < m·r² = 0.05): valid
+        // only while every joint turns about parallel axes; a second joint
+        // about x makes the 3-D tensor matter, and it is refused.
+        Case{"model_lumped_link_in_a_non_planar_chain", "rollout",
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute, axis: [0, 1, 0]}\n"
+                        "      mass: 0.5\n      com: [0, 0, -0.3162]\n      inertia_about: origin\n"
+                        "      inertia: [0.05, 0.02, 0.0]\n"
+                        "    - name: b\n      parent: a\n      joint: {type: revolute, axis: [1, 0, 0]}\n"
+                        "      mass: 1\n      inertia: [0.1, 0.1, 0.1]\n"}},
+             "", 2, {kCfg + ":", "model.bodies.0.inertia", "link 'a'", "planar chain"}},
+        // In a planar chain the inertia about the joint must still be >= 0.
+        Case{"model_negative_inertia_about_the_joint", "rollout",
+             {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute, axis: [0, 1, 0]}\n"
+                        "      mass: 0.5\n      com: [0, 0, -0.3]\n      inertia_about: origin\n"
+                        "      inertia: [0.05, -0.01, 0.05]\n"}},
+             "", 2, {kCfg + ":", "link 'a'", "about the joint axis", "< 0"}},
         Case{"model_negative_mass", "rollout",
              {{"model", "model:\n  bodies:\n    - name: a\n      joint: {type: revolute}\n      mass: -1\n"}}, "", 2,
              {kCfg + ":", "model.bodies.0.mass", ">= 0"}},
@@ -332,14 +351,14 @@ INSTANTIATE_TEST_SUITE_P(
                write_file(dir + "/closed.urdf",
                           urdf({{"j0", "world", "a"}, {"j1", "world", "b"}, {"j2", "a", "c"}, {"j3", "b", "c"}}));
              }},
-        Case{"urdf_bad_inertia", "rollout", {{"model", "model: {urdf: bad.urdf}\n"}}, "", 2,
-             {"bad.urdf", "link", "triangle inequality"},
+        Case{"urdf_bad_inertia", "rollout", {{"model", "model: {urdf: bad.urdf, floating_base: true}\n"},
+                                             {"initial_states", "initial_states: {q: [[0, 0, 0, 0, 0, 0, 1]]}\n"}},
+             "", 2, {"bad.urdf", "link", "triangle inequality"},
              [](const std::string& dir) {
                write_file(dir + "/bad.urdf",
-                          "<robot name='r'><link name='world'/><link name='a'><inertial><mass value='1'/>"
+                          "<robot name='r'><link name='a'><inertial><mass value='1'/>"
                           "<inertia ixx='0.1' iyy='0.1' izz='0.5' ixy='0' ixz='0' iyz='0'/></inertial></link>"
-                          "<joint name='j' type='continuous'><parent link='world'/><child link='a'/>"
-                          "<axis xyz='0 0 1'/></joint></robot>");
+                          "</robot>");
              }},
         Case{"urdf_unparsable_inertial", "rollout", {{"model", "model: {urdf: bad.urdf}\n"}}, "", 2,
              {"bad.urdf", "invalid URDF", "mass [heavy] is not a float"},
@@ -471,6 +490,26 @@ INSTANTIATE_TEST_SUITE_P(
              {"{dir}/nope.h5", "does not exist"}},
         Case{"train_too_short", "simid", {}, std::string(kLengths) + " --set data.max_samples=2 --set estimate.residual.type=inverse_dynamics",
              3, {"no residuals", "samples", "inverse_dynamics"}},
+        // A lumped planar link (inertia about the joint 15 > 0, about the COM
+        // −1) is accepted for the planar dynamics, but a log-Cholesky block
+        // is a 3-D body: refused, naming the parameter and the link.
+        Case{"log_cholesky_of_a_lumped_planar_link", "simid", {},
+             std::string(kLengths) + " --set params.link.link2.inertia.yy=-1"
+                                     " --set 'estimate.parameters=[{name: link.link2.inertial, transform: log_cholesky}]'",
+             2, {"estimate.parameters.0.name", "link 'link2'", "planar chain", "link.link2.inertia.yy"}},
+        // simid --evaluate: the file's values are input like any other.
+        Case{"evaluate_missing_parameter", "simid", {}, std::string(kLengths) + " --evaluate {dir}/p.json", 3,
+             {"{dir}/p.json", "no value for 'link.link2.length'", "estimate.parameters"},
+             [](const std::string& d) { write_file(d + "/p.json", R"({"link.link1.length": 3.0})"); }},
+        Case{"evaluate_not_json", "simid", {}, std::string(kLengths) + " --evaluate {dir}/p.json", 3, {"{dir}/p.json"},
+             [](const std::string& d) { write_file(d + "/p.json", "{link: 3"); }},
+        Case{"evaluate_file_missing", "simid", {}, std::string(kLengths) + " --evaluate {dir}/nope.json", 2,
+             {"--evaluate", "{dir}/nope.json"}},
+        Case{"evaluate_with_resume", "simid", {}, std::string(kLengths) + " --evaluate {dir}/p.json --resume", 2,
+             {"nothing to resume", "--evaluate"},
+             [](const std::string& d) {
+               write_file(d + "/p.json", R"({"link.link1.length": 3.0, "link.link2.length": 4.0})");
+             }},
         Case{"bounds_inverted", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.bounds=[5,1]", 2,
              {"estimate.parameters.0.bounds", "inverted"}},
         Case{"initial_outside_bounds", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.initial=50",

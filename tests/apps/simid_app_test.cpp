@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -287,6 +288,67 @@ TEST(SimidApp, ReportsWindowedValidationAndTorqueError) {
     // Lengths 2 and 5 instead of 3 and 4 explain the recorded (zero) torques worse.
     EXPECT_GT(t["initial"]["rmse"].get<double>(), 2 * t["rmse"].get<double>()) << t.dump();
   }
+}
+
+// Evaluation only (issue #37): `--evaluate params.json` of a fit writes the
+// metrics of that fit's own post-fit evaluation, without fitting (no
+// iteration, no round); `max_iterations: 0` evaluates the initial values,
+// which the fit reports as its `initial` torque error and initial cost.
+TEST(SimidApp, EvaluateOnlyReproducesTheFitsOwnMetrics) {
+  const std::string fit = fresh_dir("simid_eval_fit"), ev = fresh_dir("simid_eval_only"),
+                    ini = fresh_dir("simid_eval_initial");
+  const std::string opts = std::string(kLengthsConfig) + kFast +
+                           " --set estimate.evaluation.every=0.2 --set estimate.evaluation.horizon=0.3"
+                           " --set estimate.parameters.0.initial=2.0 --set estimate.parameters.1.initial=5.0"
+                           " --set estimate.basin_hopping.enabled=false"
+                           " --set estimate.basin_hopping.random_initial=false --seed 3";
+  auto r = run_command(simid() + opts + " --out " + fit);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_command(simid() + opts + " --evaluate " + fit + "/params.json --out " + ev);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_command(simid() + opts + " --set estimate.solver.max_iterations=0 --out " + ini);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto mf = read_json(fit + "/summary.json")["metrics"], me = read_json(ev + "/summary.json")["metrics"],
+             mi = read_json(ini + "/summary.json")["metrics"];
+  EXPECT_FALSE(mf["evaluate_only"].get<bool>());
+  EXPECT_TRUE(me["evaluate_only"].get<bool>());
+  EXPECT_EQ(me["evaluated_file"], fit + "/params.json");
+  EXPECT_EQ(me["best_local_solve"]["iterations"], 0);
+  EXPECT_EQ(me["basin_hopping"]["stop_reason"], "evaluate_only");
+  EXPECT_GT(mf["best_local_solve"]["iterations"].get<int>(), 1);
+  // Every number of the post-fit evaluation, recursively (the values pass
+  // through params.json: equal to rounding).
+  std::function<void(const nlohmann::json&, const nlohmann::json&, const std::string&)> same =
+      [&](const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {
+        ASSERT_EQ(a.type(), b.type()) << path;
+        if (a.is_object()) {
+          ASSERT_EQ(a.size(), b.size()) << path;
+          for (const auto& [k, v] : a.items()) {
+            ASSERT_TRUE(b.contains(k)) << path << "." << k;
+            same(v, b[k], path + "." + k);
+          }
+        } else if (a.is_array()) {
+          ASSERT_EQ(a.size(), b.size()) << path;
+          for (size_t i = 0; i < a.size(); ++i) same(a[i], b[i], path + "[" + std::to_string(i) + "]");
+        } else if (a.is_number_float()) {
+          EXPECT_NEAR(a.get<double>(), b.get<double>(), 1e-9 * std::abs(a.get<double>()) + 1e-15) << path;
+        } else {
+          EXPECT_EQ(a, b) << path;
+        }
+      };
+  for (const char* key : {"train_rmse_q", "validation_rmse_q", "train_per_trajectory", "validation_per_trajectory",
+                          "train_windows", "validation_windows", "train_torque", "validation_torque", "parameters",
+                          "identifiable", "physically_consistent", "cost"})
+    same(mf[key], me[key], key);
+  same(mf["uncertainty"]["std_error"], me["uncertainty"]["std_error"], "uncertainty.std_error");
+  // max_iterations 0: the initial values, as the fit saw them.
+  EXPECT_TRUE(mi["evaluate_only"].get<bool>());
+  EXPECT_FALSE(mi.contains("evaluated_file"));
+  EXPECT_NEAR(mi["parameters"]["link.link1.length"].get<double>(), 2.0, 1e-12);
+  for (const char* key : {"rmse_per_joint", "rmse", "samples", "per_trajectory"})
+    same(mf["train_torque"]["initial"][key], mi["train_torque"][key], std::string("initial train_torque.") + key);
+  EXPECT_NEAR(mi["cost"].get<double>(), mf["best_local_solve"]["initial_cost"].get<double>(),
+              1e-9 * mi["cost"].get<double>());
 }
 
 TEST(SimidApp, EvaluationWindowsAreCheckedBeforeAnyOutput) {

@@ -43,7 +43,7 @@ struct SprogLine {
 
 std::vector<SprogLine> sprog_lines(const std::string& err) {
   static const std::regex re(
-      R"(local solve \(round 1/1, start 1/1\): iteration (\d+)/(\d+), cost ([-+0-9.eEinfa]+), elapsed [0-9.]+ s, ETA <= [0-9.]+ s)");
+      R"(local solve \(round 1/1, start 1/1\): iteration (\d+)/(\d+), cost ([-+0-9.eEinfa]+), elapsed [0-9.]+ s, [0-9.]+ s/iteration, ETA <= [0-9.]+ s)");
   std::vector<SprogLine> out;
   for (auto it = std::sregex_iterator(err.begin(), err.end(), re); it != std::sregex_iterator(); ++it)
     out.push_back({std::stoi((*it)[1]), std::stoi((*it)[2]), std::stod((*it)[3])});

@@ -330,7 +330,30 @@ TEST(DerivativeFilterConfig, ReadsTheDerivativesSectionAndKeepsFilterWindow) {
   EXPECT_EQ(read_problem_options(Config::parse("{derivatives: {method: central_difference, window: 7}}",
                                                "cfg.yaml")).filter_window,
             7);
-  EXPECT_EQ(read_derivative_options(Config::parse("{}", "cfg.yaml")).window, 5);
+  // Nothing given: Savitzky–Golay (31, order 3) on the actual time stamps,
+  // for the inverse-dynamics residual and every torque metric alike; a
+  // `derivatives` section without a method is Savitzky–Golay too.
+  const DerivativeOptions d = read_derivative_options(Config::parse("{}", "cfg.yaml"));
+  EXPECT_EQ(d.method, DerivativeMethod::kSavitzkyGolay);
+  EXPECT_EQ(d.window, 31);
+  EXPECT_EQ(d.order, 3);
+  EXPECT_FALSE(d.filter_torque);
+  EXPECT_EQ(read_derivative_options(Config::parse("{derivatives: {window: 21}}", "cfg.yaml")).method,
+            DerivativeMethod::kSavitzkyGolay);
+  // A model with quaternion joints (nq != nv): Savitzky–Golay cannot
+  // differentiate its positions, so the default is the moving average, and
+  // asking for Savitzky–Golay names the key.
+  const Model<double> ball = parse_yaml_model(
+      "bodies: [{name: b, joint: {name: j, type: spherical}, mass: 1, inertia: [0.1, 0.1, 0.1]}]", "ball.yaml");
+  EXPECT_EQ(read_derivative_options(Config::parse("{}", "cfg.yaml"), &ball).method,
+            DerivativeMethod::kCentralDifference);
+  try {
+    read_derivative_options(Config::parse("{derivatives: {method: savitzky_golay}}", "cfg.yaml"), &ball);
+    ADD_FAILURE() << "savitzky_golay accepted on a spherical joint";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("derivatives.method"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("quaternion"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DerivativeFilterConfig, RefusesBadValuesNamingTheKey) {

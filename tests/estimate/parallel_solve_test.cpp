@@ -166,6 +166,32 @@ TEST(ParallelSolve, CachedGradientMatchesFiniteDifferences) {
   for (double c : per) EXPECT_GT(c, 0);
 }
 
+// The per-trajectory costs after a fit (identify's post-fit evaluation)
+// visit each residual block a bounded number of times: the work is linear
+// in the blocks. Ceres calls the evaluation callback before every
+// single-block evaluation; when that callback checked all n blocks each
+// time, the pass cost n² visits (643 s after an 18 s inverse-dynamics fit).
+TEST(ParallelSolve, CostPerTrajectoryIsLinearInTheResidualBlocks) {
+  ProblemOptions po;
+  po.formulation = Formulation::kInverseDynamics;  // one block per sample
+  po.filter_window = 1;
+  for (const int steps : {100, 400}) {
+    const PsolveSetup s(2, steps);
+    EstimationProblem problem(s.ctx(), s.train, po);
+    const long long n = problem.num_residual_blocks();
+    ASSERT_GT(n, steps);  // two trajectories
+    const long long before = problem.residual_block_visits();
+    const std::vector<double> per = problem.cost_per_trajectory(s.params.initial_variables());
+    const long long visits = problem.residual_block_visits() - before;
+    // Problem::Evaluate prepares every block and reads it once; then one
+    // cached read of each block for its cost.
+    EXPECT_EQ(visits, 3 * n) << steps << " steps";
+    double cost = 0;
+    ASSERT_TRUE(problem.evaluate(s.params.initial_variables(), &cost, nullptr));
+    EXPECT_NEAR(per[0] + per[1], cost, 1e-12 * cost);
+  }
+}
+
 TEST(ParallelSolve, ReportsEveryIterationWithAnEta) {
   const PsolveSetup s;
   ProblemOptions po;
@@ -192,6 +218,57 @@ TEST(ParallelSolve, ReportsEveryIterationWithAnEta) {
   EXPECT_EQ(seen.back().eta_s, 0);  // nothing left at the cap
   EXPECT_DOUBLE_EQ(seen.front().cost, r.initial_cost);
   EXPECT_DOUBLE_EQ(seen.back().cost, r.cost);
+}
+
+// The ETA from measured times (solve_progress.hpp) on a solve whose cost
+// converges linearly, c_k = c*(1 + 0.5^k): the relative decrease halves every
+// iteration, so the solve stops (|Δc|/c ≤ tol) at the first k with
+// 0.5^k / (1 + 0.5^k) ≤ tol (k = 34). Iterations take 0.1 s after 2 s of
+// setup, with one 1 s outlier. The ETA predicts that stop at 0.1 s per
+// iteration; the old estimate (mean time since the start × the iterations
+// left to max_iterations) was more than 10× too long here.
+TEST(SolveEta, PredictsTheStopOfALinearlyConvergingSolveFromMeasuredTimes) {
+  const double tol = 1e-10;
+  const int max_iterations = 100;
+  int stop = 1;
+  while (!(std::pow(0.5, stop) / (1 + std::pow(0.5, stop)) <= tol)) ++stop;  // 34
+  auto cost = [](int k) { return 3.0 * (1 + std::pow(0.5, k)); };
+  SolveEta eta(max_iterations, tol);
+  double elapsed = 2.0;
+  for (int k = 0; k <= stop; ++k) {
+    if (k > 0) elapsed += k == 5 ? 1.0 : 0.1;
+    SolveProgress p;
+    eta.update(k, elapsed, cost(k), p);
+    EXPECT_NEAR(p.eta_max_s, p.iteration_s * (max_iterations - k), 1e-12);
+    if (k < 3) continue;  // two decreases are needed for their ratio
+    EXPECT_NEAR(p.iteration_s, 0.1, 1e-9) << k;  // the median ignores the setup and the outlier
+    ASSERT_TRUE(p.eta_extrapolated) << k;
+    // Early on the decrease shrinks a little slower than 0.5 (the 1 + 0.5^k
+    // below it): an estimate from above, exact to an iteration from k = 8.
+    const double predicted_stop = k + p.eta_s / p.iteration_s;
+    EXPECT_GE(predicted_stop, stop - 1) << k;
+    EXPECT_LE(predicted_stop, k < 8 ? stop + 5 : stop + 1) << k;
+    const double old_eta = elapsed / k * (max_iterations - k);
+    const double actual = 0.1 * (stop - k);
+    if (k < stop - 1) EXPECT_GT(old_eta, 10 * actual) << k;
+  }
+}
+
+// Without a tolerance to converge to (0), or while the decreases do not
+// shrink, the ETA is the bound at max_iterations, from the measured
+// iteration time.
+TEST(SolveEta, FallsBackToTheBoundAtMaxIterations) {
+  for (const double tol : {0.0, 1e-10}) {
+    SolveEta eta(50, tol);
+    for (int k = 0; k < 10; ++k) {
+      SolveProgress p;
+      // Decreases that grow: 1, 2, 4, ... relative to a cost that keeps falling.
+      eta.update(k, 0.5 + 0.2 * k, 1e6 - std::pow(2.0, k), p);
+      EXPECT_FALSE(p.eta_extrapolated) << k;
+      EXPECT_DOUBLE_EQ(p.eta_s, p.eta_max_s);
+      if (k > 0) EXPECT_NEAR(p.iteration_s, 0.2, 1e-9);
+    }
+  }
 }
 
 // An abort polled at iteration 3 ends the solve there with the iterate

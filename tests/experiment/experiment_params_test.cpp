@@ -21,7 +21,7 @@ std::string config_with(const std::string& params) {
          "  bodies:\n"
          "    - {name: link1, joint: {name: j1, axis: [0, 1, 0]}, mass: 1.0, com: [0, 0, -0.5],"
          " inertia: [0.02, 0.02, 0.001]}\n"
-         "    - {name: link2, parent: link1, joint: {name: j2, axis: [0, 1, 0], origin: {xyz: [0, 0, -1]}},"
+         "    - {name: link2, parent: link1, joint: {name: j2, axis: [1, 0, 0], origin: {xyz: [0, 0, -1]}},"
          " mass: 0.5, com: [0, 0, -0.3], inertia: [0.01, 0.01, 0.001]}\n"
          "sim: {dt: 0.01, duration: 0.1}\n"
          "params: " + params + "\n";
@@ -38,6 +38,8 @@ TEST(ExperimentParams, InertiaEntriesAreCheckedTogether) {
   EXPECT_NEAR(get_parameter(e.model, resolve_parameter(e.model, "link.link1.inertia.yy")), 0.1, 1e-15);
 }
 
+// (j2 turns about x: not a planar chain, so every link must be a physical
+// 3-D body; model/inertia_check.hpp.)
 TEST(ExperimentParams, ANonPhysicalResultBlamesTheLinksParameters) {
   try {
     load("{link.link1.inertia.xx: 0.1, link.link2.mass: 0.7}");

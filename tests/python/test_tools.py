@@ -21,6 +21,16 @@ def test_identify_recovers_the_double_pendulum_lengths():
     assert r.covariance_method == "gauss_newton"
 
 
+def test_identify_evaluates_given_values_without_a_fit(tmp_path):
+    values = tmp_path / "p.json"
+    values.write_text('{"link.link1.length": 3.0, "link.link2.length": 4.0}')
+    r = neuralsim.identify(source("configs/simid_double_pendulum_lengths.yaml"),
+                           overrides={"data.max_samples": 51}, evaluate=str(values))
+    assert r.status == "ok" and r.has_fit and r.evaluate_only
+    assert r.parameters == {"link.link1.length": 3.0, "link.link2.length": 4.0}
+    assert r.cost < 1e-12  # the data were made with these lengths
+
+
 def test_overrides_and_yaml_errors(tmp_path):
     with pytest.raises(neuralsim.ConfigError, match=r"estimate\.solver\.max_iterations"):
         neuralsim.identify(source("configs/simid_double_pendulum_lengths.yaml"),

@@ -67,6 +67,7 @@ class CachedCost final : public ceres::CostFunction {
   // it already holds that point with what is asked. One task per block: no
   // two threads ever touch the same CachedCost.
   void prepare(bool jacobians) {
+    ++visits_;
     if (valid_ && (has_jacobians_ || !jacobians) && same_point(user_.data())) return;
     for (size_t b = 0; b < user_.size(); ++b)
       std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
@@ -97,6 +98,7 @@ class CachedCost final : public ceres::CostFunction {
   }
 
   bool Evaluate(double const* const* parameters, double* residuals, double** jacobians) const override {
+    ++visits_;
     // Anything Ceres asks at a point that was not prepared (or with more than
     // was prepared) is computed directly, so the cache can only save work.
     if (!valid_ || (jacobians && !has_jacobians_) || !same_point(parameters))
@@ -124,6 +126,12 @@ class CachedCost final : public ceres::CostFunction {
   std::vector<std::vector<double>> jacobian_;  // row-major, per parameter block
   std::vector<double*> point_ptr_, jacobian_ptr_;
   bool valid_ = false, has_jacobians_ = false, ok_ = false;
+  // prepare() and Evaluate() calls: one task per block, so no two threads
+  // count on the same block at once.
+  mutable long long visits_ = 0;
+
+ public:
+  long long visits() const { return visits_; }
 };
 
 // Evaluates every residual block before Ceres reads them (Ceres calls this
@@ -143,7 +151,17 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
   void add(CachedCost* c) { blocks_.push_back(c); }
   void set_num_threads(int n) { num_threads_ = n; }
   void set_communicator(const Communicator* c) { communicator_ = c; }
+  // While held, PrepareForEvaluation does nothing: Ceres calls it before
+  // every single-block evaluation too (Problem::EvaluateResidualBlock), and
+  // checking all n blocks there makes a pass over the blocks cost n².
+  void hold(bool h) { held_ = h; }
+  long long visits() const {
+    long long n = 0;
+    for (const CachedCost* c : blocks_) n += c->visits();
+    return n;
+  }
   void PrepareForEvaluation(bool jacobians, bool /*new_evaluation_point*/) override {
+    if (held_) return;
     // new_evaluation_point is not trusted: every block checks its own point.
     const int n = static_cast<int>(blocks_.size());
     std::vector<CachedCost*> mine;
@@ -169,6 +187,7 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
   std::vector<CachedCost*> blocks_;  // owned by the ceres::Problem
   int num_threads_ = 0;
   const Communicator* communicator_ = nullptr;
+  bool held_ = false;
 };
 
 }  // namespace estimation_problem_internal
@@ -196,7 +215,7 @@ ceres::LossFunction* make_loss(Loss loss, double scale) {
 class IterationMonitor : public ceres::IterationCallback {
  public:
   IterationMonitor(const SolverOptions& options, std::chrono::steady_clock::time_point t0)
-      : options_(options), t0_(t0) {}
+      : options_(options), t0_(t0), eta_(options.max_iterations, options.function_tolerance) {}
   ceres::CallbackReturnType operator()(const ceres::IterationSummary& it) override {
     if (options_.on_iteration) {
       SolveProgress p;
@@ -204,7 +223,7 @@ class IterationMonitor : public ceres::IterationCallback {
       p.max_iterations = options_.max_iterations;
       p.cost = it.cost;
       p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-      p.eta_s = p.elapsed_s / std::max(1, it.iteration) * std::max(0, options_.max_iterations - it.iteration);
+      eta_.update(it.iteration, p.elapsed_s, it.cost, p);
       options_.on_iteration(p);
     }
     // Terminate "successfully" so the last iterate stays usable: Ctrl-C must
@@ -218,6 +237,7 @@ class IterationMonitor : public ceres::IterationCallback {
  private:
   const SolverOptions& options_;
   std::chrono::steady_clock::time_point t0_;
+  SolveEta eta_;
 };
 
 // L-BFGS on the same residuals: cost and gradient from Problem::Evaluate.
@@ -353,6 +373,8 @@ int EstimationProblem::num_residuals() const { return ceres_->problem->NumResidu
 
 int EstimationProblem::num_residual_blocks() const { return static_cast<int>(ceres_->blocks.size()); }
 
+long long EstimationProblem::residual_block_visits() const { return ceres_->parallel.visits(); }
+
 std::vector<int> EstimationProblem::residual_clusters(ClusterBy by) const {
   const std::vector<int>& cluster = by == ClusterBy::kTrajectory ? block_trajectory_ : block_window_;
   std::vector<int> rows;
@@ -447,10 +469,15 @@ std::vector<double> EstimationProblem::cost_per_trajectory(const std::vector<dou
   std::copy(x.begin(), x.end(), theta_.begin());
   std::vector<double> out(train_.size(), 0.0);
   // One evaluation of all blocks (in parallel), then each block's cost from
-  // its cache.
+  // its cache, with the callback held: linear in the blocks.
   double total = 0;
   ceres::Problem::EvaluateOptions eo;
   ceres_->problem->Evaluate(eo, &total, nullptr, nullptr, nullptr);
+  struct Hold {
+    ParallelBlocks& p;
+    explicit Hold(ParallelBlocks& q) : p(q) { p.hold(true); }
+    ~Hold() { p.hold(false); }
+  } hold(ceres_->parallel);
   for (size_t b = 0; b < ceres_->blocks.size(); ++b) {
     double c = 0;
     ceres_->problem->EvaluateResidualBlockAssumingParametersUnchanged(ceres_->blocks[b], true, &c, nullptr, nullptr);

@@ -89,7 +89,8 @@ class EstimationProblem {
   // the simulation fails (diverges) there.
   bool evaluate(const std::vector<double>& x, double* cost, std::vector<double>* gradient);
 
-  // Per-trajectory cost at x, in the order of `train`.
+  // Per-trajectory cost at x, in the order of `train`: one evaluation of
+  // every block, linear in the number of blocks.
   std::vector<double> cost_per_trajectory(const std::vector<double>& x);
 
   // Jacobian of all residuals w.r.t. θ at x (rows = residuals), for
@@ -100,6 +101,10 @@ class EstimationProblem {
   // Residual blocks (windows, segments, samples): the units a solve
   // evaluates in parallel.
   int num_residual_blocks() const;
+  // How often a residual block was evaluated or looked up in its cache since
+  // construction (every call Ceres or this class made on a block): the work
+  // counter tests use to check that a pass over the blocks is linear.
+  long long residual_block_visits() const;
 
   // The cluster of every row of parameter_jacobian(), in row order: the
   // trajectory of its residual block (in the order of `train`), or its

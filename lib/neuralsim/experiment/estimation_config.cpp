@@ -27,7 +27,10 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
   try {
     theta = log_cholesky_from_inertia(model.bodies[body].inertia, "link '" + body_name + "'");
   } catch (const ModelError& e) {
-    c.fail("name", e.what());
+    // A lumped planar link (inertia_check.hpp) is no 3-D body to start from.
+    c.fail("name", std::string(e.what()) + "; a link valid only as part of a planar chain cannot be estimated as a "
+                                           "3-D body: estimate 'link." + body_name + ".inertia.yy' (the inertia about "
+                                           "the axis) instead");
   }
   for (int k = 0; k < 10; ++k) {
     const std::string coord = "link." + body_name + ".log_cholesky." + log_cholesky_coordinate_names()[k];
@@ -110,7 +113,7 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
   }
 }
 
-ProblemOptions read_problem_options(const Config& r) {
+ProblemOptions read_problem_options(const Config& r, const Model<double>* model) {
   r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
                       "sample_stride", "loss", "loss_scale", "torque_weight"});
   ProblemOptions o;
@@ -122,7 +125,7 @@ ProblemOptions read_problem_options(const Config& r) {
   o.window = static_cast<int>(r.get_int_in_range("window", 50, 1, 100000000));
   o.stride = static_cast<int>(r.get_int_in_range("stride", 0, 0, 100000000));
   o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
-  o.derivatives = read_derivative_options(r);
+  o.derivatives = read_derivative_options(r, model);
   o.filter_window = o.derivatives.method == DerivativeMethod::kCentralDifference ? o.derivatives.window : 5;
   o.sample_stride = static_cast<int>(r.get_int_in_range("sample_stride", 1, 1, 100000000));
   o.torque_weight = r.get_in_range("torque_weight", 0.0, 0, 1e12);
@@ -135,7 +138,19 @@ ProblemOptions read_problem_options(const Config& r) {
   return o;
 }
 
-DerivativeOptions read_derivative_options(const Config& r) {
+DerivativeOptions default_derivative_options(const Model<double>* model) {
+  DerivativeOptions o;
+  // Quaternion joints (nq != nv): Savitzky–Golay differentiates positions
+  // and cannot; the moving average and central differences of q̇ can.
+  if (model && model->nq != model->nv) return o;
+  o.method = DerivativeMethod::kSavitzkyGolay;
+  o.window = kDefaultSavitzkyGolayWindow;
+  o.order = 3;
+  return o;
+}
+
+DerivativeOptions read_derivative_options(const Config& r, const Model<double>* model) {
+  if (!r.has("derivatives") && !r.has("filter_window")) return default_derivative_options(model);
   DerivativeOptions o;
   if (!r.has("derivatives")) {
     o.window = static_cast<int>(r.get_int_in_range("filter_window", 5, 1, 100001));
@@ -146,11 +161,15 @@ DerivativeOptions read_derivative_options(const Config& r) {
                             "width of central_difference), not both");
   const Config d = r.at("derivatives");
   d.check_known_keys({"method", "window", "order", "filter_torque"});
-  const std::string method = d.get_choice("method", {"central_difference", "savitzky_golay"}, "central_difference");
+  const std::string method = d.get_choice("method", {"central_difference", "savitzky_golay"}, "savitzky_golay");
   o.method = method == "savitzky_golay" ? DerivativeMethod::kSavitzkyGolay : DerivativeMethod::kCentralDifference;
   const bool sg = o.method == DerivativeMethod::kSavitzkyGolay;
   if (!sg && d.has("order")) d.fail("order", "only savitzky_golay has a polynomial order");
-  o.window = static_cast<int>(d.get_int_in_range("window", sg ? 31 : 5, 1, 100001));
+  if (sg && model && model->nq != model->nv)
+    d.fail("method", "savitzky_golay differentiates positions, and model '" + model->name + "' has " +
+                         std::to_string(model->nq) + " position but " + std::to_string(model->nv) +
+                         " velocity coordinates (quaternion joints): use central_difference");
+  o.window = static_cast<int>(d.get_int_in_range("window", sg ? kDefaultSavitzkyGolayWindow : 5, 1, 100001));
   o.order = static_cast<int>(d.get_int_in_range("order", 3, 2, 10));
   o.filter_torque = d.get_or<bool>("filter_torque", false);
   if (sg && o.window % 2 == 0)

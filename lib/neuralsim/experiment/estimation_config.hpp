@@ -31,15 +31,27 @@ ObservationSpec read_observation(const Config& section, const Model<double>& mod
 // inverse_dynamics, window, stride, continuity_weight, filter_window,
 // derivatives, sample_stride, loss: none | huber | cauchy, loss_scale}.
 // filter_window (and a central_difference `derivatives` window) is
-// ProblemOptions::filter_window.
-ProblemOptions read_problem_options(const Config& section);
-// The derivatives of inverse dynamics and of the torque error, from the same
-// `residual:` section: `derivatives: {method: central_difference |
-// savitzky_golay, window (samples; default 5 for central_difference, 31 for
-// savitzky_golay), order (savitzky_golay, default 3), filter_torque (default
-// false)}`, or the older `filter_window: n` (central_difference with window
-// n; not together with `derivatives`). Errors name the key.
-DerivativeOptions read_derivative_options(const Config& section);
+// ProblemOptions::filter_window. `model` (optional) picks the default
+// derivatives and refuses savitzky_golay on quaternion joints.
+ProblemOptions read_problem_options(const Config& section, const Model<double>* model = nullptr);
+
+// The derivatives of inverse dynamics and of every torque error (simid's
+// residual and metrics, rollout --compare), from a section holding
+// `derivatives: {method: savitzky_golay | central_difference, window
+// (samples; default 31 for savitzky_golay, 5 for central_difference), order
+// (savitzky_golay, default 3), filter_torque (default false)}`, or the older
+// `filter_window: n` (central_difference with window n; not together with
+// `derivatives`). Neither: default_derivative_options(model). Errors name
+// the key.
+DerivativeOptions read_derivative_options(const Config& section, const Model<double>* model = nullptr);
+
+// The default: Savitzky–Golay, window 31, order 3, on the recording's own
+// time stamps (a moving average assumes a uniform step and inflates the
+// torque error of unevenly sampled data); central_difference with a
+// 5-sample moving average on a model with quaternion joints (nq != nv),
+// whose positions Savitzky–Golay cannot differentiate.
+constexpr int kDefaultSavitzkyGolayWindow = 31;
+DerivativeOptions default_derivative_options(const Model<double>* model = nullptr);
 
 // How residual rows are grouped for the robust covariances: by trajectory,
 // or by window (a shooting window or segment; for inverse dynamics, runs of

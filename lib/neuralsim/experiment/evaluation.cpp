@@ -88,7 +88,7 @@ void check_spec(const EvaluationWindows& spec) {
 }
 
 WindowedEvaluation evaluate_windows_with(Stepper<double>& stepper, const TrajectorySet& data,
-                                         const EvaluationWindows& spec) {
+                                         const EvaluationWindows& spec, const TrajectoryDone& done = {}) {
   WindowedEvaluation out;
   out.spec = spec;
   long long skipped = 0;
@@ -98,6 +98,7 @@ WindowedEvaluation evaluate_windows_with(Stepper<double>& stepper, const Traject
     out.per_trajectory.emplace_back(tr.name, window_statistics(errors, sel.skipped));
     skipped += sel.skipped;
     for (WindowError& e : errors) out.per_window.push_back(std::move(e));
+    if (done) done(tr);
   }
   out.overall = window_statistics(out.per_window, skipped);
   return out;
@@ -220,7 +221,8 @@ WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOption
 }
 
 WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vector<double>& x,
-                                    const TrajectorySet& data, const EvaluationWindows& spec) {
+                                    const TrajectorySet& data, const EvaluationWindows& spec,
+                                    const TrajectoryDone& done) {
   check_spec(spec);
   // As windowed_prediction (estimate/residuals.cpp) applies θ.
   Model<double> model = *ctx.model;
@@ -230,7 +232,7 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
     const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());
   }
-  return evaluate_windows_with(stepper, data, spec);
+  return evaluate_windows_with(stepper, data, spec, done);
 }
 
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
@@ -242,7 +244,7 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
 
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
                                         const TrajectorySet& data, const DerivativeOptions& derivatives,
-                                        std::string* note) {
+                                        std::string* note, const TrajectoryDone& done) {
   const Model<double>& model = *ctx.model;
   const int nv = model.nv;
   if (x.size() != static_cast<size_t>(ctx.parameters->size()))
@@ -256,12 +258,14 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
   for (const Trajectory& tr : data.trajectories) {
     if (!tr.has_tau()) {
       out.without_tau.push_back(tr.name);
+      if (done) done(tr);
       continue;
     }
     // The residual's own samples and cost function: the metric is that residual.
     const auto samples = std::make_shared<const InverseDynamicsSamples>(prepare_inverse_dynamics(tr, derivatives, 1));
     if (samples->q.rows() == 0) {
       out.too_short.push_back(tr.name);
+      if (done) done(tr);
       continue;
     }
     Eigen::VectorXd traj_sum = Eigen::VectorXd::Zero(nv);
@@ -281,6 +285,7 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
     per.rmse_per_dof = (traj_sum / static_cast<double>(n)).cwiseSqrt();
     per.rmse = std::sqrt(traj_sum.sum() / (static_cast<double>(n) * std::max(1, nv)));
     out.per_trajectory.push_back(std::move(per));
+    if (done) done(tr);
   }
   if (out.samples == 0) {
     if (note) {
@@ -303,13 +308,20 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
   return out;
 }
 
-std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data, int filter_window,
-                                        std::string* note) {
+std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
+                                        const DerivativeOptions& derivatives, std::string* note) {
   const ParameterSet none;
   ResidualContext ctx;
   ctx.model = &model;
   ctx.parameters = &none;
-  return torque_error(ctx, {}, data, filter_window, note);
+  return torque_error(ctx, {}, data, derivatives, note);
+}
+
+std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data, int filter_window,
+                                        std::string* note) {
+  DerivativeOptions d;
+  d.window = std::max(1, filter_window);
+  return torque_error(model, data, d, note);
 }
 
 namespace {
@@ -383,6 +395,13 @@ nlohmann::json windows_json(const WindowedEvaluation& e) {
   j["diverged"] = diverged;
   j["per_trajectory"] = per_trajectory;
   j["per_window"] = per_window;
+  return j;
+}
+
+nlohmann::json derivatives_json(const DerivativeOptions& d) {
+  nlohmann::json j{{"method", derivative_method_name(d.method)}, {"window", d.window}};
+  if (d.method == DerivativeMethod::kSavitzkyGolay) j["order"] = d.order;
+  j["filter_torque"] = d.filter_torque;
   return j;
 }
 

@@ -5,6 +5,7 @@
 // (step/replay.hpp).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -115,20 +116,25 @@ WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOption
                                     const std::optional<ContactSettings>& contact, const TrajectorySet& data,
                                     const EvaluationWindows& spec, const std::vector<AugmentBlueprint>& augment = {});
 
+// Called after each trajectory of a long evaluation (progress).
+using TrajectoryDone = std::function<void(const Trajectory&)>;
+
 // Every trajectory of `data` with the parameters x of `ctx` applied exactly
 // as the residuals apply them (model and contact parameters; every window
 // starts from the measured state, so initial.qd.* estimates are not used).
 WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vector<double>& x,
-                                    const TrajectorySet& data, const EvaluationWindows& spec);
+                                    const TrajectorySet& data, const EvaluationWindows& spec,
+                                    const TrajectoryDone& done = {});
 
 // ---------------------------------------------------------------------------
 // Inverse-dynamics torque error: the residual of simid's inverse-dynamics
 // formulation (estimate/residuals.hpp), evaluated rather than minimized, so
 // the metric and the residual are one computation:
 //   e_k = RNEA(q_k, q̇_k, q̈_k; θ) − τ_passive(q_k, q̇_k; θ) − gear ⊙ τ_measured,k
-// with q, q̇ smoothed and q̈ estimated from recorded q̇ by prepare_inverse_dynamics
-// (central differences on the recording's non-uniform time). In joint units
-// (N·m or N at the joint, after the gear ratio).
+// with q, q̇, q̈ estimated by prepare_inverse_dynamics with the given
+// derivative options (estimate/derivative_filter.hpp; the tools' default is
+// Savitzky–Golay on the recording's own, possibly non-uniform, time stamps).
+// In joint units (N·m or N at the joint, after the gear ratio).
 struct TorqueError {
   std::vector<std::string> names;  // velocity coordinates (Model::velocity_names)
   Eigen::VectorXd rmse_per_dof;    // sqrt(mean_k e_k,i²) over every sample of every trajectory used
@@ -150,12 +156,14 @@ struct TorqueError {
 // `data` has both recorded τ and enough samples.
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
                                         const TrajectorySet& data, const DerivativeOptions& derivatives,
-                                        std::string* note = nullptr);
+                                        std::string* note = nullptr, const TrajectoryDone& done = {});
 // central_difference with a moving average of `filter_window` samples.
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
                                         const TrajectorySet& data, int filter_window = 1,
                                         std::string* note = nullptr);
 // The model as given (no estimated parameters).
+std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
+                                        const DerivativeOptions& derivatives, std::string* note = nullptr);
 std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
                                         int filter_window = 1, std::string* note = nullptr);
 
@@ -181,5 +189,8 @@ nlohmann::json windows_json(const WindowedEvaluation& e);
 
 // `{rmse_per_joint: {name: value}, rmse, samples}`.
 nlohmann::json torque_json(const TorqueError& e);
+// `{method, window, order, filter_torque}`: how a torque error's q̇, q̈ were
+// estimated (order only for savitzky_golay).
+nlohmann::json derivatives_json(const DerivativeOptions& d);
 
 }  // namespace neuralsim

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/dynamics/crba.hpp"
@@ -106,7 +107,7 @@ void apply_model_parameters(Experiment& e) {
   }
   if (applied.empty()) return;
   try {
-    e.model.validate();
+    e.model.validate(InertiaCheck::kJointSpace);
   } catch (const ModelError& err) {
     const std::string what = err.what();
     // "link.<name>.…" / "joint.<name>.…" / "gravity.…": the element is the second field.
@@ -171,6 +172,13 @@ void check_mass_matrix(const Model<double>& model, const Config& where) {
     if (!(data.M(i, i) > 1e-12 * scale))
       where.fail("", "coordinate '" + names[i] + "' moves no mass or inertia (and has no armature or rotor): the mass "
                      "matrix is singular (an <inertial> missing or zero?)");
+  // Physical links always give a positive definite M; a lumped planar link
+  // (inertia about its joint below m·r²) can make it indefinite.
+  const double smallest = symmetric_eigen(Eigen::MatrixXd(data.M), false).values.minCoeff();
+  if (!(smallest > -1e-9 * scale))
+    where.fail("", format_printf("the joint-space mass matrix is not positive definite at the neutral pose (smallest "
+                                 "eigenvalue %.6g of %.6g): the links' inertias describe no mechanism",
+                                 smallest, scale));
 }
 
 }  // namespace
@@ -228,6 +236,8 @@ Experiment load_experiment(const Config& root, bool require_sim) {
     e.parameters.push_back({*target, raw.value, raw.source});
   }
   apply_model_parameters(e);
+  // Links accepted only as part of a planar chain (inertia_check.hpp), named.
+  for (const std::string& w : e.model.validate(InertiaCheck::kJointSpace)) e.warnings.push_back(w);
   if (e.model.nv > 0) check_mass_matrix(e.model, root.at("model"));
   if (e.contact) apply_contact_parameters(e);
   if (require_sim || root.has("sim")) {

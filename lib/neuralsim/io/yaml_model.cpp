@@ -336,7 +336,7 @@ void read_joint(const Config& jn, const std::string& body_name, Joint<double>& j
   }
 }
 
-void read_bodies(const Config& node, Model<double>& model) {
+void read_bodies(const Config& node, Model<double>& model, std::vector<Config>& sources) {
   if (!node.has("bodies") || node.list("bodies").empty())
     node.fail("bodies", "a model needs 'generator' or a non-empty 'bodies' list");
   for (const Config& b : node.list("bodies")) {
@@ -392,13 +392,23 @@ void read_bodies(const Config& node, Model<double>& model) {
       model.origin_follows_parent_length[idx] = true;
     }
     read_geometry(b, idx, model);
-    const std::string problem = inertia_problem(model.bodies[idx].inertia);
-    if (!problem.empty()) {
-      const bool shifted = b.has("inertia_about") &&
-                           (b.is_list("inertia_about") || b.get<std::string>("inertia_about") != "com");
-      b.fail(b.has("inertia") ? "inertia" : "mass",
-             "link '" + name + "': " + problem + (shifted ? " (after moving it from 'inertia_about' to the COM)" : ""));
-    }
+    sources.push_back(b);
+  }
+}
+
+// Every link's inertia, once the whole tree is known (lengths applied): a
+// link that is not a physical 3-D body may still be valid in a planar chain
+// (inertia_check.hpp), and rounding is judged against the model's inertias.
+// A failure names the link's own entry in the file.
+void check_link_inertias(const Model<double>& model, const std::vector<Config>& sources) {
+  for (int i = 0; i < model.num_bodies() && i < static_cast<int>(sources.size()); ++i) {
+    const std::string problem = link_inertia_problem(model, i, InertiaCheck::kJointSpace);
+    if (problem.empty()) continue;
+    const Config& b = sources[static_cast<size_t>(i)];
+    const bool shifted = b.has("inertia_about") &&
+                         (b.is_list("inertia_about") || b.get<std::string>("inertia_about") != "com");
+    b.fail(b.has("inertia") ? "inertia" : "mass",
+           problem + (shifted ? " (after moving it from 'inertia_about' to the COM)" : ""));
   }
 }
 
@@ -444,6 +454,7 @@ void apply_joint_dynamics(const Config& joints, Model<double>& model) {
 
 Model<double> build_yaml_model(const Config& node) {
   Model<double> model;
+  std::vector<Config> sources;  // each body's entry in `bodies`
   model.name = node.get_or("name", "model");
   model.gravity = vec3(node, "gravity", Eigen::Vector3d(0, 0, -9.81));
   if (node.has("generator")) {
@@ -472,13 +483,14 @@ Model<double> build_yaml_model(const Config& node) {
     if (node.has("joints")) apply_joint_dynamics(node.at("joints"), model);
   } else {
     node.check_known_keys({"name", "gravity", "bodies"});
-    read_bodies(node, model);
+    read_bodies(node, model, sources);
   }
   // Apply lengths now that children exist (moves COMs and child origins).
   for (int i = 0; i < model.num_bodies(); ++i)
     if (model.bodies[i].length_spec.enabled) model.set_link_length(i, model.bodies[i].length);
+  check_link_inertias(model, sources);
   try {
-    model.validate();
+    model.validate(InertiaCheck::kJointSpace);  // the tools list its warnings (load_experiment)
   } catch (const ModelError& e) {
     node.fail("", e.what());
   }

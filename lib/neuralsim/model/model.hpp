@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/model/inertia_check.hpp"
 #include "neuralsim/model/joint.hpp"
 #include "neuralsim/spatial/inertia.hpp"
 
@@ -108,7 +109,9 @@ class Model {
   // order, unit axes, and for every link a finite non-negative mass and a
   // rotational inertia about the COM that is symmetric positive
   // semidefinite and satisfies the triangle inequality (inertia_check.hpp).
-  void validate() const;
+  // kJointSpace accepts, in a planar chain, links that are physical only as
+  // part of it: the returned warnings name each one.
+  std::vector<std::string> validate(InertiaCheck check = InertiaCheck::kPhysical) const;
 };
 
 }  // namespace neuralsim

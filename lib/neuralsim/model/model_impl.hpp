@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sstream>
+#include <type_traits>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/model/inertia_check.hpp"
@@ -151,15 +152,26 @@ Model<T> Model<S>::cast() const {
 }
 
 template <class S>
-void Model<S>::validate() const {
+std::vector<std::string> Model<S>::validate(InertiaCheck check) const {
+  std::vector<std::string> warnings;
   for (int i = 0; i < num_bodies(); ++i) {
     const auto& j = joints[i];
     if (j.parent >= i) throw ModelError("body '" + bodies[i].name + "': parent must come first");
     if ((j.type == JointType::kRevolute || j.type == JointType::kPrismatic) &&
         !(std::abs(to_double(j.axis.norm()) - 1.0) <= 1e-9))
       throw ModelError("joint '" + j.name + "': axis must be a finite unit vector");
-    const std::string problem = inertia_problem(bodies[i].inertia.values());
-    if (!problem.empty()) throw ModelError("link '" + bodies[i].name + "': " + problem);
+    // Values only: the check of a model of double (the one loaded, set and
+    // fitted) knows the model around the link; a model of Jets is checked
+    // link by link.
+    if constexpr (std::is_same_v<S, double>) {
+      std::string warning;
+      const std::string problem = link_inertia_problem(*this, i, check, &warning);
+      if (!problem.empty()) throw ModelError(problem);
+      if (!warning.empty()) warnings.push_back(warning);
+    } else {
+      const std::string problem = inertia_problem(bodies[i].inertia.values());
+      if (!problem.empty()) throw ModelError("link '" + bodies[i].name + "': " + problem);
+    }
     if (j.has_rotor) {
       if (j.type != JointType::kRevolute && j.type != JointType::kPrismatic)
         throw ModelError("joint '" + j.name + "': a rotor needs a revolute or prismatic joint, got " +
@@ -173,6 +185,7 @@ void Model<S>::validate() const {
   }
   for (int c = 0; c < 3; ++c)
     if (!is_finite(gravity[c])) throw ModelError("gravity must be finite");
+  return warnings;
 }
 
 // Explicit instantiations (model/instantiate_*.cpp): no other translation

@@ -11,6 +11,7 @@
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
 #include "neuralsim/experiment/data.hpp"
+#include "neuralsim/io/parameter_file.hpp"
 #include "neuralsim/tools/fingerprint.hpp"
 #include "neuralsim/tools/identify_checkpoint.hpp"
 
@@ -88,7 +89,7 @@ Setup read_setup(const Config& cfg, long long seed) {
                         "evaluation_window", "evaluation", "uncertainty"});
   s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
-  s.problem = read_problem_options(section_or_empty(est, "residual"));
+  s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
   // Predictions restart from the measured state every `evaluation_window`
   // samples (default: the shooting window; 50 for inverse dynamics), so fits
@@ -163,11 +164,16 @@ class LocalSolveLog {
       if (!lock.owns_lock() || seconds_since(last_) < kInterval || p.elapsed_s < kInterval) return;
       last_ = Clock::now();
     }
+    // The ETA from measured iteration times (estimate/solve_progress.hpp):
+    // extrapolated from the convergence so far, else the bound at
+    // max_iterations.
+    const std::string eta = p.eta_extrapolated ? format_printf("ETA %.1f s (at most %.1f s)", p.eta_s, p.eta_max_s)
+                                               : format_printf("ETA <= %.1f s", p.eta_max_s);
     context_.log(debug ? LogLevel::kDebug : LogLevel::kInfo,
                  format_printf("local solve (round %d/%d, start %d/%d): iteration %d/%d, cost %.6g, elapsed %.1f s, "
-                               "ETA <= %.1f s",
+                               "%.3f s/iteration, %s",
                                p.round + 1, rounds_, p.start + 1, population_, p.iteration, p.max_iterations, p.cost,
-                               p.elapsed_s, p.eta_s));
+                               p.elapsed_s, p.iteration_s, eta.c_str()));
   }
 
  private:
@@ -179,8 +185,30 @@ class LocalSolveLog {
 
 // Predictions restarted every `window` samples and their errors. For reach
 // targets the q of the data is a placeholder: only the distance counts.
+// Progress of the evaluation after the fit, in samples processed per step
+// (every step visits each sample a bounded number of times): nothing is
+// printed unless it runs longer than the progress interval (common/app.hpp).
+class EvaluationProgress {
+ public:
+  EvaluationProgress(const RunContext& context, long long total) : stage_(context, "simid evaluation", total) {}
+  void add(long long samples) { stage_.update(done_ += samples); }
+  TrajectoryDone per_trajectory() {
+    return [this](const Trajectory& t) { add(static_cast<long long>(t.size())); };
+  }
+
+ private:
+  ProgressStage stage_;
+  long long done_ = 0;
+};
+
+long long samples_in(const TrajectorySet& set) {
+  long long n = 0;
+  for (const Trajectory& t : set.trajectories) n += static_cast<long long>(t.size());
+  return n;
+}
+
 FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
-                           int window, bool targets, const RunContext& context) {
+                           int window, bool targets, const RunContext& context, EvaluationProgress& progress) {
   FitEvaluation e;
   e.predictions.meta = data.meta;
   std::vector<std::string> links;
@@ -201,16 +229,19 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
     e.mean_rmse_q += r / data.trajectories.size();
     e.mean_rmse_link_position += rl / data.trajectories.size();
     if (pred.size() > 0) e.predictions.trajectories.push_back(std::move(pred));
+    progress.add(static_cast<long long>(tr.size()));
   }
   return e;
 }
 
 // The standard errors of the chosen method, the covariance and the
 // identifiability analysis at the best point.
-void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResult& r, Eigen::VectorXd& residuals) {
+void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResult& r, Eigen::VectorXd& residuals,
+                 EvaluationProgress& progress) {
   const ParameterSet& params = s.params;
   const std::vector<double>& x = r.best.x;
   const Eigen::MatrixXd J = problem.parameter_jacobian(x, &residuals);
+  progress.add(samples_in(s.data.train));
   r.identifiability = analyze_identifiability(params, x, J, residuals);
   const Identifiability& id = r.identifiability;
   // The reported standard errors: Gauss–Newton (identifiability.hpp) or a
@@ -234,14 +265,17 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
 // Inverse-dynamics torque errors (the residual of residual type
 // inverse_dynamics, with its derivatives) of the fitted and the initial
 // parameters.
-void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationResult& r, const RunContext& context) {
+void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationResult& r, const RunContext& context,
+                     EvaluationProgress& progress) {
   std::vector<std::string> notes;
   auto evaluate = [&](const TrajectorySet& set, const std::string& split, std::optional<TorqueEvaluation>& out) {
     std::string note;
-    const std::optional<TorqueError> fitted = torque_error(ctx, r.best.x, set, s.problem.derivatives, &note);
+    const std::optional<TorqueError> fitted =
+        torque_error(ctx, r.best.x, set, s.problem.derivatives, &note, progress.per_trajectory());
     if (!note.empty()) notes.push_back(split + ": " + note);
     if (!fitted) return;
-    out = TorqueEvaluation{*fitted, torque_error(ctx, s.params.initial_variables(), set, s.problem.derivatives)};
+    out = TorqueEvaluation{*fitted, torque_error(ctx, s.params.initial_variables(), set, s.problem.derivatives,
+                                                 nullptr, progress.per_trajectory())};
   };
   evaluate(s.data.train, "train", r.train_torque);
   if (!s.data.validation.trajectories.empty()) evaluate(s.data.validation, "validation", r.validation_torque);
@@ -254,15 +288,16 @@ void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationR
 // Training and validation predictions, windows, torque errors, the
 // residuals' spread, physical consistency and ground-truth errors.
 void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& problem, const Eigen::VectorXd& residuals,
-              IdentificationResult& r, const RunContext& context) {
+              IdentificationResult& r, const RunContext& context, EvaluationProgress& progress) {
   const std::vector<double>& x = r.best.x;
-  r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context);
+  r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context, progress);
   const std::vector<double> cost = problem.cost_per_trajectory(x);
+  progress.add(samples_in(s.data.train));
   for (size_t t = 0; t < cost.size() && t < r.train.per_trajectory.size(); ++t) r.train.per_trajectory[t].cost = cost[t];
   r.measured = s.data.train;
   r.fitted = r.train.predictions;
   if (!s.data.validation.trajectories.empty()) {
-    r.validation = evaluate_fit(ctx, x, s.data.validation, s.eval_window, false, context);
+    r.validation = evaluate_fit(ctx, x, s.data.validation, s.eval_window, false, context, progress);
     for (auto t : r.validation->predictions.trajectories) {
       t.name = "validation_" + t.name;
       r.fitted.trajectories.push_back(std::move(t));
@@ -273,11 +308,12 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
     }
   }
   if (s.eval_windows) {
-    r.train_windows = evaluate_windows(ctx, x, s.data.train, *s.eval_windows);
+    r.train_windows = evaluate_windows(ctx, x, s.data.train, *s.eval_windows, progress.per_trajectory());
     if (!s.data.validation.trajectories.empty())
-      r.validation_windows = evaluate_windows(ctx, x, s.data.validation, *s.eval_windows);
+      r.validation_windows =
+          evaluate_windows(ctx, x, s.data.validation, *s.eval_windows, progress.per_trajectory());
   }
-  if (!s.data.targets) evaluate_torque(s, ctx, r, context);
+  if (!s.data.targets) evaluate_torque(s, ctx, r, context, progress);
   // A fit whose residuals dwarf the data's own spread explains nothing: the
   // data may be corrupt or the model unsuitable (cost ½Σr² over m residuals).
   // Static data (no spread) is compared with a floor of 1e-6 of its size,
@@ -305,7 +341,16 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
     r.fitted_model.validate();
   } catch (const ModelError& e) {
     r.physically_consistent = false;
-    const std::string w = std::string("the fitted parameters are not physical: ") + e.what() +
+    // In a planar chain the fit may still be a valid planar system
+    // (inertia_check.hpp): say which.
+    std::string planar;
+    try {
+      if (!r.fitted_model.validate(InertiaCheck::kJointSpace).empty())
+        planar = "; as a planar chain the fitted model is still valid (only the inertia about the common axis enters "
+                 "its dynamics)";
+    } catch (const ModelError&) {
+    }
+    const std::string w = std::string("the fitted parameters are not physical: ") + e.what() + planar +
                           "; estimate the link's inertia as 'link.<body>.inertial' with transform log_cholesky "
                           "(docs/simid.md) to keep the fit physically consistent";
     context.warn(w);
@@ -324,6 +369,65 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
   }
 }
 
+// --evaluate FILE: the estimated parameters' values from a parameter file
+// (a params.json, or a flat {"name": value} map), as optimizer variables.
+// Input, checked before any work: a missing value or one outside a log
+// transform's domain is a DataError naming the file and the parameter.
+// The file's other values are not used (the config sets the rest of the
+// model); one that differs from the config's is a warning.
+std::vector<double> evaluation_point(const std::string& path, const Setup& s, std::vector<std::string>& warnings) {
+  const std::map<std::string, double> values = read_parameter_file(path);
+  const ParameterSet& params = s.params;
+  std::vector<double> x(static_cast<size_t>(params.size()));
+  for (int i = 0; i < params.size(); ++i) {
+    const std::string name = params[i].name();
+    const auto it = values.find(name);
+    if (it == values.end())
+      throw DataError(path + ": no value for '" + name + "', which estimate.parameters lists (the file has " +
+                      std::to_string(values.size()) + " values)");
+    const double v = it->second;
+    if (params[i].transformation == Transformation::kLog && !(v > 0))
+      throw DataError(path + ": '" + name + "': expected a value > 0 (transform log), got " + format_printf("%.10g", v));
+    x[static_cast<size_t>(i)] = params.variable(i, v);
+    if (!std::isfinite(x[static_cast<size_t>(i)]))
+      throw DataError(path + ": '" + name + "': the value " + format_printf("%.10g", v) + " has no optimizer variable");
+    if (v < params[i].lower || v > params[i].upper)
+      warnings.push_back(format_printf("%s: %s = %.10g is outside its bounds [%g, %g] (evaluated anyway)", path.c_str(),
+                                       name.c_str(), v, params[i].lower, params[i].upper));
+  }
+  const std::vector<std::string> estimated = params.names();
+  for (const auto& [name, v] : values) {
+    if (std::find(estimated.begin(), estimated.end(), name) != estimated.end()) continue;
+    const auto target = resolve_named_parameter(name, s.exp.model, false);
+    if (!target || target->kind != ParameterKind::kModel) continue;
+    const double mine = named_parameter_value(*target, s.exp.model, nullptr, nullptr);
+    if (std::abs(mine - v) > 1e-12 * std::max(std::abs(mine), std::abs(v)))
+      warnings.push_back(format_printf("%s holds %s = %.10g, which this config holds at %.10g: the config's value is "
+                                       "used (params_file: would use the file's)",
+                                       path.c_str(), name.c_str(), v, mine));
+  }
+  return x;
+}
+
+// The search result of an evaluation: the given point as the best "solve",
+// with no iteration and no round.
+BasinHoppingResult evaluate_point(const ProblemFactory& factory, const std::vector<double>& x) {
+  BasinHoppingResult result;
+  result.stop_reason = "evaluate_only";
+  const auto t0 = Clock::now();
+  double cost = 0;
+  const bool ok = factory()->evaluate(x, &cost, nullptr);
+  LocalResult& best = result.state.best;
+  best.x = x;
+  best.initial_cost = best.cost = cost;
+  best.iterations = 0;
+  best.usable = ok;
+  best.report = "evaluation only: no solve";
+  best.seconds = seconds_since(t0);
+  result.state.has_best = ok;
+  return result;
+}
+
 }  // namespace identify_detail
 
 IdentificationResult identify(const IdentificationRequest& request, const RunContext& context) {
@@ -340,7 +444,17 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, s.problem); };
   factory();  // a problem without residuals is a data error, before any output
   const int total_rounds = s.bh.enabled ? s.bh.max_rounds : 1;
+  // Evaluation only: the values of a parameter file (--evaluate), or the
+  // initial values when the solver may take no iteration.
+  const bool evaluate_only = !request.evaluate.empty() || s.solver.max_iterations == 0;
+  std::vector<std::string> evaluation_warnings;
+  std::vector<double> x_given;
+  if (!request.evaluate.empty()) x_given = evaluation_point(request.evaluate, s, evaluation_warnings);
+  else if (evaluate_only) x_given = s.params.initial_variables();
   // A checkpoint is input too: checked before the work starts.
+  if (context.resume && evaluate_only)
+    throw ConfigError("nothing to resume: an evaluation (--evaluate, or estimate.solver.max_iterations 0) runs no "
+                      "basin-hopping rounds");
   if (context.resume && !context.checkpoint)
     throw InvalidArgument("identify: resume requested without a checkpoint store");
   BasinHoppingState state;
@@ -354,6 +468,8 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   r.problem = s.problem;
   r.targets = s.data.targets;
   r.prediction_window = s.window;
+  r.evaluate_only = evaluate_only;
+  r.evaluated_file = request.evaluate;
   const std::vector<std::string> estimated = s.params.names();
   for (const ExperimentParameter& p : s.exp.parameters)
     if (std::find(estimated.begin(), estimated.end(), p.target.name) == estimated.end()) r.fixed.push_back(p);
@@ -363,6 +479,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
     r.warnings.push_back(w);
   // Rows a CSV import dropped are warnings, as import-csv reports them.
   r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());
+  for (const std::string& w : evaluation_warnings) r.warnings.push_back(w);
 
   context.started();
   for (const std::string& n : s.exp.notes) context.info(n);
@@ -371,51 +488,71 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
     context.info("resuming from " + context.checkpoint->name() + " at round " + std::to_string(state.next_round));
 
   const auto t_fit = Clock::now();
-  auto should_abort = [&] { return context.stop_requested() || seconds_since(t_fit) > s.bh.time_budget_s; };
-  ProgressStage progress(context, "simid rounds", total_rounds);
-  auto on_round = [&](const BasinHoppingState& b) {
-    if (context.checkpoint) write_identify_checkpoint(*context.checkpoint, b, s.params, fingerprint);
-    const RoundRecord& rec = b.history.back();
-    context.info(format_printf("round %d/%d: best cost %.6g (this round %.6g, %d usable solves)", rec.round + 1,
-                               total_rounds, rec.best_cost, rec.round_best_cost, rec.usable_solves));
-    progress.update(b.next_round);
-  };
-  // Residual blocks are evaluated on the TBB workers inside every local
-  // solve (bit-identical at any thread count, estimation_problem.hpp).
-  BasinHoppingOptions bh = s.bh;
-  bh.communicator = context.communicator;
-  SolverOptions solver = s.solver;
-  solver.num_threads = 0;
-  LocalSolveLog solve_log(context, total_rounds, s.bh.enabled ? std::max(1, s.bh.population) : 1);
-  solver.on_iteration = [&solve_log](const SolveProgress& p) { solve_log(p); };
-  r.search = basin_hopping(factory, s.params, bh, solver, state, on_round, should_abort);
-  progress.finish();
+  bool interrupted = false;
+  if (evaluate_only) {
+    context.info(request.evaluate.empty() ? std::string("evaluating the initial values (max_iterations 0): no fit")
+                                          : "evaluating the values of " + request.evaluate + ": no fit");
+    r.search = evaluate_point(factory, x_given);
+  } else {
+    auto should_abort = [&] { return context.stop_requested() || seconds_since(t_fit) > s.bh.time_budget_s; };
+    ProgressStage progress(context, "simid rounds", total_rounds);
+    auto on_round = [&](const BasinHoppingState& b) {
+      if (context.checkpoint) write_identify_checkpoint(*context.checkpoint, b, s.params, fingerprint);
+      const RoundRecord& rec = b.history.back();
+      context.info(format_printf("round %d/%d: best cost %.6g (this round %.6g, %d usable solves)", rec.round + 1,
+                                 total_rounds, rec.best_cost, rec.round_best_cost, rec.usable_solves));
+      progress.update(b.next_round);
+    };
+    // Residual blocks are evaluated on the TBB workers inside every local
+    // solve (bit-identical at any thread count, estimation_problem.hpp).
+    BasinHoppingOptions bh = s.bh;
+    bh.communicator = context.communicator;
+    SolverOptions solver = s.solver;
+    solver.num_threads = 0;
+    LocalSolveLog solve_log(context, total_rounds, s.bh.enabled ? std::max(1, s.bh.population) : 1);
+    solver.on_iteration = [&solve_log](const SolveProgress& p) { solve_log(p); };
+    r.search = basin_hopping(factory, s.params, bh, solver, state, on_round, should_abort);
+    progress.finish();
+    interrupted = context.stop_agreed();
+  }
   r.timings["fit_s"] = seconds_since(t_fit);
-  const bool interrupted = context.stop_agreed();
   if (!r.search.state.has_best) {
     r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kDiverged;
     if (interrupted) return r;
     // Say where: replay the first training trajectory at the initial guess
-    // with divergence checks on (time, coordinate and value).
+    // (or the evaluated values) with divergence checks on (time, coordinate
+    // and value).
+    const std::vector<double> x0 = evaluate_only ? x_given : s.params.initial_variables();
     std::string where;
     try {
-      windowed_prediction(ctx, s.params.initial_variables(), s.data.train.trajectories.front(), s.eval_window);
+      windowed_prediction(ctx, x0, s.data.train.trajectories.front(), s.eval_window);
     } catch (const NumericalError& e) {
-      where = std::string("; at the initial guess, on ") + s.data.train.trajectories.front().name + ": " + e.what();
+      where = std::string("; at the ") + (evaluate_only ? "evaluated values" : "initial guess") + ", on " +
+              s.data.train.trajectories.front().name + ": " + e.what();
     }
-    r.message = "simid: no local solve produced a usable solution (every start diverged or failed)" + where +
-                "; check bounds, initial values and the time step";
+    r.message = (evaluate_only ? std::string("simid: the cost is not finite at the evaluated values")
+                               : std::string("simid: no local solve produced a usable solution (every start "
+                                             "diverged or failed)")) +
+                where + "; check bounds, initial values and the time step";
     return r;
   }
   r.has_fit = true;
   r.best = r.search.state.best;
   r.cost = r.best.cost;
 
+  const auto t_evaluation = Clock::now();
+  const long long train_samples = samples_in(s.data.train), validation_samples = samples_in(s.data.validation);
+  // Jacobian and cost per trajectory, predictions, windows and the two
+  // torque errors (fitted, initial): see the steps below.
+  EvaluationProgress progress(context, 3 * train_samples + validation_samples +
+                                           (s.eval_windows ? train_samples + validation_samples : 0) +
+                                           (s.data.targets ? 0 : 2 * (train_samples + validation_samples)));
   std::unique_ptr<EstimationProblem> problem = factory();
   Eigen::VectorXd residuals;
-  analyze_fit(s, *problem, r, residuals);
+  analyze_fit(s, *problem, r, residuals, progress);
   for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
-  evaluate(s, ctx, *problem, residuals, r, context);
+  evaluate(s, ctx, *problem, residuals, r, context, progress);
+  r.timings["evaluation_s"] = seconds_since(t_evaluation);
   r.timings["total_s"] = seconds_since(t_start);
   r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
   return r;

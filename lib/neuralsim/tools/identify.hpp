@@ -36,6 +36,11 @@ namespace neuralsim {
 struct IdentificationRequest {
   Config config;       // the experiment (docs/simid.md), overrides applied
   long long seed = 0;  // basin hopping's starts, the bootstrap
+  // Evaluate only (no fit): the estimated parameters' values from this
+  // parameter file (a params.json), then every metric a fit reports. Also
+  // without a file when estimate.solver.max_iterations is 0 (the
+  // configured initial values).
+  std::string evaluate;
 };
 
 struct IdentifiedParameter {
@@ -70,6 +75,8 @@ struct IdentificationResult : RunReport {
   std::string model_name;
   Model<double> fitted_model;  // the config's model with the fitted values (before the fit: as configured)
   bool has_fit = false;  // false: no local solve produced a usable solution (status kDiverged or kInterrupted)
+  bool evaluate_only = false;    // the values were given (--evaluate, max_iterations 0), not fitted
+  std::string evaluated_file;    // --evaluate: the parameter file
   std::vector<IdentifiedParameter> parameters;  // in the order of estimate.parameters
   std::vector<ExperimentParameter> fixed;       // the values held fixed (params:, params_file:, --set)
   double cost = 0;                              // ½Σr² at the fit

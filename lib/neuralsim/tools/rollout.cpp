@@ -14,6 +14,7 @@
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/data.hpp"
+#include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/experiment/mpc_controllers.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
@@ -322,10 +323,10 @@ struct ComparisonSetup {
   std::vector<long long> horizons;
   std::optional<EvaluationWindows> windows;
   bool torque = false;
-  int torque_filter = 1;
+  DerivativeOptions torque_derivatives;
 };
 
-ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data) {
+ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data, const Model<double>& model) {
   ComparisonSetup c;
   if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque"});
   for (double h : cfg.get_or<std::vector<double>>("compare.horizons", {10, 100, 1000})) {
@@ -338,15 +339,17 @@ ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data) {
     c.windows = read_evaluation_windows(w);
     check_windows_fit(w, *c.windows, {&data});
   }
-  // Inverse-dynamics torque error of the config's model: `torque: true` or
-  // `torque: {filter_window: n}` (the moving average before differencing).
+  // Inverse-dynamics torque error of the config's model: `torque: true`, or
+  // `torque: {derivatives: {...}}` / `{filter_window: n}` with simid's keys
+  // and defaults (estimation_config.hpp: Savitzky–Golay on the recording's
+  // time stamps unless told otherwise).
+  c.torque_derivatives = default_derivative_options(&model);
   if (cfg.has("compare.torque")) {
     if (cfg.is_map("compare.torque")) {
       const Config t = cfg.at("compare.torque");
-      t.check_known_keys({"filter_window"});
+      t.check_known_keys({"derivatives", "filter_window"});
       c.torque = true;
-      c.torque_filter = static_cast<int>(t.get_int_in_range("filter_window", 1, 1, 10001));
-      if (c.torque_filter % 2 == 0) t.fail("filter_window", "must be odd (a centred moving average)");
+      c.torque_derivatives = read_derivative_options(t, &model);
     } else {
       c.torque = cfg.get<bool>("compare.torque");
     }
@@ -354,10 +357,11 @@ ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data) {
   return c;
 }
 
-void compare_torque(const Experiment& exp, const TrajectorySet& data, int filter, CompareResult& r,
-                    const RunContext& context) {
+void compare_torque(const Experiment& exp, const TrajectorySet& data, const DerivativeOptions& derivatives,
+                    CompareResult& r, const RunContext& context) {
   std::string note;
-  r.torque = torque_error(exp.model, data, filter, &note);
+  r.torque_derivatives = derivatives;
+  r.torque = torque_error(exp.model, data, derivatives, &note);
   if (r.torque)
     context.info(format_printf("inverse-dynamics torque RMSE = %.6g over %lld samples", r.torque->rmse,
                                static_cast<long long>(r.torque->samples)));
@@ -380,7 +384,7 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   std::vector<std::string> notes;
   const TrajectorySet data = load_trajectory_file(request.data_path, &notes);
   validate_against_model(data, model, request.data_path);
-  const ComparisonSetup c = read_comparison(cfg, data);
+  const ComparisonSetup c = read_comparison(cfg, data, model);
   // output.link_poses: the predicted poses, as a rollout writes them.
   const std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
 
@@ -419,7 +423,7 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
                                o.count, c.windows->horizon_s, c.windows->every_s, o.skipped, o.mean_rmse_q,
                                o.median_rmse_q));
   }
-  if (c.torque) compare_torque(exp, data, c.torque_filter, r, context);
+  if (c.torque) compare_torque(exp, data, c.torque_derivatives, r, context);
   context.info(format_printf("replayed %zu trajectories: mean RMSE q = %.6g, qd = %.6g", predicted.size(),
                              r.mean_rmse_q, r.mean_rmse_qd));
   return r;

@@ -83,6 +83,7 @@ struct CompareResult : RunReport {
   double mean_rmse_q = 0, mean_rmse_qd = 0;
   std::optional<WindowedEvaluation> windows;  // compare.windows
   std::optional<TorqueError> torque;          // compare.torque
+  DerivativeOptions torque_derivatives;       // how its q̇, q̈ were estimated
   std::string torque_note;                    // why it is missing or what it leaves out
 };
 
