@@ -45,7 +45,8 @@ class InputFileTest : public TempDirTest {
 };
 
 TEST_F(InputFileTest, EveryKindOfPathThatIsNotARegularFileIsNamed) {
-  for (const auto& [p, problem] : bad_paths()) {
+  for (const auto& [path, problem] : bad_paths()) {
+    const std::string p = path;  // a lambda cannot capture a structured binding before C++20
     SCOPED_TRACE(p);
     EXPECT_EQ(input_file_problem(p), problem);
     // Each reader's own error type, one line "<path>: <what> <problem>".
