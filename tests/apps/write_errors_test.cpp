@@ -218,8 +218,9 @@ TEST(WriteError, ACreatedOutDirectoryThatCannotBeCreatedIsOneLine) {
 // like every other output (python.hpp).
 TEST(WriteError, APlotIsWrittenLikeEveryOutput) {
   const std::string python = python_interpreter();
-  NEURALSIM_SKIP_WITHOUT_ORACLE(std::system(("'" + python + "' -c 'import matplotlib' 2>/dev/null").c_str()) == 0,
-                                "matplotlib not installed for " + python);
+  // matplotlib is optional (scripts/test.sh does not install it): no plot, no test.
+  if (std::system(("'" + python + "' -c 'import matplotlib' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "matplotlib not installed for " << python;
   const std::string dir = fresh_dir("write_error_plot");
   training_files(dir);
   const std::string out = dir + "/out";
