@@ -120,6 +120,7 @@ TEST_P(BadInput, ExitCodeMessageAndCleanOut) {
 std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name; }
 
 const std::string kCfg = "{dir}/case.yaml";
+const std::string kDevice = testing::character_device();
 
 // ---- rollout: numbers, sizes and shapes ----
 INSTANTIATE_TEST_SUITE_P(
@@ -243,7 +244,7 @@ INSTANTIATE_TEST_SUITE_P(
              {"{dir}/list.yaml:", "top level of a config must be a map"},
              [](const std::string& dir) { write_file(dir + "/list.yaml", "- 1\n- 2\n"); }},
         Case{"config_syntax_error", "rollout", {{"sim", "sim: {dt: 0.01, duration: [1\n"}}, "", 2, {kCfg}},
-        Case{"config_dev_zero", "rollout", {}, "--config /dev/zero", 2, {"/dev/zero: config file is a character device"}},
+        Case{"config_character_device", "rollout", {}, "--config " + kDevice, 2, {kDevice + ": config file is a character device"}},
         Case{"config_too_large", "rollout", {}, "--config {dir}/big.yaml", 2,
              {"{dir}/big.yaml: config file is 16777217 bytes, more than the 16 MiB limit"},
              [](const std::string& dir) {
@@ -851,14 +852,14 @@ INSTANTIATE_TEST_SUITE_P(
              {"{dir}/fifo.yaml: config file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
         Case{"config_fifo_discover", "discover", {}, "--config {dir}/fifo.yaml", 2,
              {"{dir}/fifo.yaml: config file is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
-        Case{"config_dev_null", "import-csv", {}, "--config /dev/null", 2, {"/dev/null: config file is a character device"}},
+        Case{"config_character_device", "import-csv", {}, "--config " + kDevice, 2, {kDevice + ": config file is a character device"}},
         Case{"config_directory", "rollout", {}, "--config {dir}", 2, {"--config", "{dir}"}},
         // models
         Case{"urdf_fifo", "rollout", {{"model", "model: {urdf: fifo.urdf}\n"}}, "", 2,
              {kCfg + ":", "key 'model.urdf'", "{dir}/fifo.urdf: URDF file is a FIFO"},
              [](const std::string& dir) { fifo(dir + "/fifo.urdf"); }},
-        Case{"urdf_dev_zero", "rollout", {{"model", "model: {urdf: /dev/zero}\n"}}, "", 2,
-             {kCfg + ":", "key 'model.urdf'", "/dev/zero: URDF file is a character device"}},
+        Case{"urdf_character_device", "rollout", {{"model", "model: {urdf: " + kDevice + "}\n"}}, "", 2,
+             {kCfg + ":", "key 'model.urdf'", kDevice + ": URDF file is a character device"}},
         Case{"model_file_fifo", "rollout", {{"model", "model: {file: fifo.yaml}\n"}}, "", 2,
              {kCfg + ":", "key 'model.file'", "{dir}/fifo.yaml: model file is a FIFO"},
              [](const std::string& dir) { fifo(dir + "/fifo.yaml"); }},
@@ -884,8 +885,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"params_file_fifo", "rollout", {{"params_file", "params_file: fifo.json\n"}}, "", 3,
              {"{dir}/fifo.json: parameter file is a FIFO", "key 'params_file'"},
              [](const std::string& dir) { fifo(dir + "/fifo.json"); }},
-        Case{"params_file_dev_zero", "rollout", {{"params_file", "params_file: /dev/zero\n"}}, "", 3,
-             {"/dev/zero: parameter file is a character device"}},
+        Case{"params_file_character_device", "rollout", {{"params_file", "params_file: " + kDevice + "\n"}}, "", 3,
+             {kDevice + ": parameter file is a character device"}},
         Case{"distill_data_fifo", "distill-mpc", {}, std::string(kDistill) + " --set distill.data.file={dir}/fifo.h5", 3,
              {"{dir}/fifo.h5: distillation dataset is a FIFO"}, [](const std::string& dir) { fifo(dir + "/fifo.h5"); }},
         Case{"distill_weights_fifo", "distill-mpc", {}, std::string(kDistill) + " --set distill.evaluate.weights={dir}/fifo.h5",

@@ -36,8 +36,7 @@ class InputFileTest : public TempDirTest {
             {path("file") + "/below", "does not exist (a part of its path is not a directory)"},
             {dir_.string(), "is a directory, expected a regular file"},
             {fifo, "is a FIFO (named pipe), expected a regular file"},
-            {"/dev/null", "is a character device, expected a regular file"},
-            {"/dev/zero", "is a character device, expected a regular file"},
+            {testing::character_device(), "is a character device, expected a regular file"},
             {loop_a, "is a loop of symbolic links"},
             {path("dangling"), "is a symbolic link to a file that does not exist"},
             {"", "has an empty path"}};

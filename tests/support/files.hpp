@@ -30,6 +30,13 @@ inline std::string source_path(const std::string& rel) { return std::string(NEUR
 // used in SetUp() it stops the test (gtest runs no body after a fatal failure
 // or a skip there); in a helper, the caller must stop too.
 inline std::string shared_path(const std::string& rel) { return std::string(NEURALSIM_SHARED_DIR) + "/" + rel; }
+
+// A character device the bad-input tests hand the tools as a file (never a
+// regular file): NEURALSIM_TEST_CHARACTER_DEVICE, or /dev/null.
+inline std::string character_device() {
+  const char* d = std::getenv("NEURALSIM_TEST_CHARACTER_DEVICE");
+  return d && *d ? d : "/dev/null";
+}
 #define NEURALSIM_SKIP_WITHOUT_SHARED(rel)                                                             \
   do {                                                                                                 \
     const std::string neuralsim_shared_path_ = ::neuralsim::testing::shared_path(rel);                 \
