@@ -160,6 +160,14 @@ bool take_lost(int fd, FailOn on) {
 
 }  // namespace
 
+// An open of a path the shim refuses (refuse: this call may create or write):
+// errno set to the configured error.
+static bool refused(int dirfd, const char* path, bool refuse) {
+  if (!(refuse && affected_at(dirfd, path))) return false;
+  errno = g.error;
+  return true;
+}
+
 extern "C" {
 
 ssize_t write(int fd, const void* buf, size_t count) {
@@ -255,70 +263,43 @@ int close(int fd) {
   return rc;
 }
 
+// The mode argument, passed only with O_CREAT or O_TMPFILE (a macro: va_start
+// must run in the variadic function itself).
+#define NEURALSIM_OPEN_MODE(flags, mode)               \
+  mode_t mode = 0;                                     \
+  if ((flags) & (O_CREAT | O_TMPFILE)) {               \
+    va_list ap;                                        \
+    va_start(ap, flags);                               \
+    mode = static_cast<mode_t>(va_arg(ap, int));       \
+    va_end(ap);                                        \
+  }
+
 int open(const char* path, int flags, ...) {
   static const auto next = real<int (*)(const char*, int, ...)>("open");
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  if (refuse_open(flags) && affected_at(AT_FDCWD, path)) {
-    errno = g.error;
-    return -1;
-  }
-  return next(path, flags, mode);
+  NEURALSIM_OPEN_MODE(flags, mode)
+  return refused(AT_FDCWD, path, refuse_open(flags)) ? -1 : next(path, flags, mode);
 }
 
 int open64(const char* path, int flags, ...) {
   static const auto next = real<int (*)(const char*, int, ...)>("open64");
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  if (refuse_open(flags) && affected_at(AT_FDCWD, path)) {
-    errno = g.error;
-    return -1;
-  }
-  return next(path, flags, mode);
+  NEURALSIM_OPEN_MODE(flags, mode)
+  return refused(AT_FDCWD, path, refuse_open(flags)) ? -1 : next(path, flags, mode);
 }
 
 int openat(int dirfd, const char* path, int flags, ...) {
   static const auto next = real<int (*)(int, const char*, int, ...)>("openat");
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = static_cast<mode_t>(va_arg(ap, int));
-    va_end(ap);
-  }
-  if (refuse_open(flags) && affected_at(dirfd, path)) {
-    errno = g.error;
-    return -1;
-  }
-  return next(dirfd, path, flags, mode);
+  NEURALSIM_OPEN_MODE(flags, mode)
+  return refused(dirfd, path, refuse_open(flags)) ? -1 : next(dirfd, path, flags, mode);
 }
 
 int creat(const char* path, mode_t mode) {
   static const auto next = real<int (*)(const char*, mode_t)>("creat");
-  if (g.refuse_open && affected_at(AT_FDCWD, path)) {
-    errno = g.error;
-    return -1;
-  }
-  return next(path, mode);
+  return refused(AT_FDCWD, path, g.refuse_open) ? -1 : next(path, mode);
 }
 
 int mkdir(const char* path, mode_t mode) {
   static const auto next = real<int (*)(const char*, mode_t)>("mkdir");
-  if (g.refuse_open && affected_at(AT_FDCWD, path)) {
-    errno = g.error;
-    return -1;
-  }
-  return next(path, mode);
+  return refused(AT_FDCWD, path, g.refuse_open) ? -1 : next(path, mode);
 }
 
 }  // extern "C"
