@@ -245,6 +245,29 @@ TEST(ParameterSet, RejectsBadBoundsAndNames) {
                ConfigError);  // log of a negative value
 }
 
+// Without `initial` the fit starts at the model's value (l1 = 3 here) when
+// the bounds hold it; otherwise at the middle of the range, with a warning
+// that names the parameter, the value and the bounds.
+TEST(ParameterSet, StartsAtTheModelsValueInsideTheBounds) {
+  const Model<double> model = double_pendulum();
+  std::vector<std::string> warnings;
+  const ParameterSet inside = read_parameter_set(
+      parameters_config("p: [{name: link.link1.length, bounds: [0.1, 10]}]"), "p", model, nullptr, &warnings);
+  EXPECT_EQ(inside[0].initial, 3.0);
+  EXPECT_TRUE(warnings.empty());
+  const ParameterSet outside = read_parameter_set(
+      parameters_config("p: [{name: link.link1.length, bounds: [4, 8]}]"), "p", model, nullptr, &warnings);
+  EXPECT_EQ(outside[0].initial, 6.0);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("test.yaml:1"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("'link.link1.length'"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("[4, 8]"), std::string::npos) << warnings[0];
+  // A range only sets where random starts are drawn: the model's value, inside the bounds, still wins.
+  const ParameterSet ranged = read_parameter_set(
+      parameters_config("p: [{name: link.link1.length, range: [5, 6], bounds: [0.1, 10]}]"), "p", model);
+  EXPECT_EQ(ranged[0].initial, 3.0);
+}
+
 TEST(BasinHopping, StartsAreReproducibleAndInsideBounds) {
   const Model<double> model = double_pendulum();
   const ParameterSet params = read_parameter_set(

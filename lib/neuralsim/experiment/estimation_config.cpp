@@ -45,7 +45,7 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
 }  // namespace
 
 ParameterSet read_parameter_set(const Config& owner, const std::string& key, const Model<double>& model,
-                                const ContactParameters<double>* contact) {
+                                const ContactParameters<double>* contact, std::vector<std::string>* warnings) {
   std::vector<EstimatedParameter> params;
   const std::vector<Config> items = owner.list(key);
   if (items.empty()) owner.fail(key, "no parameters to estimate");
@@ -91,12 +91,25 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     }
     p.scale = c.get_or<double>("scale", 1.0);
     if (!(p.scale > 0)) c.fail("scale", "must be > 0, got " + number(p.scale));
+    // Without `initial`, the fit starts where the model is (as a user who
+    // names bounds only expects); only a model value outside the bounds (or
+    // not positive under a log transform) falls back to the middle of the
+    // range, and says so.
     if (c.has("initial")) {
       p.initial = c.get<double>("initial");
-    } else if (!std::isnan(p.range_low)) {
-      p.initial = 0.5 * (p.range_low + p.range_high);
     } else {
       p.initial = named_parameter_value(p.target, model, contact, nullptr);  // the model's own value
+      const bool usable = p.initial >= p.lower && p.initial <= p.upper &&
+                          (p.transformation != Transformation::kLog || p.initial > 0);
+      if (!usable && !std::isnan(p.range_low)) {
+        const double middle = 0.5 * (p.range_low + p.range_high);
+        if (warnings)
+          warnings->push_back(c.where("name") + ": parameter '" + name + "' has no initial value and the model's value " +
+                              number(p.initial) + " is outside its bounds [" + number(p.lower) + ", " +
+                              number(p.upper) + "]: the fit starts at the middle of the " +
+                              (c.has("range") ? "range" : "bounds") + ", " + number(middle));
+        p.initial = middle;
+      }
     }
     const std::string initial_key = c.has("initial") ? "initial" : "name";
     if (!(p.initial >= p.lower && p.initial <= p.upper))

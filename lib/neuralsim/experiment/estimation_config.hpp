@@ -19,10 +19,13 @@ namespace neuralsim {
 // link's whole inertia (mass, COM, rotational inertia) through its ten
 // log-Cholesky coordinates, which stay physically consistent for any value.
 // Unknown names list the valid ones; every error names file, line and key.
-// `contact` holds the experiment's contact parameters (their values are the
-// default initial values); null when the experiment has no contact.
+// Without `initial` a parameter starts at the model's value (`contact` holds
+// the experiment's contact parameters, null when it has no contact); a model
+// value outside the bounds starts at the middle of the range (or bounds),
+// with a warning appended to `warnings` when not null.
 ParameterSet read_parameter_set(const Config& owner, const std::string& key, const Model<double>& model,
-                                const ContactParameters<double>* contact = nullptr);
+                                const ContactParameters<double>* contact = nullptr,
+                                std::vector<std::string>* warnings = nullptr);
 
 // `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]}.
 ObservationSpec read_observation(const Config& section, const Model<double>& model);

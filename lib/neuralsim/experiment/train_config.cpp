@@ -65,7 +65,7 @@ LearningRateSchedule read_schedule(const Config& train, double base) {
 }  // namespace
 
 TrainConfig read_train_config(const Config& t, const Model<double>& model, const ContactParameters<double>* contact,
-                              long long seed) {
+                              long long seed, std::vector<std::string>* warnings) {
   t.check_known_keys({"model", "physical", "baseline", "controls", "mode", "window_steps", "window_stride",
                       "train_samples", "train_trajectories", "curriculum", "optimizer", "epochs", "batch_size", "learning_rate",
                       "schedule", "weight_decay", "clip_norm", "patience", "validation_steps"});
@@ -74,7 +74,7 @@ TrainConfig read_train_config(const Config& t, const Model<double>& model, const
   c.model = kind == "mlp" ? TrainedModel::kMlp : kind == "lstm" ? TrainedModel::kLstm : TrainedModel::kHybrid;
   if (t.has("physical")) {
     if (c.model != TrainedModel::kHybrid) t.fail("physical", "only a hybrid model has physical parameters");
-    c.physical = read_parameter_set(t, "physical", model, contact);
+    c.physical = read_parameter_set(t, "physical", model, contact, warnings);
   }
   if (t.has("baseline") && c.model == TrainedModel::kHybrid)
     t.fail("baseline", "applies to model: mlp or lstm, not hybrid");

@@ -61,8 +61,10 @@ struct TrainConfig {
   TrainerOptions trainer;
 };
 
-// Reads `train:` (required). `model` and `contact` resolve physical names.
+// Reads `train:` (required). `model` and `contact` resolve physical names;
+// `warnings` (when not null) receives read_parameter_set's.
 TrainConfig read_train_config(const Config& train, const Model<double>& model,
-                              const ContactParameters<double>* contact, long long seed);
+                              const ContactParameters<double>* contact, long long seed,
+                              std::vector<std::string>* warnings = nullptr);
 
 }  // namespace neuralsim

@@ -87,7 +87,8 @@ Setup read_setup(const Config& cfg, long long seed) {
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
                         "evaluation_window", "evaluation", "uncertainty"});
-  s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr);
+  s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr,
+                              &s.exp.warnings);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
   s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);

@@ -49,7 +49,8 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   TrainingSetup s;
   s.exp = load_experiment(cfg);
   const Model<double>& model = s.exp.model;
-  s.tc = read_train_config(cfg.at("train"), model, s.exp.contact ? &s.exp.contact->parameters : nullptr, seed);
+  s.tc = read_train_config(cfg.at("train"), model, s.exp.contact ? &s.exp.contact->parameters : nullptr, seed,
+                           &s.exp.warnings);
   for (double h : cfg.get_or<std::vector<double>>("evaluate.horizons", {10, 100, 1000})) {
     if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("evaluate.horizons", "horizons are sample counts >= 1");
     s.horizons.push_back(static_cast<long long>(h));
