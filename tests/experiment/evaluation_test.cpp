@@ -285,6 +285,45 @@ TEST(TorqueError, ZeroForThePendulumThatMadeTheTorquesWithGearAndDamping) {
   EXPECT_GT(torque_error(wrong, set)->rmse, 0.1);
 }
 
+// The model's torque at the recorded states does not depend on the recorded
+// torque: with τ recorded as zero it is still the closed form
+// (m·l²·q̈ + m·g·l·sin q + b·q̇)/gear, at the samples the residual used
+// (every one but the two ends) and at their own time stamps.
+TEST(TorqueError, ModelTorqueIsTheClosedFormAtTheRecordedStates) {
+  const double mass = 1.3, l = 0.7, g = 9.81, b = 0.3, gear = 2.0;
+  Model<double> model = point_pendulum(mass, l, g);
+  model.joints[0].dynamics.damping = b;
+  model.joints[0].dynamics.gear_ratio = gear;
+  const Cubic c{0.3, -0.8, 1.1, -0.9};
+  Trajectory tr;
+  tr.name = "cubic";
+  tr.time = jittered_time(60);
+  const Eigen::Index T = tr.size();
+  tr.q.resize(T, 1);
+  tr.qd.resize(T, 1);
+  tr.tau = RowMatrixXd::Zero(T, 1);
+  for (Eigen::Index k = 0; k < T; ++k) {
+    tr.q(k, 0) = c.q(tr.time[k]);
+    tr.qd(k, 0) = c.qd(tr.time[k]);
+  }
+  TrajectorySet set;
+  set.trajectories.push_back(tr);
+  const std::optional<TorqueError> e = torque_error(model, set);
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->model_torque.size(), 1u);
+  const Trajectory& p = e->model_torque[0];
+  EXPECT_EQ(p.name, "cubic");
+  ASSERT_EQ(p.size(), T - 2);
+  ASSERT_EQ(p.tau.cols(), 1);
+  for (Eigen::Index k = 0; k < p.size(); ++k) {
+    const double t = tr.time[k + 1];
+    EXPECT_EQ(p.time[k], t);
+    EXPECT_EQ(p.q(k, 0), tr.q(k + 1, 0));
+    const double expected = (mass * l * l * c.qdd(t) + mass * g * l * std::sin(c.q(t)) + b * c.qd(t)) / gear;
+    EXPECT_NEAR(p.tau(k, 0), expected, 1e-9 * (1 + std::abs(expected))) << "sample " << k;
+  }
+}
+
 // Unevenly sampled recordings (a robot logging with jitter): t_k = k·h + u_k
 // with u_k uniform in ±0.4 h, h = 1/300 s, 4 s of two swings (0.5 and
 // 1.5 Hz), the torques of a damped point-mass pendulum (the model itself).

@@ -19,7 +19,9 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const Deri
   s.qd.resize(n, nv);
   s.qdd.resize(n, nv);
   s.tau.resize(n, nv);
+  s.rows.resize(n);
   for (int i = 0; i < n; ++i) {
+    s.rows[i] = f.rows[keep[i]];
     s.q.row(i) = f.q.row(keep[i]);
     s.qd.row(i) = f.qd.row(keep[i]);
     s.qdd.row(i) = f.qdd.row(keep[i]);

@@ -57,6 +57,7 @@ ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, con
 // Filtered samples for inverse dynamics: q, q̇, q̈ and measured τ per sample.
 struct InverseDynamicsSamples {
   Eigen::MatrixXd q, qd, qdd, tau;  // rows = samples
+  std::vector<int> rows;            // each sample's row in the recording
 };
 // q, q̇, q̈ (and τ when `filter_torque`) by the method of `derivatives`
 // (estimate/derivative_filter.hpp: Savitzky–Golay on positions, or a moving

@@ -255,6 +255,13 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
   Eigen::VectorXd sum = Eigen::VectorXd::Zero(nv), r(nv);
   const double dummy = 0;  // Ceres wants a pointer even for an empty parameter block
   const double* blocks[1] = {x.empty() ? &dummy : x.data()};
+  // The gears at these values (a gear ratio may be estimated): the model's
+  // torque in the recording's units is τ_measured + e ⊘ gear.
+  Model<double> valued = model;
+  ctx.parameters->apply(x.data(), valued);
+  Eigen::VectorXd gear(nv);
+  for (const Joint<double>& j : valued.joints)
+    for (int k = 0; k < j.nv; ++k) gear[j.idx_v + k] = j.dynamics.gear_ratio;
   for (const Trajectory& tr : data.trajectories) {
     if (!tr.has_tau()) {
       out.without_tau.push_back(tr.name);
@@ -269,14 +276,23 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
       continue;
     }
     Eigen::VectorXd traj_sum = Eigen::VectorXd::Zero(nv);
-    for (int row = 0; row < samples->q.rows(); ++row) {
+    const long long n = samples->q.rows();
+    Trajectory predicted;
+    predicted.name = tr.name;
+    predicted.time.resize(n);
+    predicted.q = samples->q;
+    predicted.qd = samples->qd;
+    predicted.tau.resize(n, nv);
+    for (int row = 0; row < n; ++row) {
       const std::unique_ptr<ceres::CostFunction> cost(make_inverse_dynamics_cost(ctx, samples, row, 1.0));
       if (!cost->Evaluate(blocks, r.data(), nullptr))
         throw NumericalError("torque_error: the inverse-dynamics residual failed on '" + tr.name + "' (sample " +
                              std::to_string(row) + " of the filtered samples)");
       traj_sum += r.cwiseAbs2();
+      predicted.time[row] = tr.time[samples->rows[row]];
+      predicted.tau.row(row) = samples->tau.row(row) + r.cwiseQuotient(gear).transpose();
     }
-    const long long n = samples->q.rows();
+    out.model_torque.push_back(std::move(predicted));
     sum += traj_sum;
     out.samples += n;
     TorqueError::PerTrajectory per;

@@ -150,6 +150,11 @@ struct TorqueError {
     long long samples = 0;
   };
   std::vector<PerTrajectory> per_trajectory;
+  // What the model says the actuators apply at each sample used, in the
+  // recording's units (before the gear): τ_model = (RNEA − τ_passive) ⊘ gear,
+  // at the recording's time stamps, with the filtered q and q̇ the residual
+  // saw. One per trajectory used, named as in the data.
+  std::vector<Trajectory> model_torque;
 };
 
 // nullopt (with the reason in *note when given) when no trajectory of

@@ -280,6 +280,19 @@ void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationR
   };
   evaluate(s.data.train, "train", r.train_torque);
   if (!s.data.validation.trajectories.empty()) evaluate(s.data.validation, "validation", r.validation_torque);
+  // An inverse-dynamics fit predicts torques, not motion: fit.h5 gets the
+  // fitted model's torque at the recorded states beside the predictions.
+  if (s.problem.formulation == Formulation::kInverseDynamics) {
+    auto add = [&](const std::optional<TorqueEvaluation>& t, const std::string& prefix) {
+      if (!t) return;
+      for (Trajectory tr : t->fitted.model_torque) {
+        tr.name = prefix + tr.name;
+        r.fitted.trajectories.push_back(std::move(tr));
+      }
+    };
+    add(r.train_torque, "inverse_dynamics_");
+    add(r.validation_torque, "validation_inverse_dynamics_");
+  }
   if (s.exp.contact && (r.train_torque || r.validation_torque))
     notes.push_back("contact forces are not in the inverse dynamics");
   for (const std::string& n : notes) r.torque_note += (r.torque_note.empty() ? "" : "; ") + n;
