@@ -158,7 +158,7 @@ RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
     IdentificationGradientCheckOptions options;
     options.check.tolerance = flags.gradients.tolerance;
     const IdentificationGradientCheck c =
-        check_identification_gradient({run.config(), run.options().seed}, options, run.context());
+        check_identification_gradient({run.config(), run.options().seed, ""}, options, run.context());
     if (!run.writes()) return c;
     json transformations = json::object();
     for (size_t i = 0; i < c.check.rows.size(); ++i) transformations[c.check.rows[i].name] = c.transformations[static_cast<size_t>(c.check.rows[i].index)];

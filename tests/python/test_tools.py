@@ -33,7 +33,10 @@ def test_identify_evaluates_given_values_without_a_fit(tmp_path):
 
 def test_gradient_check_of_a_fit():
     c = neuralsim.check_identification_gradient(source("configs/simid_double_pendulum_lengths.yaml"),
-                                                overrides={"data.max_samples": 101, "estimate.residual.window": 20})
+                                                overrides={"data.max_samples": 101, "estimate.residual.window": 20,
+                                                           "estimate.parameters": [
+                                                               {"name": "link.link1.length", "initial": 2.5},
+                                                               {"name": "link.link2.length", "initial": 4.5}]})
     assert c.passed and c.methods == ["forward_mode"] and c.disagreeing == 0
     assert [r["name"] for r in c.rows] == ["link.link1.length", "link.link2.length"]
     for r in c.rows:
