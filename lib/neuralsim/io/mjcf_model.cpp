@@ -822,10 +822,18 @@ class MjcfReader {
       a.name = c->Attribute("name") ? c->Attribute("name") : "actuator" + std::to_string(out_.actuators.size());
       a.joint = out_.model.joint_index(*joint);
       if (a.joint < 0) fail(c, "attribute joint: expected the name of a joint, got '" + *joint + "'");
-      const Joint<double>& j = out_.model.joints[a.joint];
+      Joint<double>& j = out_.model.joints[a.joint];
+      for (const MjcfActuator& other : out_.actuators)
+        if (other.joint == a.joint)
+          fail(c, "attribute joint: expected a joint no other motor drives, got '" + *joint + "' (also driven by '" +
+                      other.name + "')");
       if (j.nv != 1) fail(c, "attribute joint: expected a hinge or slide joint, got '" + *joint + "' (" + joint_type_name(j.type) + ")");
       const std::vector<double> gear = get_numbers(c, cls, "gear", 1, 6).value_or(std::vector<double>{1});
       a.gear = gear[0];
+      // Our control is per velocity coordinate, scaled by the joint's gear
+      // ratio (Stepper::forward_dynamics): the motor's ctrl is the control of
+      // its joint's coordinate.
+      j.dynamics.gear_ratio = a.gear;
       for (size_t i = 1; i < gear.size(); ++i)
         if (gear[i] != 0) fail(c, "attribute gear: expected one number (or zeros after the first) for a joint, got '" + *attr(c, cls, "gear") + "'");
       const std::string limited = get_choice(c, cls, "ctrllimited", {"true", "false", "auto"}, "auto");
@@ -839,7 +847,7 @@ class MjcfReader {
         if (!((*range)[0] < (*range)[1])) fail(c, "attribute ctrlrange: expected lower < upper, got '" + *attr(c, cls, "ctrlrange") + "'");
         a.ctrl_lower = (*range)[0];
         a.ctrl_upper = (*range)[1];
-        out_.model.joints[a.joint].effort = std::max(std::abs(a.ctrl_lower), std::abs(a.ctrl_upper)) * std::abs(a.gear);
+        j.effort = std::max(std::abs(a.ctrl_lower), std::abs(a.ctrl_upper)) * std::abs(a.gear);
       }
       out_.actuators.push_back(a);
     }

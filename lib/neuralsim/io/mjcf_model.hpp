@@ -52,8 +52,11 @@ struct MjcfOptions {
   bool strict = false;
 };
 
-// One <motor>: a control channel u acting on one joint as a generalized force
-// gear·u on its first coordinate (MuJoCo: qfrc_actuator = gear·ctrl).
+// One <motor>: a control channel u acting on one 1-DoF joint as the
+// generalized force gear·u (MuJoCo: qfrc_actuator = gear·ctrl). The joint's
+// gear_ratio is set to gear, so u is the control of the joint's coordinate
+// (Stepper::forward_dynamics applies gear_ratio·control), and its effort
+// limit to max|ctrlrange|·|gear| when ctrllimited.
 struct MjcfActuator {
   std::string name;
   int joint = -1;  // index into Model::joints
