@@ -717,17 +717,22 @@ class MjcfReader {
       if (!((b - a).norm() > 1e-12)) fail(e, "attribute fromto: expected two different points, got '" + *attr(e, cls, "fromto") + "'");
       if (type != "capsule" && type != "cylinder" && type != "box" && type != "ellipsoid")
         fail(e, "attribute fromto: expected it on a capsule, cylinder, box or ellipsoid, got a " + type);
+      // As MuJoCo 2.2's compiler: the geom's z runs from `to` towards
+      // `from`, its half-length is half the distance, and a box or an
+      // ellipsoid takes size[0] for both transverse half-sizes.
       G = Pose::Identity();
-      G.linear() = z_to_vector(b - a);
+      G.linear() = z_to_vector(a - b);
       G.translation() = 0.5 * (a + b);
-      if (type == "capsule" || type == "cylinder") s[1] = 0.5 * (b - a).norm();
-      else s[2] = 0.5 * (b - a).norm();
+      if (size0.empty()) fail(e, "attribute size: expected at least 1 number with fromto on a " + type + ", got none");
+      if (type == "capsule" || type == "cylinder") {
+        s[1] = 0.5 * (b - a).norm();
+      } else {
+        s[1] = s[0];
+        s[2] = 0.5 * (b - a).norm();
+      }
     }
     const size_t needed = type == "sphere" ? 1 : (type == "capsule" || type == "cylinder") ? 2 : (type == "box" || type == "ellipsoid") ? 3 : 0;
-    const size_t have = attr(e, cls, "fromto") && (type == "capsule" || type == "cylinder") ? 2 : size0.size();
-    if ((type == "box" || type == "ellipsoid") && attr(e, cls, "fromto") && size0.size() < 2)
-      fail(e, "attribute size: expected 2 numbers with fromto on a " + type + ", got " + std::to_string(size0.size()));
-    else if (!attr(e, cls, "fromto") && have < needed)
+    if (!attr(e, cls, "fromto") && size0.size() < needed)
       fail(e, "attribute size: expected " + std::to_string(needed) + " numbers for a " + type + ", got " + std::to_string(size0.size()));
     for (size_t i = 0; i < needed; ++i)
       if (!(s[i] > 0)) fail(e, "attribute size: expected positive sizes for a " + type + ", got " + std::to_string(s[i]));
