@@ -32,6 +32,7 @@
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
+#include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/io/mjcf_model.hpp"
 #include "neuralsim/step/stepper.hpp"
 #include "support/files.hpp"
@@ -445,6 +446,38 @@ TEST(MjcfModel, RangeWithoutLimitedRefusedAsMujocoDoes) {
 TEST(MjcfModel, MissingIncludeNamesTheIncludingLine) {
   testing::expect_contains(error_of("<mujoco>\n<include file=\"nowhere.xml\"/><worldbody/></mujoco>"),
                            {"bad.xml:2: <include>", "nowhere.xml", "does not exist"});
+}
+
+// ---- in a config ----
+
+TEST(MjcfConfig, OptionsAreTheSimDefaultsAConfigOverrides) {
+  const std::string model = "model: {mjcf: " + testing::source_path("configs/models/double_pendulum.xml") + "}\n";
+  const Experiment from_file = load_experiment(Config::parse(model + "sim: {duration: 1}\n", "c.yaml"));
+  EXPECT_EQ(from_file.step.dt, 0.01);  // <option timestep="0.01" integrator="RK4">
+  EXPECT_EQ(from_file.step.integrator, Integrator::kRK4);
+  EXPECT_EQ(from_file.model.nv, 2);
+  const Experiment overridden =
+      load_experiment(Config::parse(model + "sim: {dt: 0.001, integrator: semi_implicit_euler}\n", "c.yaml"));
+  EXPECT_EQ(overridden.step.dt, 0.001);
+  EXPECT_EQ(overridden.step.integrator, Integrator::kSemiImplicitEuler);
+}
+
+TEST(MjcfConfig, StrictKeyAndErrorsNameTheMjcfLine) {
+  const std::string dir = testing::fresh_dir("mjcf_config_strict");
+  testing::write_file(dir + "/m.xml", "<mujoco>\n<worldbody><body name=\"b\"><joint/><geom size=\"1\"/>\n"
+                                      "<site name=\"s\"/></body></worldbody></mujoco>");
+  const std::string model = "model: {mjcf: " + dir + "/m.xml";
+  Experiment e = load_experiment(Config::parse(model + "}\nsim: {}\n", "c.yaml"));
+  ASSERT_FALSE(e.warnings.empty());
+  testing::expect_contains(e.warnings[0], {"m.xml:3: <site name=\"s\">"});
+  testing::expect_contains(testing::thrown_message([&] {
+                             load_experiment(Config::parse(model + ", strict: true}\nsim: {}\n", "c.yaml"));
+                           }),
+                           {"m.xml:3: <site name=\"s\">", "strict"});
+  testing::expect_contains(testing::thrown_message([&] {
+                             load_experiment(Config::parse(model + ", stricct: true}\nsim: {}\n", "c.yaml"));
+                           }),
+                           {"c.yaml", "stricct"});
 }
 
 }  // namespace mjcf_test
