@@ -14,7 +14,7 @@ shift || true
 
 packages=(build-essential cmake ninja-build pkg-config git
   libeigen3-dev libceres-dev libcli11-dev libyaml-cpp-dev nlohmann-json3-dev
-  libtbb-dev libspdlog-dev libhdf5-dev liburdfdom-dev libtinyxml-dev python3-h5py)
+  libtbb-dev libspdlog-dev libhdf5-dev liburdfdom-dev libtinyxml-dev libtinyxml2-dev python3-h5py)
 # Google Benchmark only for the benchmarks (the test command turns them off).
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_BENCH=OFF "* ]] || packages+=(libbenchmark-dev)
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_CCACHE=OFF "* ]] || packages+=(ccache)
@@ -25,11 +25,12 @@ packages=(build-essential cmake ninja-build pkg-config git
 # Open MPI, with which the tools run under mpirun and srun (docs/cluster.md),
 # unless -DNEURALSIM_MPI=OFF.
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_MPI=OFF "* ]] || packages+=(libopenmpi-dev openmpi-bin)
-# GoogleTest, and Ipopt's runtime library as the QP solver's test oracle
+# GoogleTest, Ipopt's runtime library as the QP solver's test oracle
 # (loaded by the test; its -dev package would pull MPI and MUMPS headers,
-# 15 s of a fresh install), only for the tests.
+# 15 s of a fresh install) and MuJoCo as the MJCF reader's oracle, only for
+# the tests.
 [[ " ${NEURALSIM_CMAKE_ARGS:-} " == *" -DNEURALSIM_BUILD_TESTS=OFF "* ]] ||
-  packages+=(libgtest-dev libgmock-dev coinor-libipopt1v5)
+  packages+=(libgtest-dev libgmock-dev coinor-libipopt1v5 libmujoco-dev)
 # matplotlib (plots are optional: a tool without it writes every result but
 # the PNG) pulls SciPy, SymPy and fontTools: 40 s of a fresh install.
 [[ "${NEURALSIM_PLOTS:-1}" == 0 ]] || packages+=(python3-matplotlib)

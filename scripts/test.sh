@@ -18,7 +18,7 @@ if [ ! -f "$build_dir/CMakeCache.txt" ] && command -v clang++ >/dev/null && comm
 fi
 NEURALSIM_PLOTS="${NEURALSIM_PLOTS:-0}" NEURALSIM_CMAKE_ARGS="-DNEURALSIM_BUILD_TESTS=ON -DNEURALSIM_BUILD_BENCH=OFF -DNEURALSIM_CCACHE=OFF ${NEURALSIM_CMAKE_ARGS:-}" \
   scripts/setup.sh "$build_dir"
-# setup.sh installed the tests' independent oracles (Ipopt, h5py), and CI
+# setup.sh installed the tests' independent oracles (Ipopt, MuJoCo, h5py), and CI
 # has ../shared beside the checkout (robot models, real recordings): a test
 # that finds either missing fails instead of skipping.
 NEURALSIM_REQUIRE_ORACLES=1 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

@@ -79,10 +79,13 @@ std::pair<Eigen::Vector3d, Eigen::Vector4d> pose_of(const Model<double>& model, 
 
 ModelHandle load(const py::handle& path, bool floating_base, bool merge_fixed_joints, std::vector<std::string>* warnings) {
   const std::string file = py::str(py::module_::import("os").attr("fspath")(path));
-  const bool urdf = file.size() >= 5 && file.compare(file.size() - 5, 5, ".urdf") == 0;
-  nlohmann::json section = urdf ? nlohmann::json{{"urdf", file}, {"floating_base", floating_base},
-                                                 {"merge_fixed_joints", merge_fixed_joints}}
-                                : nlohmann::json{{"file", file}};
+  auto ends_with = [&file](const std::string& suffix) {
+    return file.size() >= suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  nlohmann::json section = ends_with(".urdf") ? nlohmann::json{{"urdf", file}, {"floating_base", floating_base},
+                                                               {"merge_fixed_joints", merge_fixed_joints}}
+                           : ends_with(".xml") ? nlohmann::json{{"mjcf", file}}
+                                               : nlohmann::json{{"file", file}};
   const std::string cwd = py::str(py::module_::import("os").attr("getcwd")());
   auto handle = std::make_shared<SharedModel>();
   handle->model = load_model_section(Config::parse(section.dump(), cwd + "/<load_model>"), warnings);
@@ -94,7 +97,7 @@ ModelHandle load(const py::handle& path, bool floating_base, bool merge_fixed_jo
 void bind_models(py::module_& m) {
   py::class_<SharedModel, ModelHandle> model(m, "Model", R"doc(
 A rigid-body model (constant tree of bodies and joints) with named physical
-parameters. Load one with neuralsim.load_model(path) (YAML or URDF).)doc");
+parameters. Load one with neuralsim.load_model(path) (YAML, URDF, or MJCF for a .xml file).)doc");
   model
       .def_property_readonly("name", [](const SharedModel& s) { return s.model.name; })
       .def_property_readonly("nq", [](const SharedModel& s) { return s.model.nq; }, "Number of position coordinates.")
@@ -162,7 +165,7 @@ parameters. Load one with neuralsim.load_model(path) (YAML or URDF).)doc");
         return h;
       },
       py::arg("path"), py::arg("floating_base") = false, py::arg("merge_fixed_joints") = true,
-      "A model from a YAML model file or a URDF file (missing meshes are skipped with a warning).");
+      "A model from a YAML model file, a URDF file or an MJCF file (.xml; missing meshes are skipped and MJCF elements with no counterpart listed in a warning).");
 
   // ---- rigid-body algorithms (one Data per call: these are for scripts, the
   // simulator's loops stay in C++).

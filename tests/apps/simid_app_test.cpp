@@ -153,6 +153,22 @@ TEST(SimidApp, SameSeedSameResultAtAnyThreadCount) {
   EXPECT_EQ(read_json(a + "/summary.json").dump().find("fit.png"), std::string::npos);
 }
 
+// The shipped MJCF example (issue #35): the double pendulum read from
+// configs/models/double_pendulum.xml, its sim.dt and integrator taken from the
+// file's <option>, fits the masses, damping and friction the dataset was
+// generated with (the generator's double pendulum, the same mechanism).
+TEST(SimidApp, MjcfModelRecoversDoublePendulumFriction) {
+  const std::string out = fresh_dir("simid_mjcf");
+  const auto r = run_command(simid() + " --config configs/simid_mjcf_double_pendulum_friction.yaml" + kFast +
+                             " --seed 3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  EXPECT_EQ(s["status"], "ok");
+  const auto p = read_json(out + "/params.json");
+  EXPECT_NEAR(p["parameters"]["link.link1.mass"]["value"].get<double>(), 1.5, 1e-3);
+  EXPECT_NEAR(p["parameters"]["link.link2.mass"]["value"].get<double>(), 0.8, 1e-3);
+}
+
 TEST(SimidApp, ResumeContinuesFromCheckpointToTheSameResult) {
   const std::string straight = fresh_dir("simid_straight"), resumed = fresh_dir("simid_resumed");
   const std::string cmd = simid() + kLengthsConfig + kFast +

@@ -43,6 +43,18 @@ std::string train_cmd(const std::string& extra = "") {
          truth_file() + " --set output.plot=false " + extra;
 }
 
+// The shipped MJCF example (issue #35): the pendulum read from
+// configs/models/pendulum.xml (sim.dt and the integrator from its <option>)
+// trains on the same recordings.
+TEST(TrainAugmentApp, MjcfExampleConfigTrains) {
+  const std::string out = fresh_dir("train_mjcf");
+  const auto r = run_command(testing::app_path("train-augment") +
+                             " --config configs/train/pendulum_damping_mjcf.yaml -q --set data.train=" + truth_file() +
+                             " --set output.plot=false --set train.epochs=3 --seed 1 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(testing::read_json(out + "/summary.json")["status"], "ok");
+}
+
 // Network parameters of a weights file, in order.
 std::vector<double> weights_of(const std::string& file, const std::string& name = "damping") {
   const NamedNetwork net = read_network(file, name);

@@ -23,6 +23,15 @@ def test_model_and_parameters(double_pendulum):
     assert m.parameters.bounds("gravity.z") == (float("-inf"), float("inf"))
 
 
+def test_mjcf_model_loads_by_extension():
+    # tests/fixtures/mjcf/defaults.xml: a free base (7 + 6) and three hinges.
+    m = neuralsim.load_model(source("tests/fixtures/mjcf/defaults.xml"))
+    assert (m.nq, m.nv) == (10, 9)
+    assert m.body_names == ["trunk", "arm", "forearm", "hand"]
+    with pytest.raises(neuralsim.ConfigError, match="expected one of hinge, slide, ball, free"):
+        neuralsim.load_model(source("tests/fixtures/mjcf/bad_joint_type.xml"))
+
+
 def test_unknown_parameter_is_a_key_error_naming_it(double_pendulum):
     with pytest.raises(KeyError) as e:
         double_pendulum.parameters["link.link1.lenght"]

@@ -9,6 +9,7 @@
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/contact_config.hpp"
 #include "neuralsim/io/parameter_file.hpp"
+#include "neuralsim/io/mjcf_model.hpp"
 #include "neuralsim/io/urdf_model.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/model/configuration.hpp"
@@ -183,7 +184,7 @@ void check_mass_matrix(const Model<double>& model, const Config& where) {
 
 }  // namespace
 
-Model<double> load_model_section(const Config& m, std::vector<std::string>* warnings) {
+Model<double> load_model_section(const Config& m, std::vector<std::string>* warnings, StepOptions* sim_defaults) {
   // `joints:` beside a model file sets per-joint dynamics the file cannot
   // say (URDF has no friction law, rotor or torque offset).
   if (m.has("file")) {
@@ -211,15 +212,39 @@ Model<double> load_model_section(const Config& m, std::vector<std::string>* warn
     if (m.has("joints")) apply_joint_dynamics(m.at("joints"), model);
     return model;
   }
+  if (m.has("mjcf")) {
+    m.check_known_keys({"mjcf", "strict", "joints"});
+    MjcfOptions opts;
+    opts.strict = m.get_or<bool>("strict", false);
+    MjcfModel loaded;
+    try {
+      loaded = load_mjcf_model(m.path("mjcf"), opts, warnings);
+    } catch (const ModelError& e) {
+      m.fail("mjcf", e.what());  // unreadable file or a tree that is not physical: say which key named it
+    }  // a ConfigError names the MJCF file and line itself
+    if (m.has("joints")) apply_joint_dynamics(m.at("joints"), loaded.model);
+    if (sim_defaults) {
+      // MuJoCo's Euler is semi-implicit (velocities first); its implicit
+      // integrators treat damping implicitly, which has no counterpart here.
+      sim_defaults->dt = loaded.sim.timestep;
+      sim_defaults->integrator =
+          loaded.sim.integrator == "RK4" ? Integrator::kRK4 : Integrator::kSemiImplicitEuler;
+      if (warnings && loaded.sim.integrator != "Euler" && loaded.sim.integrator != "RK4")
+        warnings->push_back(m.path("mjcf") + ": <option integrator=\"" + loaded.sim.integrator +
+                            "\"> has no counterpart: sim.integrator defaults to semi_implicit_euler");
+    }
+    return std::move(loaded.model);
+  }
   return build_yaml_model(m);  // inline: errors keep the config's own lines
 }
 
-StepOptions read_step_options(const Config& sim) {
+StepOptions read_step_options(const Config& sim, const StepOptions& defaults) {
   sim.check_known_keys({"integrator", "dt", "substeps", "duration", "check_finite"});
-  StepOptions o;
-  const std::string integrator = sim.get_choice("integrator", {"semi_implicit_euler", "euler", "rk4"}, "semi_implicit_euler");
+  StepOptions o = defaults;
+  const std::string integrator = sim.get_choice("integrator", {"semi_implicit_euler", "euler", "rk4"},
+                                                integrator_name(defaults.integrator));
   o.integrator = integrator == "rk4" ? Integrator::kRK4 : Integrator::kSemiImplicitEuler;
-  o.dt = sim.get_or<double>("dt", 1e-3);
+  o.dt = sim.get_or<double>("dt", defaults.dt);
   if (!(o.dt > 0 && o.dt <= 10)) sim.fail("dt", "expected a time step in (0, 10] s, got " + std::to_string(o.dt));
   o.substeps = static_cast<int>(sim.get_int_in_range("substeps", 1, 1, 1000000));
   o.check_finite = sim.get_or<bool>("check_finite", true);
@@ -228,7 +253,8 @@ StepOptions read_step_options(const Config& sim) {
 
 Experiment load_experiment(const Config& root, bool require_sim) {
   Experiment e;
-  e.model = load_model_section(root.at("model"), &e.warnings);
+  StepOptions sim_defaults;
+  e.model = load_model_section(root.at("model"), &e.warnings, &sim_defaults);
   e.contact = read_contact_section(root, e.model, e.notes, e.warnings);
   for (RawParameter& raw : read_raw_parameters(root, e.notes)) {
     const auto target = resolve_named_parameter(raw.name, e.model, e.contact.has_value());
@@ -240,9 +266,10 @@ Experiment load_experiment(const Config& root, bool require_sim) {
   for (const std::string& w : e.model.validate(InertiaCheck::kJointSpace)) e.warnings.push_back(w);
   if (e.model.nv > 0) check_mass_matrix(e.model, root.at("model"));
   if (e.contact) apply_contact_parameters(e);
+  e.step = sim_defaults;
   if (require_sim || root.has("sim")) {
     const Config sim = root.at("sim");
-    e.step = read_step_options(sim);
+    e.step = read_step_options(sim, sim_defaults);
     if (e.contact && e.contact->model == ContactModelType::kImpulse && e.step.integrator != Integrator::kSemiImplicitEuler)
       sim.fail("integrator", "contact model 'impulse' acts on velocities and needs semi_implicit_euler");
   }

@@ -44,13 +44,17 @@ struct Experiment {
 Experiment load_experiment(const Config& root, bool require_sim = true);
 
 // `model:` section: {file: x.yaml} | {urdf: x.urdf, floating_base,
-// merge_fixed_joints} | an inline model (generator: ... or bodies: ...).
-// URDF warnings (missing meshes) are appended to `warnings` when not null.
-Model<double> load_model_section(const Config& model_section, std::vector<std::string>* warnings = nullptr);
+// merge_fixed_joints} | {mjcf: x.xml, strict} | an inline model (generator:
+// ... or bodies: ...). URDF and MJCF warnings (missing meshes, MJCF elements
+// with no counterpart) are appended to `warnings` when not null. An MJCF
+// file's <option timestep/integrator> are written to `sim_defaults` when not
+// null (the defaults of the `sim:` section); other models leave it as is.
+Model<double> load_model_section(const Config& model_section, std::vector<std::string>* warnings = nullptr,
+                                 StepOptions* sim_defaults = nullptr);
 
 // `sim:` section: integrator, dt, substeps, check_finite (duration is the
-// tool's). dt must be finite and > 0.
-StepOptions read_step_options(const Config& sim);
+// tool's). dt must be finite and > 0. Keys not given take `defaults`' values.
+StepOptions read_step_options(const Config& sim, const StepOptions& defaults = {});
 
 struct InitialState {
   Eigen::VectorXd q, qd;
