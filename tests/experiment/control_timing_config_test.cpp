@@ -10,7 +10,7 @@
 #include "neuralsim/io/config.hpp"
 
 namespace neuralsim {
-namespace {
+namespace control_timing_config_test {
 
 StepOptions read(const std::string& sim) {
   const Config root = Config::parse("sim:\n" + sim, "exp.yaml");
@@ -118,5 +118,5 @@ TEST(ControlTimingConfig, WindowTrainingRefusesAnInterpolation) {
   }
 }
 
-}  // namespace
+}  // namespace control_timing_config_test
 }  // namespace neuralsim

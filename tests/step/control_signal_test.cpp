@@ -17,7 +17,7 @@
 #include "support/files.hpp"
 
 namespace neuralsim {
-namespace {
+namespace control_signal_test {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kOmega = 2 * kPi * 5;  // the 5 Hz control of issue #38
@@ -267,6 +267,43 @@ TEST(ControlSignal, ReplayOfARecordedPointMassNeedsTheRightInterpolation) {
   EXPECT_LT(e_held_hold_euler, e_held_zoh / 10);
 }
 
+// The stepper evaluates a varying control at each substep and RK4 stage at
+// the stage's own time (c = 0, ½, ½, 1), keyed on the substep's start.
+TEST(ControlSignal, StepperEvaluatesTheControlAtEveryStageTime) {
+  struct Calls {
+    int n = 0;
+    double start[64], t[64];
+  } calls;
+  ControlSource<double> source;
+  source.context = &calls;
+  source.evaluate = [](const void* context, double step_start, double t, Eigen::VectorXd& u) {
+    auto& c = *static_cast<Calls*>(const_cast<void*>(context));
+    if (c.n < 64) {
+      c.start[c.n] = step_start;
+      c.t[c.n] = t;
+    }
+    ++c.n;
+    u.setConstant(1.0);
+  };
+  const Model<double> model = point_mass();
+  for (const Integrator integrator : {Integrator::kRK4, Integrator::kSemiImplicitEuler}) {
+    calls.n = 0;
+    Stepper<double> stepper(model, StepOptions{integrator, 0.004, 2});  // h = 2 ms
+    Eigen::VectorXd q = Eigen::VectorXd::Zero(1), qd = Eigen::VectorXd::Zero(1);
+    stepper.step(q, qd, source, 0.1, 0.01);  // ceil(10 / 2) = 5 substeps
+    const bool rk4 = integrator == Integrator::kRK4;
+    ASSERT_EQ(calls.n, rk4 ? 20 : 5);
+    const double stage[4] = {0.0, 0.5, 0.5, 1.0};
+    for (int i = 0; i < calls.n; ++i) {
+      const int s = rk4 ? i / 4 : i;
+      EXPECT_NEAR(calls.start[i], 0.1 + 0.002 * s, 1e-15);
+      EXPECT_NEAR(calls.t[i], 0.1 + 0.002 * (s + (rk4 ? stage[i % 4] : 0.0)), 1e-15);
+    }
+    // u = 1 N on 2 kg for 10 ms from rest: q̇ = 5 mm/s exactly.
+    EXPECT_NEAR(qd[0], 0.01 / kMass, 1e-15);
+  }
+}
+
 TEST(ControlSignal, InterpolatedReplayDoesNotAllocatePerStep) {
   if (!testing::AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
   const Model<double> model = point_mass();
@@ -284,5 +321,5 @@ TEST(ControlSignal, InterpolatedReplayDoesNotAllocatePerStep) {
   EXPECT_LE(count, 1);  // the replay's own control vector, once
 }
 
-}  // namespace
+}  // namespace control_signal_test
 }  // namespace neuralsim

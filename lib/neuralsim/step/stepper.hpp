@@ -29,7 +29,7 @@ struct StepOptions {
   // What a replay of recorded controls applies between the recorded samples
   // (`sim.controls`, step/control_signal.hpp; read by step/replay.hpp). The
   // stepper itself applies whatever control it is given.
-  ControlSignal controls;
+  ControlSignal controls{};
 };
 
 // A control that varies within a step: evaluate(context, step_start, t, u)
