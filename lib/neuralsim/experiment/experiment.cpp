@@ -1,6 +1,8 @@
 #include "neuralsim/experiment/experiment.hpp"
 
+#include <iomanip>
 #include <map>
+#include <sstream>
 
 #include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
@@ -238,8 +240,50 @@ Model<double> load_model_section(const Config& m, std::vector<std::string>* warn
   return build_yaml_model(m);  // inline: errors keep the config's own lines
 }
 
+namespace experiment_control_timing {
+
+// 10 significant digits: dt / substeps prints as 0.0002, not 0.00019999999999999998.
+std::string seconds(double s) {
+  std::ostringstream out;
+  out << std::setprecision(10) << s;
+  return out.str();
+}
+
+// True when x is a positive integer within rounding (relative 1e-6).
+bool is_whole_multiple(double x) {
+  const double n = std::round(x);
+  return n >= 1 && std::abs(x - n) <= 1e-6 * n;
+}
+
+// `sim.controls`: {interpolation, period, tick_values} (control_signal.hpp).
+ControlSignal read_control_signal(const Config& c, const StepOptions& o) {
+  c.check_known_keys({"interpolation", "period", "tick_values"});
+  const std::vector<std::string> names = {"zero_order_hold", "hold", "linear", "cubic"};
+  const std::string name = c.get_choice("interpolation", names, "zero_order_hold");
+  ControlSignal signal;
+  for (int i = 0; i < 4; ++i)
+    if (name == names[static_cast<size_t>(i)]) signal.interpolation = static_cast<ControlInterpolation>(i);
+  if (signal.interpolation != ControlInterpolation::kHold) {
+    for (const char* key : {"period", "tick_values"})
+      if (c.has(key))
+        c.fail(key, "is only for interpolation 'hold' (the controller's own rate), got interpolation '" + name + "'");
+    return signal;
+  }
+  signal.period = c.get<double>("period");
+  const double h = o.dt / o.substeps;
+  if (!(signal.period > 0) || !is_whole_multiple(signal.period / h))
+    c.fail("period", "expected a positive multiple of the simulation step sim.dt / sim.substeps = " + seconds(h) +
+                         " s, got " + seconds(signal.period) + " s");
+  signal.tick_values =
+      c.get_choice("tick_values", {"linear", "cubic"}, "linear") == "cubic" ? ControlInterpolation::kCubic
+                                                                              : ControlInterpolation::kLinear;
+  return signal;
+}
+
+}  // namespace experiment_control_timing
+
 StepOptions read_step_options(const Config& sim, const StepOptions& defaults) {
-  sim.check_known_keys({"integrator", "dt", "substeps", "duration", "check_finite"});
+  sim.check_known_keys({"integrator", "dt", "substeps", "duration", "check_finite", "controls"});
   StepOptions o = defaults;
   const std::string integrator = sim.get_choice("integrator", {"semi_implicit_euler", "euler", "rk4"},
                                                 integrator_name(defaults.integrator));
@@ -248,7 +292,42 @@ StepOptions read_step_options(const Config& sim, const StepOptions& defaults) {
   if (!(o.dt > 0 && o.dt <= 10)) sim.fail("dt", "expected a time step in (0, 10] s, got " + std::to_string(o.dt));
   o.substeps = static_cast<int>(sim.get_int_in_range("substeps", 1, 1, 1000000));
   o.check_finite = sim.get_or<bool>("check_finite", true);
+  if (sim.has("controls")) {
+    if (!sim.is_map("controls"))
+      sim.fail("controls", "expected a map {interpolation: zero_order_hold | hold | linear | cubic, period, tick_values}");
+    o.controls = experiment_control_timing::read_control_signal(sim.at("controls"), o);
+  }
   return o;
+}
+
+void check_control_timing(const Config& sim, const StepOptions& options, const TrajectorySet& data,
+                          const std::string& source) {
+  using experiment_control_timing::seconds;
+  if (options.controls.is_zero_order_hold()) return;
+  const double h = options.dt / options.substeps;
+  for (const Trajectory& tr : data.trajectories) {
+    const Eigen::Index T = tr.size();
+    if (T < 2) continue;
+    const double first = tr.time[1] - tr.time[0];
+    bool uniform = true;
+    for (Eigen::Index k = 1; k + 1 < T && uniform; ++k)
+      uniform = std::abs((tr.time[k + 1] - tr.time[k]) - first) <= 1e-6 * first;
+    if (uniform && !experiment_control_timing::is_whole_multiple(first / h))
+      sim.fail(options.substeps > 1 ? "substeps" : "dt",
+               "with sim.controls.interpolation '" +
+                   std::string(control_interpolation_name(options.controls.interpolation)) +
+                   "' the simulation step sim.dt / sim.substeps must divide the data's sample interval: expected a "
+                   "divisor of " + seconds(first) + " s (" + source + ", trajectory '" + tr.name + "'), got " +
+                   seconds(h) + " s");
+  }
+}
+
+void refuse_control_interpolation(const Config& sim, const StepOptions& options, const std::string& what) {
+  if (options.controls.is_zero_order_hold()) return;
+  sim.at("controls").fail("interpolation",
+                          what + " replays recorded controls with a zero-order hold only; expected zero_order_hold, "
+                                 "got '" + control_interpolation_name(options.controls.interpolation) +
+                                 "' (interpolation applies to rollout --compare and simid)");
 }
 
 Experiment load_experiment(const Config& root, bool require_sim) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "neuralsim/augment/blueprint.hpp"
+#include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/contact/contact_settings.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/parameters/named_parameter.hpp"
@@ -52,9 +53,28 @@ Experiment load_experiment(const Config& root, bool require_sim = true);
 Model<double> load_model_section(const Config& model_section, std::vector<std::string>* warnings = nullptr,
                                  StepOptions* sim_defaults = nullptr);
 
-// `sim:` section: integrator, dt, substeps, check_finite (duration is the
-// tool's). dt must be finite and > 0. Keys not given take `defaults`' values.
+// `sim:` section: integrator, dt, substeps, check_finite, controls
+// (duration is the tool's). dt must be finite and > 0. Keys not given take
+// `defaults`' values. `controls: {interpolation, period, tick_values}` says
+// what a replay applies between recorded control samples
+// (step/control_signal.hpp): the names are checked, a period is only for
+// `hold` and must be a positive multiple of the integration step
+// dt / substeps.
 StepOptions read_step_options(const Config& sim, const StepOptions& defaults = {});
+
+// With an interpolation other than zero_order_hold, the integration step
+// dt / substeps must divide the sample interval of every uniformly sampled
+// trajectory of `data` (read from `source`), so that substeps and control
+// ticks line up with the samples: else a ConfigError on sim.dt (or
+// sim.substeps) with the expected and the actual step.
+void check_control_timing(const Config& sim, const StepOptions& options, const TrajectorySet& data,
+                          const std::string& source);
+
+// For a tool path that replays recorded controls without interpolation
+// (`what`, e.g. "train-augment"): a ConfigError on
+// sim.controls.interpolation unless it is zero_order_hold, rather than
+// silently ignoring it.
+void refuse_control_interpolation(const Config& sim, const StepOptions& options, const std::string& what);
 
 struct InitialState {
   Eigen::VectorXd q, qd;

@@ -4,7 +4,12 @@
 //
 // The recording's own time stamps are followed (non-uniform sampling: each
 // interval is one Stepper::step of its length, substepped as the options
-// say) with its controls held over each interval (zero-order hold). With
+// say: the integration step is the stepper's, independent of the data
+// interval). Between samples the controls follow the stepper's
+// options().controls (step/control_signal.hpp): held over each interval
+// (zero-order hold, the default), or interpolated and evaluated at every
+// substep and RK4 stage. Only the recorded samples are handed to
+// on_sample, so every loss and metric compares at recorded samples. With
 // no `tau` in the recording the controls are zero.
 #pragma once
 
@@ -12,6 +17,21 @@
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {
+
+namespace replay_detail {
+// What the ControlSource of one recorded interval reads.
+struct RecordedControls {
+  const Trajectory* trajectory;
+  const ControlSignal* signal;
+  int interval;
+};
+template <class S>
+void evaluate_recorded(const void* context, double step_start, double t, VecX<S>& u) {
+  const auto& c = *static_cast<const RecordedControls*>(context);
+  apply_control_stencil(control_stencil(*c.signal, c.trajectory->time, c.interval, t, step_start),
+                        c.trajectory->tau, u);
+}
+}  // namespace replay_detail
 
 // Simulates samples start → start + length of `tr` from (q, qd), which hold
 // the state at sample `start` and are advanced in place. After each step
@@ -24,10 +44,21 @@ bool replay_window(Stepper<S>& stepper, const Trajectory& tr, int start, int len
                    OnSample&& on_sample) {
   const int nv = stepper.model().nv;
   VecX<S> u = VecX<S>::Zero(nv);
+  const ControlSignal& signal = stepper.options().controls;
+  const bool interpolate = tr.has_tau() && !signal.is_zero_order_hold();
+  replay_detail::RecordedControls recorded{&tr, &signal, start};
+  ControlSource<S> source;
+  source.evaluate = &replay_detail::evaluate_recorded<S>;
+  source.context = &recorded;
   for (int k = start; k < start + length; ++k) {
-    if (tr.has_tau())
-      for (int i = 0; i < nv; ++i) u[i] = S(tr.tau(k, i));
-    stepper.step(q, qd, u, tr.time[k], tr.time[k + 1] - tr.time[k]);
+    if (interpolate) {
+      recorded.interval = k;
+      stepper.step(q, qd, source, tr.time[k], tr.time[k + 1] - tr.time[k]);
+    } else {
+      if (tr.has_tau())
+        for (int i = 0; i < nv; ++i) u[i] = S(tr.tau(k, i));
+      stepper.step(q, qd, u, tr.time[k], tr.time[k + 1] - tr.time[k]);
+    }
     for (int i = 0; i < q.size(); ++i)
       if (!is_finite(q[i])) return false;
     for (int i = 0; i < nv; ++i)

@@ -13,6 +13,7 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/aba.hpp"
+#include "neuralsim/step/control_signal.hpp"
 #include "neuralsim/step/passive_forces.hpp"
 
 namespace neuralsim {
@@ -25,6 +26,21 @@ struct StepOptions {
   double dt = 1e-3;    // outer time step (the sampling period of outputs)
   int substeps = 1;    // integration steps per dt
   bool check_finite = true;  // throw NumericalError on NaN/Inf (double only)
+  // What a replay of recorded controls applies between the recorded samples
+  // (`sim.controls`, step/control_signal.hpp; read by step/replay.hpp). The
+  // stepper itself applies whatever control it is given.
+  ControlSignal controls{};
+};
+
+// A control that varies within a step: evaluate(context, step_start, t, u)
+// writes u(t) (length nv) for the stage time t of the integration step
+// that begins at step_start (a piecewise-constant signal keys its piece on
+// step_start; step/control_signal.hpp). A plain function pointer and a
+// context, as DynamicsSolver: no allocation per call.
+template <class S>
+struct ControlSource {
+  void (*evaluate)(const void* context, double step_start, double t, VecX<S>& u) = nullptr;
+  const void* context = nullptr;
 };
 
 // Adds forces after kinematics: write data.f_ext (body coordinates) and/or
@@ -88,11 +104,31 @@ class Stepper {
 
   // Advances by an explicit `dt` (non-uniform recordings), with as many
   // substeps as keep each one no longer than options().dt / substeps.
-  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double dt);
+  void step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double dt) {
+    advance(q, qd, &control, nullptr, t, dt);
+  }
+
+  // Advances by `dt` under a control that varies within it: every substep,
+  // and every RK4 stage, evaluates `controls` at its own time (recorded
+  // controls interpolated between samples, step/replay.hpp).
+  void step(VecX<S>& q, VecX<S>& qd, const ControlSource<S>& controls, double t, double dt) {
+    if (!controls.evaluate) throw InvalidArgument("Stepper::step: the control source has no evaluate function");
+    advance(q, qd, nullptr, &controls, t, dt);
+  }
 
  private:
+  // The one integration loop: a constant `control`, or else `source`.
+  void advance(VecX<S>& q, VecX<S>& qd, const VecX<S>* control, const ControlSource<S>* source, double t,
+               double dt);
+  // The control of the stage at time t of the step that begins at step_start.
+  const VecX<S>& control_at(const VecX<S>* control, const ControlSource<S>* source, double step_start, double t) {
+    if (control) return *control;
+    source->evaluate(source->context, step_start, t, u_);
+    return u_;
+  }
   // Classical RK4 with configuration updates q ⊕ (h·v) on the manifold.
-  void rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double h);
+  void rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>* control, const ControlSource<S>* source, double t,
+                double h);
   void check_finite(const VecX<S>& q, const VecX<S>& qd, double t) const;
 
   const Model<S>& model_;
@@ -101,7 +137,7 @@ class Stepper {
   std::vector<ForceHook<S>> hooks_;
   std::vector<VelocityHook<S>> velocity_hooks_;
   DynamicsSolver<S> solver_;
-  VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_, rate_;
+  VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_, rate_, u_;
 };
 
 namespace internal {
@@ -130,9 +166,11 @@ void Stepper<S>::forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const Vec
 }
 
 template <class S>
-void Stepper<S>::step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double dt) {
-  if (q.size() != model_.nq || qd.size() != model_.nv || control.size() != model_.nv)
-    internal::throw_bad_state_size(q.size(), qd.size(), control.size(), model_.nq, model_.nv);
+void Stepper<S>::advance(VecX<S>& q, VecX<S>& qd, const VecX<S>* control, const ControlSource<S>* source, double t,
+                         double dt) {
+  const long nu = control ? control->size() : u_.size();
+  if (q.size() != model_.nq || qd.size() != model_.nv || nu != model_.nv)
+    internal::throw_bad_state_size(q.size(), qd.size(), nu, model_.nq, model_.nv);
   if (!velocity_hooks_.empty() && options_.integrator != Integrator::kSemiImplicitEuler)
     throw InvalidArgument("Stepper::step: velocity-level constraints (impulse contact) need semi-implicit Euler");
   if (!velocity_hooks_.empty() && solver_.solve)
@@ -143,7 +181,7 @@ void Stepper<S>::step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t,
   for (int s = 0; s < n; ++s) {
     const double ts = t + s * h;
     if (options_.integrator == Integrator::kSemiImplicitEuler) {
-      forward_dynamics(q, qd, control, ts);
+      forward_dynamics(q, qd, control_at(control, source, ts, ts), ts);
       semi_implicit_velocity_update(model_, qd, data_.qdd, h);
       for (auto& hook : velocity_hooks_) hook(model_, data_, q, qd, h, ts);
       dv_ = S(h) * qd;
@@ -151,14 +189,15 @@ void Stepper<S>::step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t,
       q = q_tmp_;
       transport_free_velocities(model_, dv_, qd);
     } else {
-      rk4_step(q, qd, control, ts, h);
+      rk4_step(q, qd, control, source, ts, h);
     }
   }
   if (options_.check_finite) check_finite(q, qd, t + dt);
 }
 
 template <class S>
-void Stepper<S>::rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, double t, double h) {
+void Stepper<S>::rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>* control, const ControlSource<S>* source,
+                          double t, double h) {
   static constexpr double kStage[4] = {0.0, 0.5, 0.5, 1.0};
   static constexpr double kWeight[4] = {1.0 / 6, 2.0 / 6, 2.0 / 6, 1.0 / 6};
   q_start_ = q;
@@ -178,7 +217,8 @@ void Stepper<S>::rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>& control, doubl
     }
     velocity_in_initial_tangent(model_, dv_, qd_tmp_, rate_);
     vel_sum_ += S(kWeight[k]) * rate_;
-    forward_dynamics(q_tmp_, qd_tmp_, control, t + kStage[k] * h);
+    const double tk = t + kStage[k] * h;
+    forward_dynamics(q_tmp_, qd_tmp_, control_at(control, source, t, tk), tk);
     acc_sum_ += S(kWeight[k]) * data_.qdd;
   }
   dv_ = S(h) * vel_sum_;
@@ -194,7 +234,7 @@ Stepper<S>::Stepper(const Model<S>& model, const StepOptions& options)
     throw InvalidArgument("Stepper: dt must be finite and > 0 and substeps >= 1");
   const int nq = model.nq, nv = model.nv;
   for (auto* v : {&q_tmp_, &q_start_}) *v = VecX<S>::Zero(nq);
-  for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_, &rate_}) *v = VecX<S>::Zero(nv);
+  for (auto* v : {&qd_tmp_, &qd_start_, &dv_, &acc_sum_, &vel_sum_, &rate_, &u_}) *v = VecX<S>::Zero(nv);
 }
 
 template <class S>

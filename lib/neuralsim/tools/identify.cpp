@@ -115,6 +115,8 @@ Setup read_setup(const Config& cfg, long long seed) {
   s.bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), seed);
 
   s.data = load_data(cfg.at("data"), model, &s.data_notes);
+  check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
+  check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
   // A target is reached from the start state: predictions never restart.
   s.eval_window = s.data.targets ? std::numeric_limits<int>::max() : s.window;
   check_data(est, s);

@@ -160,6 +160,8 @@ SimulationSetup read_simulation(const Config& cfg, const Experiment& exp, long l
   s.targets = read_targets(cfg, model, duration);
   const Config controls = cfg.has("controls") ? cfg.at("controls") : Config::parse("type: zero", cfg.file());
   if (controls.has("file")) {
+    // A dataset controller plays sample k at step k (controllers.hpp).
+    if (cfg.has("sim")) refuse_control_interpolation(cfg.at("sim"), exp.step, "rollout with controls of type 'dataset'");
     std::string source;
     s.recorded = load_trajectory_files(controls, "file", source, &s.data_notes);  // errors name the key
     TrajectoryExpectations expect;
@@ -384,6 +386,7 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   std::vector<std::string> notes;
   const TrajectorySet data = load_trajectory_file(request.data_path, &notes);
   validate_against_model(data, model, request.data_path);
+  if (cfg.has("sim")) check_control_timing(cfg.at("sim"), exp.step, data, request.data_path);
   const ComparisonSetup c = read_comparison(cfg, data, model);
   // output.link_poses: the predicted poses, as a rollout writes them.
   const std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);

@@ -48,6 +48,9 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   if (cfg.has("evaluate")) cfg.at("evaluate").check_known_keys({"horizons"});
   TrainingSetup s;
   s.exp = load_experiment(cfg);
+  // Training windows replay the controls as nv × K matrices, one column per
+  // step (train/hybrid_window_model.hpp): no interpolation between samples.
+  refuse_control_interpolation(cfg.at("sim"), s.exp.step, "window training (train-augment, discover)");
   const Model<double>& model = s.exp.model;
   s.tc = read_train_config(cfg.at("train"), model, s.exp.contact ? &s.exp.contact->parameters : nullptr, seed,
                            &s.exp.warnings);

@@ -1,0 +1,124 @@
+#include "neuralsim/step/control_signal.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "neuralsim/core/errors.hpp"
+
+namespace neuralsim {
+
+namespace control_signal_detail {
+
+// Adds w·u_index to the stencil, merging a repeated index. Every stencil
+// built below spans at most four consecutive samples, so it never overflows.
+void add(ControlStencil& s, int index, double w) {
+  for (int j = 0; j < s.count; ++j)
+    if (s.index[j] == index) {
+      s.weight[j] += w;
+      return;
+    }
+  s.index[s.count] = index;
+  s.weight[s.count] = w;
+  ++s.count;
+}
+
+// The slope at sample j as weights over samples, scaled by `scale` and added
+// to `s`: the derivative at t_j of the parabola through three neighbouring
+// samples (Bessel's slope inside, the one-sided three-point formula at the
+// ends), the secant with two samples. Exact for quadratics (de Boor ch. IV).
+void add_slope(ControlStencil& s, const Eigen::VectorXd& time, int j, double scale) {
+  const int n = static_cast<int>(time.size());
+  if (n == 2) {
+    const double h = time[1] - time[0];
+    add(s, 0, -scale / h);
+    add(s, 1, scale / h);
+    return;
+  }
+  if (j == 0) {  // parabola through 0, 1, 2 at t_0
+    const double a = time[1] - time[0], b = time[2] - time[1];
+    add(s, 0, -scale * (2 * a + b) / (a * (a + b)));
+    add(s, 1, scale * ((2 * a + b) / (a * (a + b)) + a / (b * (a + b))));
+    add(s, 2, -scale * a / (b * (a + b)));
+  } else if (j == n - 1) {  // parabola through n−3, n−2, n−1 at t_{n−1}
+    const double a = time[n - 2] - time[n - 3], b = time[n - 1] - time[n - 2];
+    add(s, n - 3, scale * b / (a * (a + b)));
+    add(s, n - 2, -scale * ((2 * b + a) / (b * (a + b)) + b / (a * (a + b))));
+    add(s, n - 1, scale * (2 * b + a) / (b * (a + b)));
+  } else {  // Bessel: parabola through j−1, j, j+1 at t_j
+    const double a = time[j] - time[j - 1], b = time[j + 1] - time[j];
+    add(s, j - 1, -scale * (b / a) / (a + b));
+    add(s, j, scale * (b / a - a / b) / (a + b));
+    add(s, j + 1, scale * (a / b) / (a + b));
+  }
+}
+
+// The continuous interpolants on interval k at time t.
+ControlStencil continuous_stencil(ControlInterpolation kind, const Eigen::VectorXd& time, int k, double t) {
+  ControlStencil s;
+  const double H = time[k + 1] - time[k];
+  const double x = std::clamp((t - time[k]) / H, 0.0, 1.0);
+  if (kind == ControlInterpolation::kLinear) {
+    add(s, k, 1.0 - x);
+    add(s, k + 1, x);
+    return s;
+  }
+  // Cubic Hermite basis (h00, h10, h01, h11) on [t_k, t_{k+1}].
+  const double x2 = x * x, x3 = x2 * x;
+  add(s, k, 2 * x3 - 3 * x2 + 1);
+  add(s, k + 1, -2 * x3 + 3 * x2);
+  add_slope(s, time, k, H * (x3 - 2 * x2 + x));
+  add_slope(s, time, k + 1, H * (x3 - x2));
+  return s;
+}
+
+}  // namespace control_signal_detail
+
+const char* control_interpolation_name(ControlInterpolation interpolation) {
+  switch (interpolation) {
+    case ControlInterpolation::kZeroOrderHold: return "zero_order_hold";
+    case ControlInterpolation::kHold: return "hold";
+    case ControlInterpolation::kLinear: return "linear";
+    case ControlInterpolation::kCubic: return "cubic";
+  }
+  return "zero_order_hold";
+}
+
+ControlStencil control_stencil(const ControlSignal& signal, const Eigen::VectorXd& time, int k, double t,
+                               double step_start) {
+  namespace d = control_signal_detail;
+  const int n = static_cast<int>(time.size());
+  ControlStencil s;
+  if (n == 1 && k == 0) {
+    d::add(s, 0, 1.0);
+    return s;
+  }
+  if (k < 0 || k > n - 2)
+    throw InvalidArgument("control_stencil: interval " + std::to_string(k) + " is outside a trajectory of " +
+                          std::to_string(n) + " samples");
+  switch (signal.interpolation) {
+    case ControlInterpolation::kZeroOrderHold:
+      d::add(s, k, 1.0);
+      return s;
+    case ControlInterpolation::kLinear:
+    case ControlInterpolation::kCubic:
+      return d::continuous_stencil(signal.interpolation, time, k, t);
+    case ControlInterpolation::kHold: break;
+  }
+  if (!(signal.period > 0) || !std::isfinite(signal.period))
+    throw InvalidArgument("control_stencil: a hold needs a positive control period");
+  if (signal.tick_values != ControlInterpolation::kLinear && signal.tick_values != ControlInterpolation::kCubic)
+    throw InvalidArgument("control_stencil: the tick values of a hold are interpolated linearly or cubically");
+  // The tick that holds the step's start. The tolerance absorbs the rounding
+  // of step_start = t_k + s·h, which lies on a tick boundary at most
+  // (the period is a multiple of the step, checked by the config reader).
+  const double ticks = std::floor((step_start - time[0]) / signal.period + 1e-6);
+  const double tick_time = time[0] + ticks * signal.period;
+  // The interval that holds the tick (the tick may begin before t_k when the
+  // sampling is not a multiple of the period).
+  int j = std::min(k, n - 2);
+  while (j > 0 && time[j] > tick_time + 1e-9 * signal.period) --j;
+  return d::continuous_stencil(signal.tick_values, time, j, tick_time);
+}
+
+}  // namespace neuralsim
