@@ -153,11 +153,11 @@ TEST(TrainedReplay, LstmBaselineReplaysThroughRolloutAsTrainAugmentPredicted) {
   // Normalization and the output offset are not 0/1 here (fitted to the
   // data): a file without them could not reproduce the predictions.
   expect_replay_reproduces_training(
-      "lstm", "{model: lstm, baseline: {hidden: 5}, epochs: 3, window_steps: 5, window_stride: 5, batch_size: 8, "
+      "lstm", "{model: lstm, baseline: {hidden: [5]}, epochs: 3, window_steps: 5, window_stride: 5, batch_size: 8, "
               "learning_rate: 0.01}",
       "lstm-delta");
   const std::string dir = expect_replay_reproduces_training(
-      "lstm_passive", "{model: lstm, baseline: {hidden: 3}, controls: none, epochs: 2, window_steps: 4, "
+      "lstm_passive", "{model: lstm, baseline: {hidden: [3]}, controls: none, epochs: 2, window_steps: 4, "
                       "window_stride: 5, learning_rate: 0.01}",
       "lstm-delta");
   const NamedLstm back = read_lstm_file(dir + "/lstm.json");
@@ -303,7 +303,7 @@ TEST(TrainedReplay, InputNormalizationIsTheTrainingDatasMeanAndStd) {
   // Before training, the hybrid was the analytical model: its validation
   // loss is the physics-only model's (the same config without augment:).
   const TrainAugmentResult physics = train_augment(
-      {Config::load(training_config(dir, "{physical: [joint.joint1.damping], epochs: 1, window_steps: 5, "
+      {Config::load(training_config(dir, "{physical: [{name: joint.joint1.damping, initial: 0.0, bounds: [0, 5]}], epochs: 1, window_steps: 5, "
                                          "window_stride: 5, learning_rate: 1.0e-9}")),
        3});
   EXPECT_NEAR(r.initial_validation_loss, physics.initial_validation_loss, 1e-12 * physics.initial_validation_loss);
