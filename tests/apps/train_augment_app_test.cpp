@@ -60,7 +60,11 @@ std::vector<double> train_losses(const std::string& out) {
 
 TEST(TrainAugmentApp, LearnsUnmodeledDampingAndTheWeightsReplayInRollout) {
   const std::string out = fresh_dir("train_damping");
-  const auto r = run_command(train_cmd("--seed 2 --out " + out));
+  // 100 epochs: the network starts at zero and reads q̇ normalized by the
+  // data (#38); from there 60 epochs leave the learned torque 6.6 % off -b·q̇
+  // (validation loss 6.1e-7), 100 reach 9.7e-8 (the seeded start with raw
+  // inputs had 2.1e-7 after 60).
+  const auto r = run_command(train_cmd("--seed 2 --set train.epochs=100 --out " + out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto s = read_json(out + "/summary.json");
   EXPECT_EQ(s["status"], "ok");
