@@ -198,10 +198,11 @@ TEST(TrainedReplay, OverridesThatWouldChangeATrainedModelAreRefusedNamingTheKey)
   expect_contains(msg, {"augment.0.output_scale", "weights.h5", "0.5", "replayed as trained"});
   EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
   // Layer sizes, activation and inputs: refused too (the file's shape).
-  for (const std::string& set : {std::string("augment.0.hidden=[4]"), std::string("augment.0.activation=relu"),
-                                 std::string("augment.0.inputs=[joint.joint1.qd]")}) {
-    const std::string m = thrown_message([&] { replay({set}); });
-    EXPECT_NE(m.find("weights.h5:/networks/damping"), std::string::npos) << set << ": " << m;
+  for (const std::string key : {"hidden", "activation", "inputs"}) {
+    const std::string value = key == "hidden" ? "[4]" : key == "activation" ? "relu" : "[joint.joint1.qd]";
+    const std::string m = thrown_message([&] { replay({"augment.0." + key + "=" + value}); });
+    expect_contains(m, {"weights.h5:/networks/damping", "key 'augment.0." + key + "'", "replayed as trained"});
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
   }
   // A baseline is not a simulator: rollout without recordings refuses it.
   testing::write_file(dir + "/sim.yaml", "model: {generator: pendulum}\nsim: {dt: 0.01, duration: 0.1}\n");
