@@ -306,6 +306,16 @@ void CommandLine::add_flag(const std::string& flag, bool& value, const std::stri
   app_->add_flag(flag, value, help);
 }
 
+void CommandLine::add_gradient_check(GradientCheckFlags& flags) {
+  app_->add_flag("--check-gradients", flags.check,
+                 "Fit nothing: compare the gradient the optimizer uses with central differences (Richardson-"
+                 "extrapolated) at the initial values, write OUT/gradient_check.txt and .json, and exit 5 when a "
+                 "derivative disagrees past --gradient-tolerance (docs/gradients.md)");
+  app_->add_option("--gradient-tolerance", flags.tolerance,
+                   "Relative error past which --check-gradients fails a derivative (default 1e-5)")
+      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1.0));
+}
+
 bool plots_wanted(const Config& config, const AppOptions& opts) {
   return config.has("output.plot") ? config.get<bool>("output.plot") : opts.verbosity >= 0;
 }

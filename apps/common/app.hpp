@@ -74,6 +74,13 @@ bool plots_wanted(const Config& config, const AppOptions& opts);
 // reported once.
 void set_process_rank(int rank);
 
+// `--check-gradients`: run no fit or training; compare the tool's gradient
+// with central differences at the initial values (docs/gradients.md).
+struct GradientCheckFlags {
+  bool check = false;
+  double tolerance = 1e-5;  // relative error past which a derivative fails (exit 5)
+};
+
 // A tool's command line: the common options --config (required, must
 // exist), --out, --force, --set, --seed, --threads, -v/--verbose,
 // -q/--quiet and --version, stored in `opts`, plus the tool's own.
@@ -88,6 +95,8 @@ class CommandLine {
   // --flag FILE, where FILE must exist.
   void add_existing_file(const std::string& flag, std::string& value, const std::string& help);
   void add_flag(const std::string& flag, bool& value, const std::string& help);
+  // --check-gradients and --gradient-tolerance (simid, train-augment).
+  void add_gradient_check(GradientCheckFlags& flags);
 
  private:
   friend int run_app(int, char**, CommandLine&, std::function<int(const AppOptions&)>);

@@ -118,12 +118,46 @@ void ToolRun::plot(const std::string& script, const std::vector<std::string>& ar
   if (const std::optional<std::string> image = draw_plot(script, args)) write_text(png, *image);
 }
 
+void ToolRun::write_gradient_check(const GradientCheckSummary& check, const nlohmann::json& about) {
+  using nlohmann::json;
+  const std::string table = check.report();
+  for (size_t begin = 0; begin < table.size();) {  // the table in the log, line by line
+    const size_t end = table.find('\n', begin);
+    spdlog::info("{}", table.substr(begin, end - begin));
+    begin = end == std::string::npos ? table.size() : end + 1;
+  }
+  json rows = json::array();
+  for (const GradientCheckRow& r : check.rows) {
+    json g = json::object(), e = json::object();
+    for (size_t m = 0; m < check.methods.size(); ++m) {
+      g[check.methods[m]] = finite_or_null(r.gradient[m]);
+      e[check.methods[m]] = finite_or_null(r.relative_error[m]);
+    }
+    rows.push_back({{"name", r.name}, {"index", r.index}, {"value", r.value}, {"step", r.step},
+                    {"gradient", g}, {"central_difference", finite_or_null(r.central_difference)},
+                    {"central_difference_error", finite_or_null(r.difference_error)}, {"relative_error", e},
+                    {"verdict", gradient_check_verdict_name(r.verdict)}});
+  }
+  json verdict{{"passed", check.passed}, {"tolerance", check.tolerance},
+               {"max_relative_error", check.max_relative_error}, {"checked", check.rows.size()},
+               {"disagreeing", check.disagreeing}, {"unresolved", check.unresolved},
+               {"cost", finite_or_null(check.cost)}, {"cost_evaluations", check.cost_evaluations},
+               {"methods", check.methods}};
+  verdict.update(about);
+  json file = verdict;
+  file["rows"] = rows;
+  write_text("gradient_check.txt", table);
+  write_text("gradient_check.json", file.dump(2) + "\n");
+  summary().metrics()["gradient_check"] = verdict;
+}
+
 int ToolRun::finish(const RunReport& report) {
   if (!writes_) {
     switch (report.status) {
       case RunStatus::kOk: return kExitOk;
       case RunStatus::kInterrupted: return kExitInterrupted;
-      case RunStatus::kTargetMissed: return kExitCheckFailed;
+      case RunStatus::kTargetMissed:
+      case RunStatus::kGradientCheckFailed: return kExitCheckFailed;
       case RunStatus::kDiverged: throw NumericalError(report.message);
     }
   }
@@ -138,7 +172,8 @@ int ToolRun::finish(const RunReport& report) {
   switch (report.status) {
     case RunStatus::kOk: return kExitOk;
     case RunStatus::kInterrupted: return kExitInterrupted;
-    case RunStatus::kTargetMissed: return kExitCheckFailed;
+    case RunStatus::kTargetMissed:
+    case RunStatus::kGradientCheckFailed: return kExitCheckFailed;
     case RunStatus::kDiverged: throw NumericalError(report.message);
   }
   return kExitInternal;

@@ -39,6 +39,7 @@
 
 #include "common/app.hpp"
 #include "common/process_group.hpp"
+#include "neuralsim/grad/gradient_check.hpp"
 #include "neuralsim/tools/run_context.hpp"
 
 namespace neuralsim {
@@ -82,6 +83,10 @@ class ToolRun {
   // OUT/png (nothing when it could not be drawn).
   bool plots_wanted() const;
   void plot(const std::string& script, const std::vector<std::string>& args, const std::string& png);
+  // --check-gradients: the table to OUT/gradient_check.txt (and the log),
+  // every row to OUT/gradient_check.json, the verdict into the summary's
+  // metrics; `about` (what was differentiated) goes into both.
+  void write_gradient_check(const GradientCheckSummary& check, const nlohmann::json& about);
 
   // The scaffold's end of the run: status, warnings and timings into the
   // summary, the summary written; returns the exit code (throws

@@ -11,5 +11,6 @@ int main(int argc, char** argv) {
       "--evaluate", flags.evaluate_path,
       "Fit nothing: evaluate the estimated parameters at this file's values (a params.json) and write every "
       "metric a fit writes (as estimate.solver.max_iterations 0 does at the initial values)");
+  tool.command_line().add_gradient_check(flags.gradients);
   return tool.run(argc, argv, [&](neuralsim::ToolRun& run) { return neuralsim::run_simid(run, flags); });
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/provenance.hpp"
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/experiment/data.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/parameter_file.hpp"
@@ -28,7 +29,10 @@ json identifiability_json(const IdentificationResult& r) {
                     {"direction_in_log_parameters", dir},
                     {"description", d.description}});
   }
+  json unseen = json::array();
+  for (int i : id.unseen) unseen.push_back(r.parameters[static_cast<size_t>(i)].name);
   return {{"singular_values", id.singular_values}, {"weak_directions", dirs},
+          {"condition_number", finite_or_null(id.condition_number)}, {"no_effect", unseen},
           {"identifiable", id.weak_directions.empty()}, {"residual_variance", id.residual_variance}};
 }
 
@@ -148,6 +152,21 @@ void write_predictions(const IdentificationResult& r, const std::string& params_
 }  // namespace
 
 RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
+  if (flags.gradients.check) {
+    if (!flags.evaluate_path.empty()) throw ConfigError("--check-gradients and --evaluate: give one of them");
+    if (run.resume()) throw ConfigError("--check-gradients runs no fit: there is nothing to --resume");
+    IdentificationGradientCheckOptions options;
+    options.check.tolerance = flags.gradients.tolerance;
+    const IdentificationGradientCheck c =
+        check_identification_gradient({run.config(), run.options().seed}, options, run.context());
+    if (!run.writes()) return c;
+    json transformations = json::object();
+    for (size_t i = 0; i < c.check.rows.size(); ++i) transformations[c.check.rows[i].name] = c.transformations[static_cast<size_t>(c.check.rows[i].index)];
+    run.write_gradient_check(c.check, {{"of", "the fit's cost 1/2 sum r^2 with respect to the optimizer's variables"},
+                                       {"formulation", c.formulation},
+                                       {"transformations", transformations}});
+    return c;
+  }
   const IdentificationResult r = identify({run.config(), run.options().seed, flags.evaluate_path}, run.context());
   if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();

@@ -8,6 +8,7 @@ namespace neuralsim {
 
 struct SimidFlags {
   std::string evaluate_path;  // non-empty: evaluate this parameter file's values, no fit
+  GradientCheckFlags gradients;  // --check-gradients: check, no fit
 };
 
 // Runs identify on the run's config and writes params.json,

@@ -9,5 +9,7 @@ int main(int argc, char** argv) {
        "Train the neural augmentations of a hybrid simulator, or a data-driven baseline, on trajectories.",
        "Continue from OUT/checkpoint.json (written after every epoch); with Adam the final weights are the same as "
        "an uninterrupted run's"});
-  return tool.run(argc, argv, neuralsim::run_train_augment);
+  neuralsim::TrainAugmentFlags flags;
+  tool.command_line().add_gradient_check(flags.gradients);
+  return tool.run(argc, argv, [&](neuralsim::ToolRun& run) { return neuralsim::run_train_augment(run, flags); });
 }

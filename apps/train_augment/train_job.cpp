@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/provenance.hpp"
+#include "neuralsim/core/errors.hpp"
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/lstm_file.hpp"
@@ -83,7 +84,19 @@ void training_metrics(const TrainAugmentResult& r, json& m) {
 
 }  // namespace
 
-RunReport run_train_augment(ToolRun& run) {
+RunReport run_train_augment(ToolRun& run, const TrainAugmentFlags& flags) {
+  if (flags.gradients.check) {
+    if (run.resume()) throw ConfigError("--check-gradients trains nothing: there is nothing to --resume");
+    TrainingGradientCheckOptions options;
+    options.check.tolerance = flags.gradients.tolerance;
+    const TrainingGradientCheck c = check_training_gradient({run.config(), run.options().seed}, options, run.context());
+    if (!run.writes()) return c;
+    run.write_gradient_check(c.check, {{"of", "the training loss (mean over the training windows)"},
+                                       {"model", c.trained_model}, {"mode", c.mode},
+                                       {"window_steps", c.window_steps}, {"parameters", c.num_parameters},
+                                       {"physical_parameters", c.num_physical}});
+    return c;
+  }
   const std::string weights_name =
       OutputDirectory::configured_name(run.config(), "output.weights", "weights.h5",
                                        {"checkpoint.json", "params.json", "loss.csv", "loss.png", "lstm.json",

@@ -9,6 +9,10 @@ namespace neuralsim {
 // Writes the trained parameters in their file formats (weights.h5 or
 // lstm.json, params.json), loss.csv and loss.png, the validation
 // predictions and the metrics.
-RunReport run_train_augment(ToolRun& run);
+struct TrainAugmentFlags {
+  GradientCheckFlags gradients;  // --check-gradients: check, no training
+};
+
+RunReport run_train_augment(ToolRun& run, const TrainAugmentFlags& flags = {});
 
 }  // namespace neuralsim

@@ -19,6 +19,7 @@ from ._neuralsim import (
     CompareResult,
     DiscoverResult,
     DistillResult,
+    GradientCheckSummary,
     IdentificationResult,
     Model,
     Parameters,
@@ -27,6 +28,8 @@ from ._neuralsim import (
     Simulator,
     TrainAugmentResult,
     aba,
+    check_identification_gradient,
+    check_training_gradient,
     compare,
     crba,
     discover,
@@ -45,9 +48,11 @@ from ._neuralsim import (
 from .errors import ConfigError, DataError, Error, ModelError, NumericalError, UnknownParameterError
 
 __all__ = [
-    "CompareResult", "ConfigError", "DataError", "DiscoverResult", "DistillResult", "Error", "IdentificationResult", "Model",
+    "CompareResult", "ConfigError", "DataError", "DiscoverResult", "DistillResult", "Error", "GradientCheckSummary",
+    "IdentificationResult", "Model",
     "ModelError", "NumericalError", "Parameters", "RolloutGradients", "RolloutResult", "Simulator",
-    "TrainAugmentResult", "UnknownParameterError", "aba", "compare", "crba", "discover", "distill_mpc", "errors", "identify",
+    "TrainAugmentResult", "UnknownParameterError", "aba", "check_identification_gradient", "check_training_gradient",
+    "compare", "crba", "discover", "distill_mpc", "errors", "identify",
     "import_recordings", "jacobian", "kinetic_energy", "link_pose", "load_model", "potential_energy", "rnea",
     "rollout", "train_augment",
 ]

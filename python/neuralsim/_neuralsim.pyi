@@ -147,6 +147,20 @@ class DistillResult(_Report):
     mpc_ok: Optional[int]
     network_ok: Optional[int]
 
+class GradientCheckSummary:
+    passed: bool
+    methods: List[str]
+    tolerance: float
+    max_relative_error: float
+    disagreeing: int
+    unresolved: int
+    cost: float
+    rows: List[Dict[str, Any]]
+    def report(self) -> str: ...
+def check_identification_gradient(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
+                                  tolerance: float = 1e-5) -> GradientCheckSummary: ...
+def check_training_gradient(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
+                            tolerance: float = 1e-5, max_weights: int = 40) -> GradientCheckSummary: ...
 def identify(config: Config, overrides: Overrides = None, seed: int = 0, threads: int = 0,
              checkpoint: Optional[str] = None, resume: bool = False,
              evaluate: Optional[Union[str, os.PathLike]] = None) -> IdentificationResult: ...

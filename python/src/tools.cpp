@@ -60,7 +60,7 @@ struct Checkpoint {
 template <class R>
 void bind_report(py::class_<R>& c) {
   c.def_property_readonly("status", [](const R& r) { return std::string(run_status_name(r.status)); },
-                          "\"ok\", \"interrupted\", \"diverged\" or \"target_missed\".")
+                          "\"ok\", \"interrupted\", \"diverged\", \"target_missed\" or \"gradient_check_failed\".")
       .def_readonly("message", &R::message)
       .def_readonly("warnings", &R::warnings)
       .def_readonly("timings", &R::timings);
@@ -349,7 +349,60 @@ void bind_training(py::module_& m) {
 
 }  // namespace
 
+// --check-gradients of simid and train-augment (docs/gradients.md).
+void bind_gradient_checks(py::module_& m) {
+  py::class_<GradientCheckSummary>(m, "GradientCheckSummary", "A gradient against central differences, per coordinate.")
+      .def_readonly("passed", &GradientCheckSummary::passed)
+      .def_readonly("methods", &GradientCheckSummary::methods)
+      .def_readonly("tolerance", &GradientCheckSummary::tolerance)
+      .def_readonly("max_relative_error", &GradientCheckSummary::max_relative_error)
+      .def_readonly("disagreeing", &GradientCheckSummary::disagreeing)
+      .def_readonly("unresolved", &GradientCheckSummary::unresolved)
+      .def_readonly("cost", &GradientCheckSummary::cost)
+      .def_property_readonly("rows", [](const GradientCheckSummary& s) {
+        py::list l;
+        for (const GradientCheckRow& r : s.rows)
+          l.append(py::dict(py::arg("name") = r.name, py::arg("value") = r.value, py::arg("gradient") = r.gradient,
+                            py::arg("central_difference") = r.central_difference,
+                            py::arg("central_difference_error") = r.difference_error,
+                            py::arg("relative_error") = r.relative_error,
+                            py::arg("verdict") = gradient_check_verdict_name(r.verdict)));
+        return l;
+      })
+      .def("report", &GradientCheckSummary::report, "The table simid/train-augment --check-gradients print.");
+  m.def(
+      "check_identification_gradient",
+      [](const py::handle& config, const py::handle& overrides, long long seed, int threads, double tolerance) {
+        const IdentificationRequest request{config_arg(config, overrides_arg(overrides)), seed, ""};
+        IdentificationGradientCheckOptions options;
+        options.check.tolerance = tolerance;
+        IdentificationGradientCheck r;
+        run_interruptibly([&](const RunContext& c) { r = check_identification_gradient(request, options, c); }, threads);
+        return r.check;
+      },
+      py::arg("config"), py::arg("overrides") = py::none(), py::arg("seed") = 0, py::arg("threads") = 0,
+      py::arg("tolerance") = 1e-5,
+      "simid --check-gradients: the fit's gradient (forward mode) against central differences at the initial values.");
+  m.def(
+      "check_training_gradient",
+      [](const py::handle& config, const py::handle& overrides, long long seed, int threads, double tolerance,
+         int max_weights) {
+        const TrainAugmentRequest request{config_arg(config, overrides_arg(overrides)), seed};
+        TrainingGradientCheckOptions options;
+        options.check.tolerance = tolerance;
+        options.max_weights = max_weights;
+        TrainingGradientCheck r;
+        run_interruptibly([&](const RunContext& c) { r = check_training_gradient(request, options, c); }, threads);
+        return r.check;
+      },
+      py::arg("config"), py::arg("overrides") = py::none(), py::arg("seed") = 0, py::arg("threads") = 0,
+      py::arg("tolerance") = 1e-5, py::arg("max_weights") = 40,
+      "train-augment --check-gradients: the training loss's gradient (reverse mode) against central differences "
+      "at the initial parameters (every physical parameter, `max_weights` network weights chosen by the seed).");
+}
+
 void bind_tools(py::module_& m) {
+  bind_gradient_checks(m);
   bind_identify(m);
   bind_rollout(m);
   bind_training(m);

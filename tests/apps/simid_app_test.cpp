@@ -392,5 +392,30 @@ TEST(SimidApp, StaticDataGivesNoSpreadWarning) {
   for (const auto& w : s["warnings"]) EXPECT_EQ(w.get<std::string>().find("RMS residual"), std::string::npos) << w;
 }
 
+// --check-gradients: the table and the verdict, no fit; refuses --evaluate.
+TEST(SimidApp, CheckGradientsWritesTheTableAndFitsNothing) {
+  const std::string out = fresh_dir("simid_check_gradients");
+  const auto r = run_command(simid() + kLengthsConfig + kFast + " --check-gradients --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  EXPECT_EQ(s["status"], "ok");
+  EXPECT_TRUE(s["metrics"]["gradient_check"]["passed"].get<bool>());
+  EXPECT_EQ(s["metrics"]["gradient_check"]["checked"].get<int>(), 2);
+  const auto j = read_json(out + "/gradient_check.json");
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["name"], "link.link1.length");
+  EXPECT_EQ(j["rows"][0]["verdict"], "agrees");
+  EXPECT_LT(j["rows"][0]["relative_error"]["forward_mode"].get<double>(), 1e-7);
+  EXPECT_EQ(j["transformations"]["link.link1.length"], "identity");
+  EXPECT_TRUE(std::filesystem::exists(out + "/gradient_check.txt"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/params.json"));
+  const auto both = run_command(simid() + kLengthsConfig + kFast + " --check-gradients --evaluate configs/simid_double_pendulum_lengths.yaml --out " +
+                                fresh_dir("simid_check_gradients_evaluate"));
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  const auto bad = run_command(simid() + kLengthsConfig + kFast + " --check-gradients --gradient-tolerance -1 --out " +
+                               fresh_dir("simid_check_gradients_bad"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
 }  // namespace
 }  // namespace neuralsim

@@ -286,5 +286,19 @@ TEST(TrainAugmentApp, BadInputGetsItsExitCodeAndKeepsTheBestWeights) {
   testing::expect_contains(corrupt.err, {"checkpoint.json", "x"});
 }
 
+// --check-gradients: the reverse-mode gradient against central differences,
+// no training, no weights written.
+TEST(TrainAugmentApp, CheckGradientsWritesTheTableAndTrainsNothing) {
+  const std::string out = fresh_dir("train_check_gradients");
+  const auto r = run_command(train_cmd("--check-gradients --set train.epochs=1 --out " + out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  EXPECT_TRUE(s["metrics"]["gradient_check"]["passed"].get<bool>()) << s.dump();
+  EXPECT_EQ(s["metrics"]["gradient_check"]["mode"], "unrolled");
+  const auto j = read_json(out + "/gradient_check.json");
+  EXPECT_EQ(j["rows"].size(), 40u);
+  EXPECT_FALSE(std::filesystem::exists(out + "/weights.h5"));
+}
+
 }  // namespace
 }  // namespace neuralsim

@@ -6,12 +6,15 @@
 #include <cmath>
 #include <random>
 
+#include <Eigen/SVD>
+
 #include "neuralsim/estimate/basin_hopping.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
 #include "neuralsim/estimate/identifiability.hpp"
 #include "neuralsim/model/inertia_check.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/step/simulate.hpp"
 #include "support/test_models.hpp"
 
@@ -229,6 +232,53 @@ TEST(Identifiability, InvariantToParameterSizesAndUnits) {
   // The same physical standard errors in any units.
   EXPECT_NEAR(c.std_error[0], a.std_error[0], 1e-9 * a.std_error[0]);
   EXPECT_NEAR(c.std_error[1], a.std_error[1], 1e-9 * a.std_error[1]);
+}
+
+// The warnings before trusting an interval (#36), on a Jacobian whose
+// properties are known by construction: two nearly parallel columns
+// (cond(JᵀJ) ≈ 1/(δ²/2)² ≈ 1.6e13 after equilibration), a zero column, and a
+// parameter at its upper bound.
+TEST(Identifiability, WarnsOfConditionBoundsAndUnseenParameters) {
+  const Model<double> model = double_pendulum();
+  const ParameterSet params = read_parameter_set(
+      parameters_config("p: [{name: link.link1.length, initial: 5, bounds: [1, 5]}, {name: link.link2.length, "
+                        "initial: 2}, {name: link.link1.mass, initial: 1}]"),
+      "p", model);
+  const std::vector<double> x = params.initial_variables();
+  const int m = 40;
+  Eigen::MatrixXd J(m, 3);
+  for (int k = 0; k < m; ++k) {
+    J(k, 0) = std::sin(0.3 * k);
+    J(k, 1) = std::sin(0.3 * k) + 5e-4 * std::cos(0.7 * k);
+    J(k, 2) = 0;
+  }
+  const Eigen::VectorXd r = Eigen::VectorXd::Constant(m, 1e-3);
+  const Identifiability id = analyze_identifiability(params, x, J, r);
+  EXPECT_EQ(id.unseen, std::vector<int>{2});
+  EXPECT_TRUE(std::isinf(id.condition_number));  // the zero column: σ_min = 0
+  std::vector<std::string> w = uncertainty_warnings(params, x, id, 1e8, true);
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_NE(w[0].find("cond(JᵀJ) = inf"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("link.link1.length ended at its upper bound 5"), std::string::npos) << w[1];
+  EXPECT_NE(w[2].find("'link.link1.mass' has no effect on any residual"), std::string::npos) << w[2];
+  // Values given to evaluate are not fitted: no bound warning.
+  EXPECT_EQ(uncertainty_warnings(params, x, id, 1e8, false).size(), 2u);
+
+  // Without the zero column: cond(JᵀJ) = (σ_max/σ_min)² of the two unit
+  // columns, against the threshold either side of it.
+  const ParameterSet two = read_parameter_set(
+      parameters_config("p: [{name: link.link1.length, initial: 3}, {name: link.link2.length, initial: 2}]"), "p", model);
+  const Identifiability id2 = analyze_identifiability(two, two.initial_variables(), J.leftCols(2), r);
+  Eigen::MatrixXd Js = J.leftCols(2);
+  for (int i = 0; i < 2; ++i) Js.col(i).normalize();
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(Js);
+  const double expected = std::pow(svd.singularValues()[0] / svd.singularValues()[1], 2);
+  EXPECT_NEAR(id2.condition_number, expected, 1e-6 * expected);
+  EXPECT_GT(expected, 1e8);
+  EXPECT_EQ(uncertainty_warnings(two, two.initial_variables(), id2, expected * 1.01, true).size(), 0u);
+  w = uncertainty_warnings(two, two.initial_variables(), id2, expected * 0.99, true);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find(format_printf("cond(JᵀJ) = %.3g", expected)), std::string::npos) << w[0];
 }
 
 TEST(ParameterSet, RejectsBadBoundsAndNames) {

@@ -31,6 +31,17 @@ def test_identify_evaluates_given_values_without_a_fit(tmp_path):
     assert r.cost < 1e-12  # the data were made with these lengths
 
 
+def test_gradient_check_of_a_fit():
+    c = neuralsim.check_identification_gradient(source("configs/simid_double_pendulum_lengths.yaml"),
+                                                overrides={"data.max_samples": 101, "estimate.residual.window": 20})
+    assert c.passed and c.methods == ["forward_mode"] and c.disagreeing == 0
+    assert [r["name"] for r in c.rows] == ["link.link1.length", "link.link2.length"]
+    for r in c.rows:
+        assert r["verdict"] == "agrees"
+        assert r["gradient"][0] == pytest.approx(r["central_difference"], rel=1e-7)
+    assert "PASSED" in c.report()
+
+
 def test_overrides_and_yaml_errors(tmp_path):
     with pytest.raises(neuralsim.ConfigError, match=r"estimate\.solver\.max_iterations"):
         neuralsim.identify(source("configs/simid_double_pendulum_lengths.yaml"),

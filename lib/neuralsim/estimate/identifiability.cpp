@@ -1,9 +1,14 @@
 #include "neuralsim/estimate/identifiability.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
 #include <sstream>
 
 #include "neuralsim/core/dense.hpp"
+#include "neuralsim/core/format.hpp"
 
 namespace neuralsim {
 double physical_derivative(const ParameterSet& params, int i, double x) {
@@ -84,6 +89,7 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
     Jp.col(i) = J.col(i) / dpdx;
     const double norm = Jp.col(i).norm();
     scale[i] = norm > 0 ? 1.0 / norm : 1.0;
+    if (!(norm > 0)) id.unseen.push_back(i);
     Js.col(i) = Jp.col(i) * scale[i];
   }
   id.residual_variance = m > P ? r.squaredNorm() / (m - P) : std::numeric_limits<double>::quiet_NaN();
@@ -92,6 +98,8 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
   const Eigen::VectorXd& sv = svd.values;
   id.singular_values.assign(sv.data(), sv.data() + sv.size());
   const double smax = sv.size() ? sv[0] : 0;
+  const double smin = sv.size() == static_cast<Eigen::Index>(P) && P > 0 ? sv[P - 1] : 0;
+  id.condition_number = smin > 0 ? (smax / smin) * (smax / smin) : std::numeric_limits<double>::infinity();
   const auto weak_direction = [&](int k, double rel) {
     UnidentifiableDirection d;
     d.relative_singular_value = rel;
@@ -133,6 +141,35 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
     for (int j = 0; j < P; ++j)
       if (i != j && cov(i, i) > 0 && cov(j, j) > 0) id.correlation(i, j) = cov(i, j) / std::sqrt(cov(i, i) * cov(j, j));
   return id;
+}
+
+std::vector<std::string> uncertainty_warnings(const ParameterSet& params, const std::vector<double>& x,
+                                              const Identifiability& id, double condition_warning, bool fitted) {
+  std::vector<std::string> w;
+  if (id.condition_number > condition_warning)
+    w.push_back(format_printf("cond(JᵀJ) = %.3g (of the column-equilibrated Jacobian) exceeds %.3g: the intervals "
+                              "of the parameters in its weakest direction are not to be trusted%s",
+                              id.condition_number, condition_warning,
+                              id.weak_directions.empty() ? "" : (" (" + id.weak_directions.front().description + ")").c_str()));
+  if (fitted)
+    for (int i = 0; i < params.size(); ++i) {
+      // At a bound within 1e-6 of the bounds' span (or of the value's size
+      // for a one-sided bound), in optimizer variables as the solver stops.
+      const double lo = params.variable_lower(i), hi = params.variable_upper(i), v = x[static_cast<size_t>(i)];
+      const double span = std::isfinite(hi - lo) ? hi - lo : std::max(1.0, std::abs(v));
+      const char* which = std::isfinite(lo) && v - lo <= 1e-6 * span   ? "lower"
+                          : std::isfinite(hi) && hi - v <= 1e-6 * span ? "upper"
+                                                                       : nullptr;
+      if (which)
+        w.push_back(format_printf("%s ended at its %s bound %.6g: the optimum may lie beyond it, and its interval "
+                                  "assumes it does not",
+                                  params[i].name().c_str(), which,
+                                  std::string(which) == "lower" ? params[i].lower : params[i].upper));
+    }
+  for (int i : id.unseen)
+    w.push_back("'" + params[i].name() + "' has no effect on any residual (its column of the Jacobian is zero): the "
+                "data cannot see it; check the name and what the data observe");
+  return w;
 }
 
 }  // namespace neuralsim

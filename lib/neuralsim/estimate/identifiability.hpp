@@ -30,6 +30,13 @@ struct Identifiability {
   std::vector<double> singular_values;  // of the equilibrated Jacobian, descending
   std::vector<UnidentifiableDirection> weak_directions;
   double residual_variance = 0;
+  // cond(JᵀJ) of the equilibrated Jacobian, (σ_max / σ_min)²: +inf when a
+  // direction is not seen at all (or there are fewer residuals than
+  // parameters).
+  double condition_number = 0;
+  // Parameters whose column of J is zero: no residual depends on them (a
+  // name that maps to nothing the data sees).
+  std::vector<int> unseen;
 };
 
 // d p / d x of parameter i at optimizer variable x (J w.r.t. physical values
@@ -40,5 +47,13 @@ double physical_derivative(const ParameterSet& params, int i, double x);
 Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
                                         double singular_threshold = 1e-4);
+
+// What a user must read before trusting the intervals, one line each: the
+// condition number of JᵀJ past `condition_warning` (with its value), each
+// fitted parameter that ended at a bound (`fitted`: false for values given
+// to evaluate), each parameter no residual depends on. `x` are the
+// optimizer variables of `id`'s analysis.
+std::vector<std::string> uncertainty_warnings(const ParameterSet& params, const std::vector<double>& x,
+                                              const Identifiability& id, double condition_warning, bool fitted);
 
 }  // namespace neuralsim

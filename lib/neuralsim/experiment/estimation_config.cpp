@@ -201,7 +201,7 @@ DerivativeOptions read_derivative_options(const Config& r, const Model<double>* 
 const char* cluster_by_name(ClusterBy c) { return c == ClusterBy::kTrajectory ? "trajectory" : "window"; }
 
 UncertaintyOptions read_uncertainty_options(const Config& u, long long seed) {
-  u.check_known_keys({"method", "cluster", "samples", "seed"});
+  u.check_known_keys({"method", "cluster", "samples", "seed", "condition_warning"});
   UncertaintyOptions o;
   const std::string method = u.get_choice("method", {"gauss_newton", "sandwich", "bootstrap"}, "gauss_newton");
   o.covariance.method = method == "sandwich"    ? UncertaintyMethod::kSandwich
@@ -214,6 +214,7 @@ UncertaintyOptions read_uncertainty_options(const Config& u, long long seed) {
       if (u.has(key)) u.fail(key, "only the bootstrap has " + std::string(key));
   o.covariance.bootstrap_samples = static_cast<int>(u.get_int_in_range("samples", 200, 2, 100000));
   o.covariance.seed = static_cast<uint64_t>(u.get_int_in_range("seed", seed, 0, std::numeric_limits<long long>::max()));
+  o.condition_warning = u.get_in_range("condition_warning", 1e8, 1, 1e300);
   return o;
 }
 

@@ -63,11 +63,14 @@ const char* cluster_by_name(ClusterBy c);  // "trajectory", "window"
 struct UncertaintyOptions {
   CovarianceOptions covariance;
   ClusterBy cluster = ClusterBy::kWindow;
+  // A warning when cond(JᵀJ) of the equilibrated Jacobian exceeds this.
+  double condition_warning = 1e8;
 };
 // `uncertainty:` section: {method: gauss_newton | sandwich | bootstrap
 // (default gauss_newton), cluster: trajectory | window (default window),
 // samples (bootstrap replicates, 2..100000, default 200), seed (default: the
-// run's seed)}.
+// run's seed), condition_warning (cond(JᵀJ) past which the fit warns,
+// default 1e8)}.
 UncertaintyOptions read_uncertainty_options(const Config& section, long long seed);
 // `solver:` section: {type: levenberg_marquardt | lbfgs, max_iterations,
 // function_tolerance, gradient_tolerance, parameter_tolerance}.

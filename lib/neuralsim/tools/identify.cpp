@@ -565,10 +565,56 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   Eigen::VectorXd residuals;
   analyze_fit(s, *problem, r, residuals, progress);
   for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
+  for (const std::string& w : uncertainty_warnings(s.params, r.best.x, r.identifiability,
+                                                   s.uncertainty.condition_warning, !evaluate_only)) {
+    context.warn(w);
+    r.warnings.push_back(w);
+  }
   evaluate(s, ctx, *problem, residuals, r, context, progress);
   r.timings["evaluation_s"] = seconds_since(t_evaluation);
   r.timings["total_s"] = seconds_since(t_start);
   r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
+  return r;
+}
+
+IdentificationGradientCheck check_identification_gradient(const IdentificationRequest& request,
+                                                          const IdentificationGradientCheckOptions& options,
+                                                          const RunContext& context) {
+  using namespace identify_detail;
+  const Setup s = read_setup(request.config, request.seed);
+  std::vector<const Trajectory*> train;
+  for (const Trajectory& t : s.data.train.trajectories) train.push_back(&t);
+  const ResidualContext ctx{&s.exp.model, &s.params, s.exp.step, s.observe, s.exp.contact ? &*s.exp.contact : nullptr};
+  EstimationProblem problem(ctx, train, s.problem);
+  const std::vector<std::string> names = s.params.names();
+  if (!options.scale_derivative_of.empty() &&
+      std::find(names.begin(), names.end(), options.scale_derivative_of) == names.end())
+    throw InvalidArgument("check_identification_gradient: no estimated parameter '" + options.scale_derivative_of + "'");
+
+  IdentificationGradientCheck r;
+  r.formulation = formulation_name(s.problem.formulation);
+  for (int i = 0; i < s.params.size(); ++i) r.transformations.push_back(transformation_name(s.params[i].transformation));
+  r.warnings = s.exp.warnings;
+  context.started();
+  for (const std::string& w : r.warnings) context.warn(w);
+
+  const std::vector<double> x0 = s.params.initial_variables();
+  double cost0 = 0;
+  std::vector<double> g;
+  if (!problem.evaluate(x0, &cost0, &g))
+    throw NumericalError("gradient check: the cost is not finite at the initial values (the simulation diverges)");
+  Eigen::VectorXd forward = Eigen::Map<const Eigen::VectorXd>(g.data(), static_cast<Eigen::Index>(g.size()));
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == options.scale_derivative_of) forward[static_cast<Eigen::Index>(i)] *= options.derivative_scale;
+  const auto cost = [&](const Eigen::VectorXd& x, double* f) {
+    return problem.evaluate(std::vector<double>(x.data(), x.data() + x.size()), f, nullptr);
+  };
+  const Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(x0.data(), static_cast<Eigen::Index>(x0.size()));
+  r.check = check_gradient(cost, x, names, {{"forward_mode", forward}}, options.check);
+  if (!r.check.passed) {
+    r.status = RunStatus::kGradientCheckFailed;
+    r.message = std::to_string(r.check.disagreeing) + " derivative(s) disagree with central differences";
+  }
   return r;
 }
 

@@ -28,6 +28,7 @@
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
 #include "neuralsim/experiment/experiment.hpp"
+#include "neuralsim/grad/gradient_check.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/tools/run_context.hpp"
 
@@ -110,5 +111,28 @@ struct IdentificationResult : RunReport {
 // Fits the parameters of `request.config`. Throws ConfigError, DataError
 // and ModelError for bad inputs (before context.observer->started()).
 IdentificationResult identify(const IdentificationRequest& request, const RunContext& context = {});
+
+// `simid --check-gradients`: the gradient of the fit's cost ½Σr² that the
+// solver uses (forward mode: Ceres' Jets; simid has no reverse-mode path)
+// against central differences of the same cost, at the initial values, with
+// respect to the optimizer's variables (after each parameter's
+// transformation and scale, as the solver sees them). Status
+// kGradientCheckFailed when a coordinate disagrees past the tolerance.
+struct IdentificationGradientCheckOptions {
+  GradientCheckOptions check;
+  // Test only: multiplies the derivative of this parameter by
+  // `derivative_scale` before the comparison, to show that the check
+  // catches a wrong derivative.
+  std::string scale_derivative_of;
+  double derivative_scale = 1;
+};
+struct IdentificationGradientCheck : RunReport {
+  std::string formulation;  // "single_shooting", ...
+  std::vector<std::string> transformations;  // per parameter: "identity", "log", ...
+  GradientCheckSummary check;
+};
+IdentificationGradientCheck check_identification_gradient(const IdentificationRequest& request,
+                                                          const IdentificationGradientCheckOptions& options = {},
+                                                          const RunContext& context = {});
 
 }  // namespace neuralsim

@@ -14,6 +14,7 @@ const char* run_status_name(RunStatus s) {
     case RunStatus::kInterrupted: return "interrupted";
     case RunStatus::kDiverged: return "diverged";
     case RunStatus::kTargetMissed: return "target_missed";
+    case RunStatus::kGradientCheckFailed: return "gradient_check_failed";
   }
   return "ok";
 }

@@ -34,8 +34,9 @@ enum class RunStatus {
   kInterrupted,   // the stop flag was set: the result holds what was computed
   kDiverged,      // a simulation or training loss was not finite (message says where)
   kTargetMissed,  // the run worked, but a check it was asked to make failed (rollout targets)
+  kGradientCheckFailed,  // --check-gradients: a derivative disagrees with central differences
 };
-const char* run_status_name(RunStatus s);  // "ok", "interrupted", "diverged", "target_missed"
+const char* run_status_name(RunStatus s);  // "ok", "interrupted", "diverged", "target_missed", "gradient_check_failed"
 
 enum class LogLevel { kDebug, kInfo, kWarning };
 

@@ -5,10 +5,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <limits>
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
+#include "neuralsim/core/splitmix.hpp"
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/data.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
@@ -34,15 +37,21 @@ struct ModelUnderTraining {
   HybridWindowModel* hybrid = nullptr;
   MlpStateModel* mlp = nullptr;
   LstmStateModel* lstm = nullptr;
+  std::vector<std::string> notes;  // what a run logs about the model (input normalization)
 };
 
-ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, const Config& cfg) {
+ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, const TrajectorySet& train,
+                                const Config& cfg) {
   if (exp.augment.empty() && tc.physical.size() == 0)
     cfg.fail("augment", "a hybrid model needs networks (augment:) or physical parameters (train.physical) to train");
-  RolloutProblem p = hybrid_problem(exp, exp.augment);
+  ModelUnderTraining m;
+  // The networks read their inputs normalized by the training data's
+  // statistics unless the config gave them (or weights).
+  std::vector<AugmentBlueprint> augment = exp.augment;
+  normalize_augment_inputs(augment, exp.model, train, m.notes, /*only_flagged=*/true);
+  RolloutProblem p = hybrid_problem(exp, std::move(augment));
   p.physical = tc.physical;
   auto h = std::make_unique<HybridWindowModel>(std::move(p));
-  ModelUnderTraining m;
   m.hybrid = h.get();
   m.parameter_names = h->parameter_names();
   m.model = std::move(h);
@@ -51,7 +60,7 @@ ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, co
 
 ModelUnderTraining build_model(const Experiment& exp, const TrainConfig& tc, const TrajectorySet& train,
                                const Config& cfg) {
-  if (tc.model == TrainedModel::kHybrid) return build_hybrid(exp, tc, cfg);
+  if (tc.model == TrainedModel::kHybrid) return build_hybrid(exp, tc, train, cfg);
   ModelUnderTraining m;
   const Model<double>& model = exp.model;
   StateNames names;
@@ -132,11 +141,6 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   TrainingSetup s = read_training_setup(cfg, request.seed, {"augment"});
   const Model<double>& model = s.exp.model;
   const WindowLossWeights weights = loss_weights_from_data(s.train_set);
-  // The hybrid's networks read their inputs normalized by the training
-  // data's statistics unless the config gave them (or weights).
-  std::vector<std::string> normalization_notes;
-  if (s.tc.model == TrainedModel::kHybrid)
-    normalize_augment_inputs(s.exp.augment, model, s.train_set, normalization_notes, /*only_flagged=*/true);
   ModelUnderTraining m = build_model(s.exp, s.tc, s.train_set, cfg);
   if (m.hybrid) configure_hybrid(m, s.options, cfg);
 
@@ -160,7 +164,7 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());  // rows a CSV import dropped
   context.started();
   for (const std::string& n : s.exp.notes) context.info(n);
-  for (const std::string& n : normalization_notes) context.info(n);
+  for (const std::string& n : m.notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
   if (!s.exp.augment.empty() && !m.hybrid)
     context.info(std::string("augment: is not used by the ") + trained_model_name(s.tc.model) + " baseline");
@@ -232,6 +236,71 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
                              "validation %.6g",
                              r.state.best_epoch, r.state.best_validation, r.initial_validation_loss,
                              r.train->mean_rmse_q, r.validation->mean_rmse_q));
+  return r;
+}
+
+TrainingGradientCheck check_training_gradient(const TrainAugmentRequest& request,
+                                              const TrainingGradientCheckOptions& options, const RunContext& context) {
+  using namespace train_augment_detail;
+  if (options.max_weights < 0) throw InvalidArgument("check_training_gradient: max_weights < 0");
+  const Config& cfg = request.config;
+  TrainingSetup s = read_training_setup(cfg, request.seed, {"augment"});
+  const WindowLossWeights weights = loss_weights_from_data(s.train_set);
+  ModelUnderTraining m = build_model(s.exp, s.tc, s.train_set, cfg);
+  if (m.hybrid) configure_hybrid(m, s.options, cfg);
+  s.options.communicator = context.communicator;
+  Trainer trainer(*m.model, s.train_set, s.data.validation, weights, s.options);
+  const std::vector<std::string>& names = m.parameter_names;
+  if (!options.scale_derivative_of.empty() &&
+      std::find(names.begin(), names.end(), options.scale_derivative_of) == names.end())
+    throw InvalidArgument("check_training_gradient: no parameter '" + options.scale_derivative_of + "'");
+
+  TrainingGradientCheck r;
+  r.trained_model = trained_model_name(s.tc.model);
+  r.mode = training_mode_name(s.options.mode);
+  r.num_parameters = m.model->num_parameters();
+  r.num_physical = m.hybrid ? m.hybrid->num_physical() : 0;
+  r.window_steps = trainer.current_window_steps(std::max(0, s.options.epochs - 1));
+  r.warnings = s.exp.warnings;
+  context.started();
+  for (const std::string& w : r.warnings) context.warn(w);
+
+  // Every physical parameter, then network weights drawn without
+  // replacement by a seeded partial Fisher–Yates shuffle (splitmix64: the
+  // same choice on every platform).
+  GradientCheckOptions check = options.check;
+  check.coordinates.clear();
+  for (int i = 0; i < r.num_physical; ++i) check.coordinates.push_back(i);
+  std::vector<int> others;
+  for (int i = r.num_physical; i < r.num_parameters; ++i) others.push_back(i);
+  const size_t take = std::min(others.size(), static_cast<size_t>(options.max_weights));
+  std::uint64_t state = static_cast<std::uint64_t>(request.seed);
+  for (size_t k = 0; k < take; ++k) {
+    state = splitmix64(state);
+    std::swap(others[k], others[k + state % (others.size() - k)]);
+  }
+  std::sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(take));
+  check.coordinates.insert(check.coordinates.end(), others.begin(), others.begin() + static_cast<std::ptrdiff_t>(take));
+  if (check.coordinates.empty()) throw ConfigError("--check-gradients: the model has no parameter to check");
+
+  const Eigen::VectorXd x0 = m.model->initial_parameters();
+  Eigen::VectorXd reverse;
+  trainer.training_loss(x0, &reverse);  // NumericalError naming the window when not finite
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == options.scale_derivative_of) reverse[static_cast<Eigen::Index>(i)] *= options.derivative_scale;
+  const auto loss = [&](const Eigen::VectorXd& x, double* f) {
+    try {
+      *f = trainer.training_loss(x, nullptr);
+      return true;
+    } catch (const NumericalError&) {
+      return false;
+    }
+  };
+  r.check = check_gradient(loss, x0, names, {{m.hybrid ? "reverse_mode" : "backpropagation", reverse}}, check);
+  if (!r.check.passed) {
+    r.status = RunStatus::kGradientCheckFailed;
+    r.message = std::to_string(r.check.disagreeing) + " derivative(s) disagree with central differences";
+  }
   return r;
 }
 

@@ -18,6 +18,7 @@
 
 #include "neuralsim/augment/blueprint.hpp"
 #include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/grad/gradient_check.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/lstm_file.hpp"
 #include "neuralsim/io/network_file.hpp"
@@ -79,5 +80,32 @@ std::string write_trained_weights(const TrainedParameters& trained, const std::s
 // model with no other input, and an edit of the networks is refused.
 std::string replay_config_yaml(const Config& training_config, const TrainAugmentResult& result,
                                const std::string& out_dir, const std::string& weights_file);
+
+// `train-augment --check-gradients`: the gradient of the training loss
+// (mean over every training window at the final K, in the training mode)
+// that the optimizer uses (reverse mode through the hybrid simulator; the
+// networks' exact backward pass for the baselines) against central
+// differences of the same loss, at the initial parameters. Every physical
+// parameter is checked, and of the network weights `max_weights` chosen by
+// the seed (all of them when there are no more). Status
+// kGradientCheckFailed when a coordinate disagrees past the tolerance.
+struct TrainingGradientCheckOptions {
+  GradientCheckOptions check;  // its `coordinates` are chosen here
+  int max_weights = 40;
+  // Test only: multiplies this parameter's derivative by `derivative_scale`
+  // before the comparison, to show that the check catches a wrong one.
+  std::string scale_derivative_of;
+  double derivative_scale = 1;
+};
+struct TrainingGradientCheck : RunReport {
+  std::string trained_model;  // "hybrid", "mlp", "lstm"
+  std::string mode;           // the training mode differentiated
+  int window_steps = 0;  // K of the loss (the final one of a curriculum)
+  int num_parameters = 0, num_physical = 0;
+  GradientCheckSummary check;
+};
+TrainingGradientCheck check_training_gradient(const TrainAugmentRequest& request,
+                                              const TrainingGradientCheckOptions& options = {},
+                                              const RunContext& context = {});
 
 }  // namespace neuralsim
