@@ -125,7 +125,7 @@ RunReport run_distill_mpc(ToolRun& run) {
     if (r.dataset_file.empty()) run.add_output(run.path(dataset_name));
     m["dataset"] = {{"samples", r.dataset.size()},
                     {"file", r.dataset_file.empty() ? run.path(dataset_name) : r.dataset_file}};
-    write_networks(run.path(weights_name), {{r.network_name, *r.network, r.feature_names, r.target_names}});
+    write_networks(run.path(weights_name), {{r.network_name, *r.network, r.feature_names, r.target_names, {}}});
     run.add_output(run.path(weights_name));
     run.write_text("loss.csv", training_history_csv(r.training->history));
     m["training"] = training_json(r);

@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
       "state with its recorded controls and report RMSE per trajectory and horizon in summary.json");
   tool.command_line().add_existing_file(
       "--weights", flags.weights_path,
-      "Weights of the config's augment: networks (a weights file written by train-augment); each "
-      "network is looked up by its blueprint's name");
+      "A model trained by train-augment: its weights.h5 (the hybrid's networks, looked up by their "
+      "blueprints' names, or the MLP baseline) or lstm.json; the file says which. Overrides the "
+      "config's weights:");
   return tool.run(argc, argv, [&](neuralsim::ToolRun& run) { return neuralsim::run_rollout(run, flags); });
 }

@@ -13,12 +13,15 @@ namespace {
 
 using nlohmann::json;
 
-void model_metrics(const ModelSummary& m, const RolloutFlags& flags, json& metrics) {
+void model_metrics(const ModelSummary& m, json& metrics) {
+  if (!m.weights_path.empty()) {
+    metrics["weights_file"] = m.weights_path;
+    metrics["trained_model"] = m.trained_model;
+  }
   if (m.augmentations.empty()) return;
   json nets = json::array();
   for (const AugmentationInfo& a : m.augmentations) nets.push_back({{"name", a.name}, {"parameters", a.parameters}});
   metrics["augmentations"] = nets;
-  if (!flags.weights_path.empty()) metrics["weights_file"] = flags.weights_path;
 }
 
 json targets_json(const std::vector<TargetCheck>& targets) {
@@ -36,7 +39,7 @@ RunReport simulate_job(ToolRun& run, const RolloutFlags& flags) {
   RolloutResult r = rollout({run.config(), run.options().seed, flags.weights_path}, run.context());
   if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
-  model_metrics(r.model, flags, m);
+  model_metrics(r.model, m);
   if (r.status == RunStatus::kDiverged) {
     m["error"] = r.message;
     return r;
@@ -70,7 +73,7 @@ RunReport compare_job(ToolRun& run, const RolloutFlags& flags) {
       compare({run.config(), run.options().seed, flags.compare_path, flags.weights_path}, run.context());
   if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
-  model_metrics(r.model, flags, m);
+  model_metrics(r.model, m);
   r.predictions.meta.generator = "rollout " + version_string();
   write_trajectories(run.path(out_name), r.predictions);
   run.add_output(run.path(out_name));

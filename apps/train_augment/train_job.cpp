@@ -42,15 +42,13 @@ json evaluation_json(const RolloutEvaluation& e) {
 }
 
 // The trained parameters in their file formats.
+// The trained parameters in their file formats, and the rollout config
+// that replays them (replay.yaml).
 void write_parameters(const TrainAugmentResult& r, const std::string& weights_name, ToolRun& run) {
   const TrainedParameters& p = r.trained;
-  if (!p.networks.empty()) write_augment_weights(run.path(weights_name), p.networks);
-  if (p.mlp) write_networks(run.path(weights_name), {*p.mlp});
-  if (!p.networks.empty() || p.mlp) run.add_output(run.path(weights_name));
-  if (p.lstm) {
-    write_lstm_file(run.path("lstm.json"), *p.lstm);
-    run.add_output(run.path("lstm.json"));
-  }
+  const std::string weights = write_trained_weights(p, run.path(weights_name), run.path("lstm.json"));
+  if (!weights.empty()) run.add_output(weights);
+  run.write_text("replay.yaml", replay_config_yaml(run.config(), r, run.out().dir(), weights));
   if (!p.physical.empty()) {
     ParameterFile f;
     f.model = r.model_name;
@@ -102,7 +100,7 @@ RunReport run_train_augment(ToolRun& run, const TrainAugmentFlags& flags) {
   const std::string weights_name =
       OutputDirectory::configured_name(run.config(), "output.weights", "weights.h5",
                                        {"checkpoint.json", "params.json", "loss.csv", "loss.png", "lstm.json",
-                                        "predictions.h5"});
+                                        "predictions.h5", "replay.yaml"});
   TrainAugmentResult r = train_augment({run.config(), run.options().seed}, run.context());
   if (!run.writes()) return r;  // an MPI rank other than 0
   // The best parameters are written whatever ended the run.

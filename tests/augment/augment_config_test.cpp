@@ -247,7 +247,7 @@ const char* kTwoNets = R"(augment:
   - {name: damp, site: joint.joint1.damping, inputs: [joint.joint1.qd], hidden: [3], activation: sigmoid}
 )";
 
-TEST_F(AugmentConfig, WeightFilesRoundTripAndOverrideTheOutputScale) {
+TEST_F(AugmentConfig, WeightFilesRoundTripAndTheirOutputScaleIsNotOverridden) {
   std::vector<AugmentBlueprint> bps = read(kSwimmerModel, kTwoNets);
   // "Trained" weights: different from the seeded ones.
   for (AugmentBlueprint& bp : bps) {
@@ -260,9 +260,9 @@ TEST_F(AugmentConfig, WeightFilesRoundTripAndOverrideTheOutputScale) {
   write_augment_weights(path("trained.h5"), bps);
   const std::vector<AugmentBlueprint> loaded = read(kSwimmerModel, R"(augment:
   - {name: drag, site: {link: segment0, quantity: drag_force}, inputs: [link.segment0.linear_velocity, link.segment0.speed],
-     hidden: [5, 4], weights: trained.h5, output_scale: 0}
+     hidden: [5, 4], weights: trained.h5}
   - {name: damp, site: joint.joint1.damping, inputs: [joint.joint1.qd], hidden: [3], activation: sigmoid,
-     weights: trained.h5}
+     weights: trained.h5, output_scale: 1}
 )");
   ASSERT_EQ(loaded.size(), 2u);
   for (size_t k = 0; k < 2; ++k) {
@@ -272,8 +272,16 @@ TEST_F(AugmentConfig, WeightFilesRoundTripAndOverrideTheOutputScale) {
     EXPECT_EQ(a, b) << bps[k].name;
     EXPECT_EQ(loaded[k].network.input_mean(), bps[k].network.input_mean());
   }
-  EXPECT_EQ(loaded[0].network.output_scale(), Eigen::Vector3d::Zero()) << "the config's output_scale wins";
-  EXPECT_EQ(loaded[1].network.output_scale(), Eigen::VectorXd::Ones(1)) << "the file's";
+  EXPECT_EQ(loaded[0].network.output_scale(), bps[0].network.output_scale()) << "the file's";
+  EXPECT_EQ(loaded[1].network.output_scale(), Eigen::VectorXd::Ones(1)) << "the file's, which the config repeats";
+  // A trained model is replayed as trained (#38): another output scale in
+  // the config (it used to replace the file's silently) is refused.
+  const std::string scale_msg = error<ConfigError>(kSwimmerModel, R"(augment:
+  - {name: drag, site: {link: segment0, quantity: drag_force}, inputs: [link.segment0.linear_velocity, link.segment0.speed],
+     hidden: [5, 4], weights: trained.h5, output_scale: 0}
+)",
+                                                   "augment.0.output_scale");
+  EXPECT_NE(scale_msg.find("replayed as trained"), std::string::npos) << scale_msg;
   // The file's names of the inputs (x[k] for vectors).
   EXPECT_EQ(network_names(path("trained.h5")), (std::vector<std::string>{"drag", "damp"}));
   EXPECT_EQ(read_network(path("trained.h5"), "drag").input_names,

@@ -397,5 +397,36 @@ TEST_F(CsvImportTest, JointNameCountMustMatchQd) {
                   {"inline.yaml:5:", "csv_import.joint_names", "nv = 1"});
 }
 
+TEST_F(CsvImportTest, AConstantChannelHasItsValueAtEverySample) {
+  // An unrecorded channel (here tau of a 1-joint model; e.g. the root
+  // torques of a floating base) given as {value: v} instead of a column.
+  write("log.csv", kSyntheticCsv);
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml("  tau:\n    - {value: -0.25}\n")));
+  const Trajectory& tr = set.trajectories.at(0);
+  ASSERT_TRUE(tr.has_tau());
+  ASSERT_EQ(tr.tau.rows(), 5);
+  for (Eigen::Index k = 0; k < 5; ++k) EXPECT_EQ(tr.tau(k, 0), -0.25);
+  EXPECT_EQ(tr.q(4, 0), 3.0) << "the recorded channels are unchanged";
+  // Resampled, it stays the constant (interpolating a constant).
+  const TrajectorySet resampled =
+      import_csv(write("resampled.yaml", synthetic_yaml("  tau:\n    - {value: 0.0}\n  resample_dt: 0.1\n")));
+  EXPECT_TRUE((resampled.trajectories.at(0).tau.array() == 0.0).all());
+}
+
+TEST_F(CsvImportTest, AConstantChannelMustBeOneFiniteNumber) {
+  write("log.csv", kSyntheticCsv);
+  for (const char* bad : {".nan", ".inf", "-.inf"}) {
+    const std::string yaml = synthetic_yaml(std::string("  tau:\n    - {value: ") + bad + "}\n");
+    expect_contains(error_message([&] { import_csv(write("bad.yaml", yaml)); }, true),
+                    {"bad.yaml:", "csv_import.tau.0.value"});
+  }
+  expect_contains(error_message([&] { import_csv(write("mixed.yaml", synthetic_yaml("  tau:\n    - {value: 0, terms: {x: 1}}\n"))); },
+                                true),
+                  {"mixed.yaml:", "csv_import.tau.0.terms", "unknown key"});
+  expect_contains(error_message([&] { import_csv(write("text.yaml", synthetic_yaml("  tau:\n    - {value: x}\n"))); },
+                                true),
+                  {"text.yaml:", "csv_import.tau.0.value"});
+}
+
 }  // namespace
 }  // namespace neuralsim

@@ -15,7 +15,7 @@ namespace {
 using LstmFileTest = testing::TempDirTest;
 
 NamedLstm random_lstm() {
-  NamedLstm l{nn::Lstm(3, 5, 2), {"q", "qd", "u"}, {"dq", "dqd"}};
+  NamedLstm l{nn::Lstm(3, 5, 2), {"q", "qd", "u"}, {"dq", "dqd"}, "lstm-delta", true};
   std::mt19937_64 rng(11);
   l.network.initialize(rng);
   l.network.set_input_normalization(Eigen::Vector3d(0.1, -2.0, 1.0 / 3.0), Eigen::Vector3d(1.5, 1e-3, 7.0));
@@ -34,6 +34,9 @@ TEST_F(LstmFileTest, WhatIsWrittenIsReadBackExactly) {
   EXPECT_EQ(b.network.input_std(), a.network.input_std());
   EXPECT_EQ(b.network.output_scale(), a.network.output_scale());
   EXPECT_EQ(b.network.output_offset(), a.network.output_offset());
+  EXPECT_EQ(b.model, "lstm-delta");
+  ASSERT_TRUE(b.use_controls);
+  EXPECT_TRUE(*b.use_controls);
   // And it computes the same outputs, to the bit.
   nn::LstmWorkspace wa(a.network, 4), wb(b.network, 4);
   a.network.begin(nullptr, nullptr, wa);
@@ -64,6 +67,22 @@ TEST_F(LstmFileTest, HostileFilesAreRefusedByName) {
                            {"bad.json", "more than 10^7"});
   testing::expect_contains(testing::thrown_message([&] { read_lstm_file(edited("\"input_std\": [", "\"input_std\": [0.0,")); }),
                            {"bad.json", "'input_std'"});
+  testing::expect_contains(testing::thrown_message([&] { read_lstm_file(edited("\"model\": \"lstm-delta\"", "\"model\": \"gru\"")); }),
+                           {"bad.json", "'model'", "gru"});
+  testing::expect_contains(testing::thrown_message([&] { read_lstm_file(edited("\"use_controls\": true", "\"use_controls\": 1")); }),
+                           {"bad.json", "'use_controls'"});
+  // A file from before #38 recorded these fields (version 2 with the
+  // offset) has the only LSTM baseline there is; its controls are unknown
+  // (the reader of a model decides them from input_dim).
+  std::string old = good;
+  for (const std::string field : {",\n \"model\": \"lstm-delta\"", ",\n \"use_controls\": true"}) {
+    const size_t at = old.find(field);
+    ASSERT_NE(at, std::string::npos) << field << " in " << old.substr(0, 200);
+    old.erase(at, field.size());
+  }
+  const NamedLstm o = read_lstm_file(write("old.json", old));
+  EXPECT_EQ(o.model, "lstm-delta");
+  EXPECT_FALSE(o.use_controls);
   EXPECT_THROW(read_lstm_file(write("bad.json", "{")), DataError);
   EXPECT_THROW(read_lstm_file(path("missing.json")), DataError);
 }

@@ -149,6 +149,13 @@ struct AugmentBlueprint {
   AugmentMode mode = AugmentMode::kResidual;
   std::vector<AugmentInput> inputs;  // concatenated in order: the network input
   nn::Mlp network;                   // input_dim = Σ sizes, output_dim = site_output_dim
+  // How the network started (recorded in weights files; neither changes a
+  // forward pass): its output layer at zero, so that a residual or scale
+  // site leaves the hybrid exactly the analytical model before training;
+  // and whether its input normalization is still to be computed from the
+  // training data (no input_mean/input_std and no weights were given).
+  bool zero_init_outputs = false;
+  bool normalize_from_data = false;
 };
 
 // ---------------------------------------------------------------- names

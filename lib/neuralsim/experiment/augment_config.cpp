@@ -6,6 +6,7 @@
 #include <random>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/core/names.hpp"
 
 namespace neuralsim {
@@ -185,6 +186,13 @@ nn::Init read_network_init(const Config& entry) {
 
 namespace {
 
+// "[0.1, 0.2]" with every digit needed to tell the numbers apart.
+std::string scale_text(const Eigen::VectorXd& v) {
+  std::string out = "[";
+  for (Eigen::Index i = 0; i < v.size(); ++i) out += (i ? ", " : "") + format_number(v[i]);
+  return out + "]";
+}
+
 Eigen::VectorXd read_sized_vector(const Config& entry, const std::string& key, int n, bool broadcast) {
   Eigen::VectorXd v;
   if (broadcast && !entry.is_list(key)) {
@@ -213,8 +221,25 @@ std::vector<std::string> augment_network_input_names(const AugmentBlueprint& bp)
   return names;
 }
 
-void load_augment_weights(AugmentBlueprint& bp, const std::string& path) {
-  NamedNetwork file = read_network(path, bp.name);
+namespace augment_config_detail {
+
+// The augment entry's key whose value differs from the trained network of
+// the file ("" when the shapes agree): what a replay config changed.
+std::string changed_key(const AugmentBlueprint& bp, const NamedNetwork& file) {
+  const nn::Mlp &want = bp.network, &got = file.network;
+  if (got.input_dim() != want.input_dim() ||
+      (!file.input_names.empty() && file.input_names != augment_network_input_names(bp)))
+    return "inputs";
+  if (got.num_layers() != want.num_layers()) return "hidden";
+  for (nn::Index l = 0; l + 1 < want.num_layers(); ++l)
+    if (got.layer_output_dim(l) != want.layer_output_dim(l)) return "hidden";
+  for (nn::Index l = 0; l + 1 < want.num_layers(); ++l)
+    if (got.activation(l) != want.activation(l)) return "activation";
+  if (got.activation(want.num_layers() - 1) != want.activation(want.num_layers() - 1)) return "output_activation";
+  return "";
+}
+
+void check_trained_shape(const AugmentBlueprint& bp, const NamedNetwork& file, const std::string& path) {
   NetworkExpectations expect;
   expect.inputs = bp.network.input_dim();
   expect.outputs = bp.network.output_dim();
@@ -236,23 +261,57 @@ void load_augment_weights(AugmentBlueprint& bp, const std::string& path) {
       throw DataError(layer + ": attribute activation: expected " + nn::activation_name(want.activation(l)) +
                       ", got " + nn::activation_name(got.activation(l)));
   }
-  bp.network = std::move(file.network);
 }
 
-void load_augment_weights(std::vector<AugmentBlueprint>& blueprints, const std::string& path) {
-  for (AugmentBlueprint& bp : blueprints) load_augment_weights(bp, path);
+}  // namespace augment_config_detail
+
+void load_augment_weights(AugmentBlueprint& bp, const std::string& path, const Config* entry) {
+  using namespace augment_config_detail;
+  NamedNetwork file = read_network(path, bp.name);
+  try {
+    check_trained_shape(bp, file, path);
+  } catch (const DataError& e) {
+    // A trained network is replayed as trained: name the config key that
+    // asks for another shape (the file is what was trained).
+    const std::string key = entry ? changed_key(bp, file) : "";
+    if (key.empty()) throw;
+    throw DataError(std::string(e.what()) + " (a trained network is replayed as trained: key '" +
+                    (entry->prefix().empty() ? "" : entry->prefix() + ".") + key + "' at " + entry->where(key) +
+                    " differs from the file)");
+  }
+  const nn::Mlp& got = file.network;
+  // A trained network is replayed as trained: an output scale in the config
+  // that differs from the file's would silently change the model (#38).
+  if (entry && entry->has("output_scale")) {
+    const Eigen::VectorXd scale = read_sized_vector(*entry, "output_scale", got.output_dim(), true);
+    if (scale != got.output_scale())
+      entry->fail("output_scale", "the trained network in " + path + " has output scale " +
+                                      scale_text(got.output_scale()) + ", the config asks for " + scale_text(scale) +
+                                      ": a trained model is replayed as trained (remove the key, or retrain)");
+  }
+  bp.network = std::move(file.network);
+  bp.normalize_from_data = false;
+  if (file.zero_init_outputs) bp.zero_init_outputs = *file.zero_init_outputs;
+}
+
+void load_augment_weights(std::vector<AugmentBlueprint>& blueprints, const std::string& path, const Config* root) {
+  std::vector<Config> entries;
+  if (root && root->has("augment") && root->is_list("augment")) entries = root->list("augment");
+  for (std::size_t i = 0; i < blueprints.size(); ++i)
+    load_augment_weights(blueprints[i], path, i < entries.size() ? &entries[i] : nullptr);
 }
 
 void write_augment_weights(const std::string& path, const std::vector<AugmentBlueprint>& blueprints) {
   std::vector<NamedNetwork> nets;
-  for (const AugmentBlueprint& bp : blueprints) nets.push_back({bp.name, bp.network, augment_network_input_names(bp), {}});
-  write_networks(path, nets);
+  for (const AugmentBlueprint& bp : blueprints)
+    nets.push_back({bp.name, bp.network, augment_network_input_names(bp), {}, bp.zero_init_outputs});
+  write_networks(path, nets, {"hybrid", std::nullopt});
 }
 
 AugmentBlueprint read_augment_blueprint(const Config& entry, const Model<double>& model,
                                         const ContactSettings* contact, int index) {
   entry.check_known_keys({"name", "site", "mode", "inputs", "hidden", "activation", "output_activation", "init",
-                          "seed", "output_scale", "input_mean", "input_std", "weights"});
+                          "seed", "output_scale", "input_mean", "input_std", "weights", "zero_init_outputs"});
   AugmentBlueprint bp;
   bp.name = entry.get<std::string>("name");
   if (bp.name.empty() || bp.name.find('/') != std::string::npos || bp.name == "." || bp.name == "..")
@@ -301,13 +360,25 @@ AugmentBlueprint read_augment_blueprint(const Config& entry, const Model<double>
   bp.network = nn::Mlp(n_in, hidden, n_out, act, out_act);
   std::mt19937_64 engine(static_cast<std::uint64_t>(seed));
   bp.network.initialize(init, engine);
+  // The output layer at zero by default where y = 0 is the analytical model
+  // (residual a + y, scale a (1 + y)) and the output activation keeps 0 at
+  // 0: the hybrid then starts exactly at the analytical model, and training
+  // can only improve on it (zero-initialized residual branches: Goyal et al.
+  // 2017, "Fixup", Zhang et al. 2019).
+  const bool zero_keeps_model = bp.mode != AugmentMode::kReplace && nn::activate<double>(out_act, 0.0) == 0.0;
+  bp.zero_init_outputs = entry.get_or<bool>("zero_init_outputs", zero_keeps_model);
+  if (bp.zero_init_outputs) {
+    const nn::Index last = bp.network.num_layers() - 1;
+    const std::vector<double> zeros(static_cast<size_t>(bp.network.layer_output_dim(last) * (bp.network.layer_input_dim(last) + 1)), 0.0);
+    bp.network.set_layer(last, zeros.data(), zeros.data());
+  }
 
   if (entry.has("weights")) {
     for (const char* key : {"input_mean", "input_std"})
       if (entry.has(key))
         entry.fail(key, "the input normalization comes from the weights file '" + entry.get<std::string>("weights") +
                             "'; remove it here");
-    load_augment_weights(bp, entry.path("weights"));
+    load_augment_weights(bp, entry.path("weights"), &entry);
   } else if (entry.has("input_mean") || entry.has("input_std")) {
     const Eigen::VectorXd mean =
         entry.has("input_mean") ? read_sized_vector(entry, "input_mean", n_in, false) : Eigen::VectorXd::Zero(n_in);
@@ -317,8 +388,10 @@ AugmentBlueprint read_augment_blueprint(const Config& entry, const Model<double>
       if (!(std[i] > 0)) entry.fail("input_std", "every entry must be > 0, entry " + std::to_string(i) + " is " +
                                                      std::to_string(std[i]));
     bp.network.set_input_normalization(mean, std);
+  } else {
+    bp.normalize_from_data = true;
   }
-  if (entry.has("output_scale")) {
+  if (entry.has("output_scale") && !entry.has("weights")) {
     const Eigen::VectorXd scale = read_sized_vector(entry, "output_scale", n_out, true);
     bp.network.set_output_scaling(scale, bp.network.output_offset());
   }

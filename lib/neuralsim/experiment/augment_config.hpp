@@ -14,7 +14,10 @@
 //       seed: 0                            # default: the entry's index
 //       output_scale: 0.1                  # one number or one per output (default 1)
 //       input_mean: [...]                  # optional normalization, one per input value
-//       input_std: [...]
+//       input_std: [...]                   # (without both: computed from the training data by train-augment)
+//       zero_init_outputs: true            # output layer starts at zero (default: true for residual and
+//                                          # scale sites whose output activation keeps 0, i.e. the hybrid
+//                                          # starts at the analytical model; false otherwise)
 //       weights: trained.h5                # optional, relative to the config file
 //
 // Sites, as a map with exactly one of joint / link / contact:
@@ -31,8 +34,10 @@
 // whose shape is the blueprint's: inputs, outputs, hidden widths and
 // activations; its input names, when stored, must be the blueprint's
 // (a k-valued input x is stored as x[0] … x[k-1]). The file gives the
-// weights and the input normalization; `output_scale`, when given, replaces
-// the stored output scale (e.g. 0 switches a trained network off).
+// weights, the input normalization and the output scale: a trained model is
+// replayed as trained, so an `output_scale` in the config that differs from
+// the file's is a ConfigError naming the key (#38: an override silently
+// changed the model).
 //
 // Errors: ConfigError with file:line:column and key for the config (unknown
 // site, input, mode, activation, init, bad sizes), DataError naming the
@@ -88,12 +93,15 @@ std::vector<std::string> augment_network_input_names(const AugmentBlueprint& blu
 
 // Replaces the blueprint's network by the one called blueprint.name in the
 // weights file at `path`, after checking it against the blueprint's shape
-// (DataError naming the file and dataset otherwise).
-void load_augment_weights(AugmentBlueprint& blueprint, const std::string& path);
+// (DataError naming the file and dataset otherwise). `entry`, when given, is
+// the blueprint's config entry: an output_scale there must be the file's.
+void load_augment_weights(AugmentBlueprint& blueprint, const std::string& path, const Config* entry = nullptr);
 
 // load_augment_weights for every blueprint from one file (`--weights`):
-// each must find its network there.
-void load_augment_weights(std::vector<AugmentBlueprint>& blueprints, const std::string& path);
+// each must find its network there. `root` (the config holding augment:)
+// gives each blueprint's entry.
+void load_augment_weights(std::vector<AugmentBlueprint>& blueprints, const std::string& path,
+                          const Config* root = nullptr);
 
 // Writes every blueprint's network (named after the blueprint, with its
 // input names) to a weights file, atomically.

@@ -68,7 +68,8 @@ TrainConfig read_train_config(const Config& t, const Model<double>& model, const
                               long long seed, std::vector<std::string>* warnings) {
   t.check_known_keys({"model", "physical", "baseline", "controls", "mode", "window_steps", "window_stride",
                       "train_samples", "train_trajectories", "curriculum", "optimizer", "epochs", "batch_size", "learning_rate",
-                      "schedule", "weight_decay", "clip_norm", "patience", "validation_steps"});
+                      "schedule", "weight_decay", "clip_norm", "patience", "validation_steps",
+                      "validation_stride"});
   TrainConfig c;
   const std::string kind = t.get_choice("model", {"hybrid", "mlp", "lstm"}, "hybrid");
   c.model = kind == "mlp" ? TrainedModel::kMlp : kind == "lstm" ? TrainedModel::kLstm : TrainedModel::kHybrid;
@@ -111,6 +112,10 @@ TrainConfig read_train_config(const Config& t, const Model<double>& model, const
   o.clip_norm = t.get_in_range("clip_norm", 0.0, 0.0, 1e12);
   o.patience = static_cast<int>(t.get_int_in_range("patience", 0, 0, kMaxEpochs));
   o.validation_steps = static_cast<int>(t.get_int_in_range("validation_steps", 0, 0, kMaxSteps));
+  // Samples between validation-window starts; absent: the validation
+  // windows' K (disjoint windows).
+  if (t.has("validation_stride"))
+    o.validation_stride = static_cast<int>(t.get_int_in_range("validation_stride", 1, 1, kMaxSteps));
   if (o.optimizer == TrainerOptions::Optimizer::kLbfgs) {
     for (const char* key : {"batch_size", "weight_decay", "clip_norm", "schedule"})
       if (t.has(key)) t.fail(key, "applies to optimizer: adam only (L-BFGS is full-batch, without decay or clipping)");

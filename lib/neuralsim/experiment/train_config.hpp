@@ -28,6 +28,7 @@
 //     clip_norm: 0                 # 0 = off
 //     patience: 0                  # early stopping (epochs), 0 = off
 //     validation_steps: 100        # K of the validation windows (0 = window_steps)
+//     validation_stride: 50        # samples between validation-window starts (default: their K)
 //
 // Every number is checked finite and in range; errors are ConfigError with
 // file:line:column and the key.

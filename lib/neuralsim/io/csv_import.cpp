@@ -80,6 +80,15 @@ Coordinate parse_coordinate(const Config& list_owner, const std::string& key) {
     return c;
   }
   const Config node = list_owner.at(key);
+  if (node.has("value")) {
+    // A channel that was not recorded (e.g. the unactuated root joint's
+    // torque): the same number at every sample, no column.
+    node.check_known_keys({"value"});
+    c.offset = node.get<double>("value");
+    if (!std::isfinite(c.offset))
+      node.fail("value", "expected a finite number, got " + format_number(c.offset));
+    return c;
+  }
   node.check_known_keys({"terms", "offset"});
   c.offset = node.get_or<double>("offset", 0.0);
   if (!node.is_map("terms") || node.at("terms").items().empty())

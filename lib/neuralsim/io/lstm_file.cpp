@@ -64,8 +64,9 @@ std::vector<std::string> names(const json& j, const char* key, long long n, cons
 
 void write_lstm_file(const std::string& path, const NamedLstm& lstm) {
   using namespace lstm_file_detail;
+  if (lstm.model != "lstm-delta") throw InvalidArgument("write_lstm_file: unknown model '" + lstm.model + "'");
   const nn::Lstm& net = lstm.network;
-  const json j{{"format", kFormat},
+  json j{{"format", kFormat},
                {"format_version", kVersion},
                {"input_dim", net.input_dim()},
                {"hidden_size", net.hidden_size()},
@@ -76,7 +77,9 @@ void write_lstm_file(const std::string& path, const NamedLstm& lstm) {
                {"input_std", values(net.input_std())},
                {"output_scale", values(net.output_scale())},
                {"output_offset", values(net.output_offset())},
-               {"parameters", net.parameter_vector()}};
+               {"parameters", net.parameter_vector()},
+               {"model", lstm.model}};
+  if (lstm.use_controls) j["use_controls"] = *lstm.use_controls;
   write_text_atomic(path, j.dump(1) + "\n");
 }
 
@@ -107,6 +110,12 @@ NamedLstm read_lstm_file(const std::string& path) {
   out.network.set_input_normalization(numbers(j, "input_mean", nx, path, false), numbers(j, "input_std", nx, path, true));
   out.network.set_output_scaling(numbers(j, "output_scale", ny, path, false),
                                  numbers(j, "output_offset", ny, path, false));
+  if (j.contains("model") && j["model"] != "lstm-delta")
+    bad(path, "'model': expected \"lstm-delta\", got " + j["model"].dump());
+  if (j.contains("use_controls")) {
+    if (!j["use_controls"].is_boolean()) bad(path, "'use_controls': expected true or false, got " + j["use_controls"].dump());
+    out.use_controls = j["use_controls"].get<bool>();
+  }
   const Eigen::VectorXd p = numbers(j, "parameters", count, path, false);
   out.network.set_parameters(p.data());
   return out;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -19,6 +20,7 @@
 #include "neuralsim/io/hdf5_attributes.hpp"
 #include "neuralsim/io/hdf5_output.hpp"
 #include "neuralsim/io/input_file.hpp"
+#include "neuralsim/io/lstm_file.hpp"
 
 namespace neuralsim {
 namespace {
@@ -71,6 +73,7 @@ void write_network(H5::Group& parent, const NamedNetwork& net, size_t index, std
   write_int_attr(group, "index", static_cast<long long>(index));
   write_string_array_attr(group, "input_names", net.input_names);
   write_string_array_attr(group, "output_names", net.output_names);
+  if (net.zero_init_outputs) write_int_attr(group, "zero_init_outputs", *net.zero_init_outputs ? 1 : 0);
   object = base + "/input_mean";
   write_vector(group, "input_mean", mlp.input_mean());
   object = base + "/input_std";
@@ -223,6 +226,13 @@ std::vector<double> read_vector(const H5::Group& group, const std::string& name,
   return read_values(group, name, n, 0, file, object);
 }
 
+// A 0/1 integer attribute.
+bool network_flag_attr(const H5::H5Object& obj, const char* name, const std::string& file, const std::string& object) {
+  const long long v = read_int_attr(obj, name, file, object);
+  if (v != 0 && v != 1) fail(file, object, "expected 0 or 1, got " + std::to_string(v));
+  return v == 1;
+}
+
 struct LayerShape {
   Index in = 0, out = 0;
   nn::Activation activation = nn::Activation::kIdentity;
@@ -358,6 +368,8 @@ NamedNetwork read_network_group(const H5::Group& networks, const std::string& na
   };
   names("input_names", n_in, net.input_names);
   names("output_names", n_out, net.output_names);
+  if (has_attr(group, "zero_init_outputs", file, base + "/zero_init_outputs"))
+    net.zero_init_outputs = network_flag_attr(group, "zero_init_outputs", file, base + "/zero_init_outputs");
   net.network = std::move(mlp);
   return net;
 }
@@ -423,8 +435,11 @@ auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::decl
 
 // ================================================================ public
 
-void write_networks(const std::string& path, const std::vector<NamedNetwork>& networks) {
+void write_networks(const std::string& path, const std::vector<NamedNetwork>& networks,
+                    const WeightsFileModel& model) {
   validate_for_write(networks, path);
+  if (!model.model.empty() && model.model != "hybrid" && model.model != "mlp-delta" && model.model != "mlp-direct")
+    throw InvalidArgument("write_networks: unknown model '" + model.model + "'");
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !fs::is_directory(parent, ec))
@@ -434,6 +449,8 @@ void write_networks(const std::string& path, const std::vector<NamedNetwork>& ne
     hdf5::write_file_atomic(path, [&](H5::H5File& h5) {
       write_string_attr(h5, "format", kNetworkFormat);
       write_int_attr(h5, "format_version", kNetworkFormatVersion);
+      if (!model.model.empty()) write_string_attr(h5, "model", model.model);
+      if (model.use_controls) write_int_attr(h5, "use_controls", *model.use_controls ? 1 : 0);
       object = "/networks";
       H5::Group group = h5.createGroup("networks");
       for (size_t i = 0; i < networks.size(); ++i) write_network(group, networks[i], i, object);
@@ -463,6 +480,31 @@ NamedNetwork read_network(const std::string& path, const std::string& name) {
     }
     return read_network_group(networks, name, path);
   });
+}
+
+WeightsFileModel read_weights_file_model(const std::string& path) {
+  return with_weights_file(path, [&](H5::H5File& h5, H5::Group&) {
+    WeightsFileModel m;
+    if (has_attr(h5, "model", path, "/model")) {
+      m.model = read_string_attr(h5, "model", path, "/model");
+      if (m.model != "hybrid" && m.model != "mlp-delta" && m.model != "mlp-direct")
+        fail(path, "/model", "expected \"hybrid\", \"mlp-delta\" or \"mlp-direct\", got \"" + m.model + "\"");
+    }
+    if (has_attr(h5, "use_controls", path, "/use_controls")) m.use_controls = network_flag_attr(h5, "use_controls", path, "/use_controls");
+    return m;
+  });
+}
+
+std::string trained_model_kind(const std::string& path) {
+  // HDF5's signature (HDF5 spec, "Format Signature") at offset 0, the only
+  // place train-augment's files have it; anything else must be an LSTM file.
+  check_input_file(path, "weights file", InputError::kData, static_cast<std::uintmax_t>(NetworkLimits::kMaxFileBytes));
+  std::string head(8, '\0');
+  std::ifstream in(path, std::ios::binary);
+  in.read(head.data(), 8);
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head == std::string("\x89HDF\r\n\x1a\n", 8)) return read_weights_file_model(path).model;
+  return read_lstm_file(path).model;
 }
 
 std::vector<std::string> network_names(const std::string& path) {

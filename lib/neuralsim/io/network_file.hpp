@@ -7,6 +7,14 @@
 //   /                                attributes:
 //       format          string  "neuralsim-networks"
 //       format_version  int64   1
+//       model           string  what the networks are (written since #38):
+//                               "hybrid" (the networks of an augment:
+//                               section, each named after its blueprint),
+//                               "mlp-delta" or "mlp-direct" (train-augment's
+//                               MLP baseline, one network "mlp"). Absent in
+//                               older files: the reader reports "" and the
+//                               caller decides (rollout refuses to guess).
+//       use_controls    int64   0 | 1, baselines only: the input ends with u
 //   /networks/                       group, one subgroup per network
 //   /networks/<name>/                <name>: the augmentation site, a plain
 //                                    HDF5 link name (non-empty, no '/')
@@ -15,6 +23,9 @@
 //         index         int64   position in the written list (read order)
 //         input_names   string[n_in]   names of the inputs (may be empty: [])
 //         output_names  string[n_out]  names of the outputs (may be empty: [])
+//         zero_init_outputs int64  optional, 0 | 1: the output layer started
+//                                  at zero (a hybrid starts at its
+//                                  analytical model); provenance only
 //       input_mean      float64 (n_in,)    x̃ = (x − input_mean) / input_std
 //       input_std       float64 (n_in,)    every entry finite and > 0
 //       output_scale    float64 (n_out,)   y = output_scale ⊙ a_L + output_offset
@@ -56,6 +67,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,13 +94,31 @@ struct NamedNetwork {
   nn::Mlp network;
   std::vector<std::string> input_names;   // empty, or network.input_dim() names
   std::vector<std::string> output_names;  // empty, or network.output_dim() names
+  std::optional<bool> zero_init_outputs;  // recorded when known (hybrid networks)
+};
+
+// The file-level description of what the networks are (root attributes
+// `model`, `use_controls`).
+struct WeightsFileModel {
+  std::string model;                // "hybrid" | "mlp-delta" | "mlp-direct"; "" = not recorded
+  std::optional<bool> use_controls;  // baselines
 };
 
 // Writes `networks` (at least one; unique valid names; names lists empty or
 // of matching length, else InvalidArgument) atomically (hdf5_output.hpp):
 // `path` is replaced only by the complete file. A file that cannot be
 // written is a ConfigError "PATH: cannot write: REASON" (atomic_file.hpp).
-void write_networks(const std::string& path, const std::vector<NamedNetwork>& networks);
+void write_networks(const std::string& path, const std::vector<NamedNetwork>& networks,
+                    const WeightsFileModel& model = {});
+// The root attributes `model` and `use_controls` (after the file-level checks).
+WeightsFileModel read_weights_file_model(const std::string& path);
+
+// What a weights file written by train-augment holds, from its content (the
+// HDF5 signature and the root attribute `model`, or the LSTM file's
+// `format`), never its name: "hybrid", "mlp-delta", "mlp-direct",
+// "lstm-delta", or "" for a network file that predates the attribute.
+// DataError for a file that is neither (naming the file).
+std::string trained_model_kind(const std::string& path);
 
 // Every network of the file, in written order, fully validated (see above).
 std::vector<NamedNetwork> read_networks(const std::string& path);

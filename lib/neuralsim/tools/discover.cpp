@@ -71,55 +71,6 @@ Groups make_groups(const std::vector<AugmentBlueprint>& candidates, const std::v
   return g;
 }
 
-// Mean and deviation of every candidate input on the training recordings
-// (what the network would read at each recorded state), set as the
-// networks' input normalization so that the groups compete on one scale.
-void normalize_inputs(std::vector<AugmentBlueprint>& candidates, const Model<double>& model, const TrajectorySet& train,
-                      std::vector<std::string>& notes) {
-  AugmentedDynamics<double> aug(model, model, candidates);
-  Data<double> data(model);
-  Eigen::VectorXd gear(model.nv), actuation = Eigen::VectorXd::Zero(model.nv);
-  for (const Joint<double>& j : model.joints)
-    for (int i = 0; i < j.nv; ++i) gear[j.idx_v + i] = j.dynamics.gear_ratio;
-  std::vector<Eigen::VectorXd> sum(candidates.size()), sum2(candidates.size());
-  for (std::size_t k = 0; k < candidates.size(); ++k) {
-    sum[k] = sum2[k] = Eigen::VectorXd::Zero(candidates[k].network.input_dim());
-  }
-  double n = 0;
-  Eigen::VectorXd buf;
-  for (const Trajectory& t : train.trajectories) {
-    for (Eigen::Index s = 0; s < t.size(); ++s) {
-      const Eigen::VectorXd q = t.q.row(s).transpose(), qd = t.qd.row(s).transpose();
-      if (t.has_tau()) actuation = gear.cwiseProduct(t.tau.row(s).transpose());
-      forward_kinematics(model, data, q, qd);
-      for (std::size_t k = 0; k < candidates.size(); ++k) {
-        if (is_contact_site(candidates[k].site.quantity)) continue;
-        buf.resize(candidates[k].network.input_dim());
-        aug.network_input(static_cast<int>(k), data, q, qd, actuation, t.time[s] - t.time[0], buf.data());
-        sum[k] += buf;
-        sum2[k] += buf.cwiseAbs2();
-      }
-      n += 1;
-    }
-  }
-  for (std::size_t k = 0; k < candidates.size(); ++k) {
-    AugmentBlueprint& bp = candidates[k];
-    if (is_contact_site(bp.site.quantity)) {
-      notes.push_back("candidate " + bp.name + ": contact inputs are not normalized (they exist only in contact)");
-      continue;
-    }
-    const Eigen::VectorXd mean = sum[k] / n;
-    Eigen::VectorXd std = (sum2[k] / n - mean.cwiseAbs2()).cwiseMax(0.0).cwiseSqrt();
-    for (Eigen::Index i = 0; i < std.size(); ++i)
-      if (!(std[i] > 1e-9 * (1.0 + std::abs(mean[i])))) {
-        std[i] = 1.0;
-        notes.push_back("candidate " + bp.name + ": input value " + std::to_string(i) +
-                        " is constant on the training data");
-      }
-    bp.network.set_input_normalization(mean, std);
-  }
-}
-
 // What every repetition shares.
 struct Shared {
   const TrainingSetup* setup = nullptr;
@@ -590,7 +541,7 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   sh.candidates = spec.candidates;
   sh.weights = loss_weights_from_data(setup.train_set);
   std::vector<std::string> notes;
-  normalize_inputs(sh.candidates, model, setup.train_set, notes);
+  normalize_augment_inputs(sh.candidates, model, setup.train_set, notes, /*only_flagged=*/false);
   DiscoverResult res;
   res.model_name = model.name;
   for (const AugmentBlueprint& bp : sh.candidates) res.sites.push_back(describe_site(bp.site, model));

@@ -18,8 +18,11 @@
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/experiment/mpc_controllers.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
+#include "neuralsim/io/lstm_file.hpp"
+#include "neuralsim/io/network_file.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/simulate.hpp"
+#include "neuralsim/train/baseline_models.hpp"
 #include "neuralsim/io/work_size.hpp"
 
 namespace neuralsim {
@@ -32,26 +35,159 @@ constexpr long long kMaxTrajectories = 1000000;
 
 void check_root(const Config& cfg) {
   cfg.check_known_keys({"name", "description", "model", "params", "params_file", "sim", "initial_states",
-                        "controls", "noise", "output", "compare", "contact", "targets", "augment"});
+                        "controls", "noise", "output", "compare", "contact", "targets", "augment", "weights"});
 }
 
-// The experiment, with the networks of `weights_path` when given.
-Experiment load_rollout_experiment(const Config& cfg, const std::string& weights_path) {
+// The trained model's file: --weights (relative to the working directory),
+// else the config's `weights:` (relative to the config), else none.
+std::string weights_path_of(const Config& cfg, const std::string& flag) {
+  if (!flag.empty()) return flag;
+  return cfg.has("weights") ? cfg.path("weights") : std::string();
+}
+
+// use_controls of a baseline whose file predates the field: its input is
+// [q; q̇] (nq + nv values) or [q; q̇; u] (nq + 2 nv), never both.
+bool inferred_use_controls(long long inputs, const Model<double>& model, const std::string& object) {
+  if (inputs == model.nq + 2 * model.nv) return true;
+  if (inputs == model.nq + model.nv) return false;
+  throw DataError(object + ": expected " + std::to_string(model.nq + model.nv) + " inputs (q, qd) or " +
+                  std::to_string(model.nq + 2 * model.nv) + " (q, qd, u) for model '" + model.name + "', got " +
+                  std::to_string(inputs));
+}
+
+StateNames state_names(const Model<double>& model) {
+  StateNames names;
+  names.q_names = model.position_names();
+  names.v_names = model.velocity_names();
+  return names;
+}
+
+// The MLP baseline of a weights file, as train-augment trained it.
+std::unique_ptr<WindowModel> read_mlp_baseline(const std::string& path, const std::string& kind,
+                                               const Model<double>& model) {
+  const std::vector<std::string> names = network_names(path);
+  if (names != std::vector<std::string>{"mlp"})
+    throw DataError(path + ":/networks: an MLP baseline file holds one network 'mlp', got [" +
+                    [&] { std::string t; for (const std::string& n : names) t += (t.empty() ? "" : ", ") + n; return t; }() + "]");
+  const NamedNetwork net = read_network(path, "mlp");
+  const WeightsFileModel info = read_weights_file_model(path);
+  const std::string object = path + ":/networks/mlp";
+  MlpStateModelOptions o;
+  o.nq = model.nq;
+  o.nv = model.nv;
+  o.use_controls = info.use_controls ? *info.use_controls : inferred_use_controls(net.network.input_dim(), model, object);
+  o.predict_delta = kind == "mlp-delta";
+  o.names = state_names(model);
+  o.hidden_widths.clear();
+  for (nn::Index l = 0; l + 1 < net.network.num_layers(); ++l)
+    o.hidden_widths.push_back(static_cast<int>(net.network.layer_output_dim(l)));
+  if (net.network.num_layers() > 1) o.activation = net.network.activation(0);
+  NetworkExpectations expect;
+  expect.inputs = model.nq + model.nv + (o.use_controls ? model.nv : 0);
+  expect.outputs = model.nq + model.nv;
+  check_network(net, expect, path);
+  auto m = std::make_unique<MlpStateModel>(o);
+  expect.input_names = m->input_names();
+  expect.output_names = m->output_names();
+  check_network(net, expect, path);
+  try {
+    m->set_network(net.network);
+  } catch (const InvalidArgument& e) {
+    throw DataError(object + ": " + e.what());
+  }
+  return m;
+}
+
+// The LSTM baseline of an LSTM file, as train-augment trained it.
+std::unique_ptr<WindowModel> read_lstm_baseline(const std::string& path, const Model<double>& model) {
+  const NamedLstm lstm = read_lstm_file(path);
+  LstmStateModelOptions o;
+  o.nq = model.nq;
+  o.nv = model.nv;
+  o.use_controls = lstm.use_controls ? *lstm.use_controls : inferred_use_controls(lstm.network.input_dim(), model, path);
+  o.hidden = static_cast<int>(lstm.network.hidden_size());
+  o.names = state_names(model);
+  auto m = std::make_unique<LstmStateModel>(o);
+  if (lstm.network.input_dim() != m->input_dim() || lstm.network.output_dim() != m->state_dim())
+    throw DataError(path + ": expected an LSTM of " + std::to_string(m->input_dim()) + " inputs and " +
+                    std::to_string(m->state_dim()) + " outputs for model '" + model.name + "', got " +
+                    lstm.network.describe());
+  if (!lstm.input_names.empty() && lstm.input_names != m->input_names())
+    throw DataError(path + ": 'input_names' are not model '" + model.name + "''s coordinates (expected " +
+                    m->input_names().front() + ", ...; got " + lstm.input_names.front() + ", ...)");
+  m->set_network(lstm.network);
+  return m;
+}
+
+// What --weights (or weights:) holds: the hybrid's networks, loaded into the
+// experiment's blueprints, or a baseline (returned).
+struct TrainedModelFile {
+  std::string path, kind;  // kind: "" without weights, else trained_model_kind()'s
+  std::unique_ptr<WindowModel> baseline;
+};
+
+// The experiment, with the networks of the weights file when it holds a
+// hybrid's; a baseline's file gives `trained.baseline`.
+Experiment load_rollout_experiment(const Config& cfg, const std::string& weights_flag, TrainedModelFile& trained) {
   Experiment exp = load_experiment(cfg);
-  if (!weights_path.empty()) {
+  trained.path = weights_path_of(cfg, weights_flag);
+  if (trained.path.empty()) return exp;
+  const std::string& path = trained.path;
+  trained.kind = trained_model_kind(path);
+  if (trained.kind.empty()) {
+    // Written before files said what they hold: a hybrid's networks, unless
+    // it looks like an MLP baseline, which cannot be told from a hybrid
+    // network that happens to be called "mlp".
+    if (network_names(path) == std::vector<std::string>{"mlp"})
+      throw DataError(path + ": the file does not say what it holds (no root attribute 'model': written before "
+                             "#38); an MLP baseline cannot be told from a hybrid network named 'mlp': retrain it");
+    trained.kind = "hybrid";
+  }
+  if (trained.kind == "hybrid") {
     if (exp.augment.empty())
-      throw ConfigError(cfg.file() + ": --weights " + weights_path +
+      throw ConfigError(cfg.file() + ": weights " + path +
                         ": the config has no augment: section whose networks the weights would replace");
-    load_augment_weights(exp.augment, weights_path);
+    load_augment_weights(exp.augment, path, &cfg);
+  } else if (trained.kind == "lstm-delta") {
+    trained.baseline = read_lstm_baseline(path, exp.model);
+  } else {
+    trained.baseline = read_mlp_baseline(path, trained.kind, exp.model);
   }
   return exp;
 }
 
-ModelSummary model_summary(const Experiment& exp) {
+ModelSummary model_summary(const Experiment& exp, const TrainedModelFile& trained) {
   ModelSummary m{exp.model.name, exp.model.nq, exp.model.nv, integrator_name(exp.step.integrator),
-                 exp.contact ? contact_model_name(exp.contact->model) : "", {}};
-  for (const AugmentBlueprint& bp : exp.augment) m.augmentations.push_back({bp.name, bp.network.num_parameters()});
+                 exp.contact ? contact_model_name(exp.contact->model) : "", {}, trained.kind, trained.path};
+  if (!trained.baseline)
+    for (const AugmentBlueprint& bp : exp.augment) m.augmentations.push_back({bp.name, bp.network.num_parameters()});
   return m;
+}
+
+// A baseline's free rollout of one recording from its first state under its
+// recorded controls: what train-augment's evaluation does
+// (tools/training_setup.hpp, evaluate_rollouts), so the numbers agree.
+Trajectory replay_baseline(WindowModel& baseline, bool use_controls, const Model<double>& model, const Trajectory& tr) {
+  const Eigen::Index T = tr.size();
+  const Eigen::MatrixXd controls = use_controls ? Eigen::MatrixXd(tr.tau.topRows(T - 1).transpose())
+                                                : Eigen::MatrixXd(0, T - 1);
+  Eigen::MatrixXd q, qd;
+  Trajectory pred;
+  pred.name = tr.name;
+  pred.time = tr.time;
+  pred.q.resize(T, model.nq);
+  pred.qd.resize(T, model.nv);
+  pred.q.row(0) = tr.q.row(0);
+  pred.qd.row(0) = tr.qd.row(0);
+  baseline.rollout(baseline.initial_parameters(), tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd);
+  pred.q.bottomRows(T - 1) = q.transpose();
+  pred.qd.bottomRows(T - 1) = qd.transpose();
+  return pred;
+}
+
+bool baseline_uses_controls(const WindowModel& m) {
+  if (const auto* mlp = dynamic_cast<const MlpStateModel*>(&m)) return mlp->options().use_controls;
+  return dynamic_cast<const LstmStateModel&>(m).options().use_controls;
 }
 
 // The config as the parameters of the trajectories a tool writes.
@@ -254,12 +390,17 @@ RolloutResult rollout(const RolloutRequest& request, const RunContext& context) 
   const auto t_setup = Clock::now();
   const Config& cfg = request.config;
   check_root(cfg);
-  const Experiment exp = load_rollout_experiment(cfg, request.weights_path);
+  TrainedModelFile trained;
+  const Experiment exp = load_rollout_experiment(cfg, request.weights_path, trained);
+  if (trained.baseline)
+    throw ConfigError(cfg.file() + ": weights " + trained.path + " hold a " + trained.kind +
+                      " baseline, which steps recorded states and controls, not a simulator: replay it on "
+                      "recordings with rollout --compare DATA.h5");
   const Model<double>& model = exp.model;
   const SimulationSetup s = read_simulation(cfg, exp, request.seed);
 
   RolloutResult r;
-  r.model = model_summary(exp);
+  r.model = model_summary(exp, trained);
   r.num_requested = static_cast<long long>(s.states.size());
   r.warnings = exp.warnings;
   r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());
@@ -369,8 +510,11 @@ void compare_torque(const Experiment& exp, const TrajectorySet& data, const Deri
                                static_cast<long long>(r.torque->samples)));
   // RNEA sees neither contact forces nor networks: say so next to the number.
   if (r.torque && exp.contact) note += (note.empty() ? "" : "; ") + std::string("contact forces are not in the inverse dynamics");
-  if (r.torque && !exp.augment.empty())
+  if (r.torque && !r.model.augmentations.empty())
     note += (note.empty() ? "" : "; ") + std::string("the torque error is of the physical model, without the augmentations");
+  if (r.torque && !r.model.trained_model.empty() && r.model.trained_model != "hybrid")
+    note += std::string(note.empty() ? "" : "; ") + "the torque error is of the config's physical model, not of the " +
+            r.model.trained_model + " baseline";
   r.torque_note = note;
   if (!note.empty()) context.info(note);
 }
@@ -381,18 +525,30 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   using namespace rollout_detail;
   const Config& cfg = request.config;
   check_root(cfg);
-  const Experiment exp = load_rollout_experiment(cfg, request.weights_path);
+  TrainedModelFile trained;
+  const Experiment exp = load_rollout_experiment(cfg, request.weights_path, trained);
   const Model<double>& model = exp.model;
   std::vector<std::string> notes;
   const TrajectorySet data = load_trajectory_file(request.data_path, &notes);
   validate_against_model(data, model, request.data_path);
   if (cfg.has("sim")) check_control_timing(cfg.at("sim"), exp.step, data, request.data_path);
   const ComparisonSetup c = read_comparison(cfg, data, model);
+  const bool use_controls = trained.baseline && baseline_uses_controls(*trained.baseline);
+  if (trained.baseline) {
+    if (c.windows)
+      cfg.fail("compare.windows", "restarts the physical model from measured states; the " + trained.kind +
+                                      " baseline of " + trained.path + " is scored per trajectory and horizon");
+    if (use_controls)
+      for (const Trajectory& t : data.trajectories)
+        if (!t.has_tau())
+          throw DataError(request.data_path + ":/trajectories/" + t.name + "/tau: missing; the " + trained.kind +
+                          " baseline of " + trained.path + " reads the recorded controls");
+  }
   // output.link_poses: the predicted poses, as a rollout writes them.
   const std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
 
   CompareResult r;
-  r.model = model_summary(exp);
+  r.model = model_summary(exp, trained);
   r.warnings = exp.warnings;
   for (const std::string& w : plausibility_warnings(data, model, request.data_path)) r.warnings.push_back(w);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());  // rows a CSV import dropped
@@ -403,7 +559,12 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   const auto t0 = Clock::now();
   std::vector<Trajectory> predicted(data.trajectories.size());
   tbb::parallel_for(size_t(0), data.trajectories.size(), [&](size_t k) {
-    predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k], exp.augment);
+    if (trained.baseline) {
+      const std::unique_ptr<WindowModel> own = trained.baseline->clone();  // one per task: a model has workspaces
+      predicted[k] = replay_baseline(*own, use_controls, model, data.trajectories[k]);
+    } else {
+      predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k], exp.augment);
+    }
     record_link_poses(model, link_poses, predicted[k]);
   });
   r.predictions.meta = trajectory_metadata(model, "", parameters_json(cfg), request.seed);

@@ -10,8 +10,17 @@
 //     recorded controls and report prediction errors per trajectory and
 //     horizon, per window in seconds, and the inverse-dynamics torque error.
 //
-// Both take the networks of `weights_path` for the config's `augment:`
-// (a hybrid model trained by train_augment).
+// Both take a model trained by train_augment (tools/train_augment.hpp):
+// `weights_path`, else the config's `weights:` (relative to the config; the
+// replay.yaml train-augment writes has it). What the file holds is read from
+// the file (io/network_file.hpp, trained_model_kind): a hybrid's networks
+// replace those of the config's `augment:`; an MLP or LSTM baseline is
+// replayed by compare with the same free rollout as train-augment's
+// evaluation (x̂_0 the recording's first state, its recorded controls), so
+// the metrics agree with train-augment's to the last bit, and every trained
+// model is scored on new data by one command. A baseline is not a simulator:
+// rollout (without recordings) refuses it, and compare.windows (restarts of
+// the physical model) is refused with it.
 #pragma once
 
 #include <optional>
@@ -28,7 +37,7 @@ namespace neuralsim {
 struct RolloutRequest {
   Config config;             // the experiment (docs/rollout.md), overrides applied
   long long seed = 0;        // sampled initial states, observation noise, random commands
-  std::string weights_path;  // non-empty: the augment: networks' weights (a train-augment weights file)
+  std::string weights_path;  // non-empty: a trained model (a train-augment weights or LSTM file); else weights:
 };
 
 // A network of the config's augment: section.
@@ -52,7 +61,9 @@ struct ModelSummary {
   int nq = 0, nv = 0;
   std::string integrator;
   std::string contact_model;  // empty without contact
-  std::vector<AugmentationInfo> augmentations;
+  std::vector<AugmentationInfo> augmentations;  // the hybrid's networks (none for a baseline)
+  std::string trained_model;  // the weights file's kind: hybrid | mlp-delta | mlp-direct | lstm-delta; "" = none
+  std::string weights_path;   // that file (--weights, else the config's weights:)
 };
 
 struct RolloutResult : RunReport {

@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <limits>
 #include <algorithm>
 #include <cstdint>
@@ -35,15 +37,21 @@ struct ModelUnderTraining {
   HybridWindowModel* hybrid = nullptr;
   MlpStateModel* mlp = nullptr;
   LstmStateModel* lstm = nullptr;
+  std::vector<std::string> notes;  // what a run logs about the model (input normalization)
 };
 
-ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, const Config& cfg) {
+ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, const TrajectorySet& train,
+                                const Config& cfg) {
   if (exp.augment.empty() && tc.physical.size() == 0)
     cfg.fail("augment", "a hybrid model needs networks (augment:) or physical parameters (train.physical) to train");
-  RolloutProblem p = hybrid_problem(exp, exp.augment);
+  ModelUnderTraining m;
+  // The networks read their inputs normalized by the training data's
+  // statistics unless the config gave them (or weights).
+  std::vector<AugmentBlueprint> augment = exp.augment;
+  normalize_augment_inputs(augment, exp.model, train, m.notes, /*only_flagged=*/true);
+  RolloutProblem p = hybrid_problem(exp, std::move(augment));
   p.physical = tc.physical;
   auto h = std::make_unique<HybridWindowModel>(std::move(p));
-  ModelUnderTraining m;
   m.hybrid = h.get();
   m.parameter_names = h->parameter_names();
   m.model = std::move(h);
@@ -52,7 +60,7 @@ ModelUnderTraining build_hybrid(const Experiment& exp, const TrainConfig& tc, co
 
 ModelUnderTraining build_model(const Experiment& exp, const TrainConfig& tc, const TrajectorySet& train,
                                const Config& cfg) {
-  if (tc.model == TrainedModel::kHybrid) return build_hybrid(exp, tc, cfg);
+  if (tc.model == TrainedModel::kHybrid) return build_hybrid(exp, tc, train, cfg);
   ModelUnderTraining m;
   const Model<double>& model = exp.model;
   StateNames names;
@@ -103,9 +111,11 @@ TrainedParameters trained_parameters(const ModelUnderTraining& m, const Eigen::V
     const Eigen::VectorXd values = m.hybrid->physical_values(x);
     for (int i = 0; i < m.hybrid->num_physical(); ++i) p.physical.push_back({m.parameter_names[static_cast<size_t>(i)], values[i]});
   } else if (m.mlp) {
-    p.mlp = NamedNetwork{"mlp", m.mlp->network(x), m.mlp->input_names(), m.mlp->output_names()};
+    p.mlp = NamedNetwork{"mlp", m.mlp->network(x), m.mlp->input_names(), m.mlp->output_names(), {}};
+    p.mlp_model = {m.mlp->name(), m.mlp->options().use_controls};
   } else if (m.lstm) {
-    p.lstm = NamedLstm{m.lstm->network(x), m.lstm->input_names(), m.lstm->output_names()};
+    p.lstm = NamedLstm{m.lstm->network(x), m.lstm->input_names(), m.lstm->output_names(), m.lstm->name(),
+                       m.lstm->options().use_controls};
   }
   return p;
 }
@@ -154,6 +164,7 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());  // rows a CSV import dropped
   context.started();
   for (const std::string& n : s.exp.notes) context.info(n);
+  for (const std::string& n : m.notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
   if (!s.exp.augment.empty() && !m.hybrid)
     context.info(std::string("augment: is not used by the ") + trained_model_name(s.tc.model) + " baseline");
@@ -291,6 +302,79 @@ TrainingGradientCheck check_training_gradient(const TrainAugmentRequest& request
     r.message = std::to_string(r.check.disagreeing) + " derivative(s) disagree with central differences";
   }
   return r;
+}
+
+}  // namespace neuralsim
+
+// ---------------------------------------------------------------------------
+// the trained model's files
+
+namespace neuralsim {
+namespace train_augment_detail {
+
+namespace fs = std::filesystem;
+
+// `path` (absolute, or relative to the working directory) relative to `dir`
+// when it can be said so, else absolute.
+std::string relative_to(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  const fs::path abs = fs::absolute(path, ec);
+  if (ec) return path;
+  const fs::path rel = fs::relative(abs, fs::absolute(dir, ec), ec);
+  return ec || rel.empty() ? abs.string() : rel.string();
+}
+
+}  // namespace train_augment_detail
+
+std::string write_trained_weights(const TrainedParameters& p, const std::string& weights_path,
+                                  const std::string& lstm_path) {
+  if (!p.networks.empty()) {
+    write_augment_weights(weights_path, p.networks);
+    return weights_path;
+  }
+  if (p.mlp) {
+    write_networks(weights_path, {*p.mlp}, p.mlp_model);
+    return weights_path;
+  }
+  if (p.lstm) {
+    write_lstm_file(lstm_path, *p.lstm);
+    return lstm_path;
+  }
+  return "";
+}
+
+std::string replay_config_yaml(const Config& cfg, const TrainAugmentResult& r, const std::string& out_dir,
+                               const std::string& weights_file) {
+  using namespace train_augment_detail;
+  using nlohmann::json;
+  const json all = cfg.to_json();
+  std::string out = "# The rollout config that replays the model trained by train-augment as is (written by\n"
+                    "# train-augment from " + cfg.file() + "):\n"
+                    "#   rollout --config THIS_FILE --compare DATA.h5 --out DIR\n"
+                    "# Paths are relative to this file. Changing the networks here (output_scale, hidden,\n"
+                    "# activation, inputs) is refused: a trained model is replayed as trained.\n";
+  // JSON is YAML (1.2 flow style); numbers are printed to parse back to the same double.
+  auto put = [&](const std::string& key, const json& value) { out += key + ": " + value.dump() + "\n"; };
+  if (all.contains("name")) put("name", all["name"].get<std::string>() + "_replay");
+  json model = all["model"];
+  const Config model_section = cfg.at("model");
+  for (const char* key : {"file", "urdf"})
+    if (model_section.has(key) && model[key].is_string()) model[key] = relative_to(model_section.path(key), out_dir);
+  put("model", model);
+  if (all.contains("sim")) put("sim", all["sim"]);
+  if (all.contains("contact")) put("contact", all["contact"]);
+  if (all.contains("params_file")) put("params_file", relative_to(cfg.path("params_file"), out_dir));
+  json params = all.contains("params") ? all["params"] : json::object();
+  for (const auto& [name, value] : r.trained.physical) params[name] = value;  // params: wins over params_file
+  if (!params.empty()) put("params", params);
+  if (r.trained_model == "hybrid" && all.contains("augment")) {
+    json augment = all["augment"];
+    for (json& entry : augment)
+      for (const char* key : {"weights", "input_mean", "input_std"}) entry.erase(key);
+    put("augment", augment);
+  }
+  if (!weights_file.empty()) put("weights", relative_to(weights_file, out_dir));
+  return out;
 }
 
 }  // namespace neuralsim

@@ -38,7 +38,8 @@ struct TrainedParameters {
   std::vector<AugmentBlueprint> networks;           // hybrid: the augment: networks with the trained weights
   std::vector<std::pair<std::string, double>> physical;  // hybrid: train.physical, trained values
   std::optional<NamedNetwork> mlp;                  // the MLP baseline
-  std::optional<NamedLstm> lstm;                    // the LSTM baseline
+  WeightsFileModel mlp_model;                       // its kind ("mlp-delta" | "mlp-direct") and inputs
+  std::optional<NamedLstm> lstm;                    // the LSTM baseline (with its kind and inputs)
 };
 
 struct TrainAugmentResult : RunReport {
@@ -57,6 +58,28 @@ struct TrainAugmentResult : RunReport {
 };
 
 TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunContext& context = {});
+
+// ---------------------------------------------------------------- the trained model's files
+// What train-augment writes of a trained model, read back exactly by
+// `rollout --weights` (tools/rollout.hpp), each file saying what it holds:
+// the hybrid's networks or the MLP baseline to `weights_path` (a network
+// file, io/network_file.hpp, root attribute `model` = hybrid | mlp-delta |
+// mlp-direct), the LSTM baseline to `lstm_path` (io/lstm_file.hpp). Returns
+// the file written ("" when there are no networks: physical parameters only).
+std::string write_trained_weights(const TrainedParameters& trained, const std::string& weights_path,
+                                  const std::string& lstm_path);
+
+// The rollout config (YAML) that replays the trained model as is, to be
+// written into `out_dir` beside the weights: the training config's model,
+// sim, contact and params_file sections (file paths made relative to
+// out_dir), its params: with the trained physical values added (params:
+// wins over params_file), its augment: blueprints for a hybrid (without
+// per-entry weights or normalization: the weights file holds them), and
+// `weights:` the written weights file relative to out_dir. So
+// `rollout --config OUT/replay.yaml --compare DATA.h5` scores the trained
+// model with no other input, and an edit of the networks is refused.
+std::string replay_config_yaml(const Config& training_config, const TrainAugmentResult& result,
+                               const std::string& out_dir, const std::string& weights_file);
 
 // `train-augment --check-gradients`: the gradient of the training loss
 // (mean over every training window at the final K, in the training mode)

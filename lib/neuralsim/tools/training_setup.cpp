@@ -1,9 +1,12 @@
 #include "neuralsim/tools/training_setup.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
 
 namespace neuralsim {
@@ -83,6 +86,56 @@ Fingerprint training_fingerprint(const Config& cfg, const TrainingSetup& setup, 
   f["data.validation"] = trajectory_digest(setup.data.validation);
   f["seed"] = std::to_string(seed);
   return f;
+}
+
+void normalize_augment_inputs(std::vector<AugmentBlueprint>& blueprints, const Model<double>& model,
+                              const TrajectorySet& train, std::vector<std::string>& notes, bool only_flagged) {
+  auto wanted = [&](const AugmentBlueprint& bp) { return !only_flagged || bp.normalize_from_data; };
+  if (std::none_of(blueprints.begin(), blueprints.end(), wanted)) return;
+  AugmentedDynamics<double> aug(model, model, blueprints);
+  Data<double> data(model);
+  Eigen::VectorXd gear(model.nv), actuation = Eigen::VectorXd::Zero(model.nv);
+  for (const Joint<double>& j : model.joints)
+    for (int i = 0; i < j.nv; ++i) gear[j.idx_v + i] = j.dynamics.gear_ratio;
+  std::vector<Eigen::VectorXd> sum(blueprints.size()), sum2(blueprints.size());
+  for (std::size_t k = 0; k < blueprints.size(); ++k) {
+    sum[k] = sum2[k] = Eigen::VectorXd::Zero(blueprints[k].network.input_dim());
+  }
+  double n = 0;
+  Eigen::VectorXd buf;
+  for (const Trajectory& t : train.trajectories) {
+    for (Eigen::Index s = 0; s < t.size(); ++s) {
+      const Eigen::VectorXd q = t.q.row(s).transpose(), qd = t.qd.row(s).transpose();
+      if (t.has_tau()) actuation = gear.cwiseProduct(t.tau.row(s).transpose());
+      forward_kinematics(model, data, q, qd);
+      for (std::size_t k = 0; k < blueprints.size(); ++k) {
+        if (!wanted(blueprints[k]) || is_contact_site(blueprints[k].site.quantity)) continue;
+        buf.resize(blueprints[k].network.input_dim());
+        aug.network_input(static_cast<int>(k), data, q, qd, actuation, t.time[s] - t.time[0], buf.data());
+        sum[k] += buf;
+        sum2[k] += buf.cwiseAbs2();
+      }
+      n += 1;
+    }
+  }
+  for (std::size_t k = 0; k < blueprints.size(); ++k) {
+    AugmentBlueprint& bp = blueprints[k];
+    if (!wanted(bp)) continue;
+    bp.normalize_from_data = false;
+    if (is_contact_site(bp.site.quantity)) {
+      notes.push_back("augment " + bp.name + ": contact inputs are not normalized (they exist only in contact)");
+      continue;
+    }
+    const Eigen::VectorXd mean = sum[k] / n;
+    Eigen::VectorXd std = (sum2[k] / n - mean.cwiseAbs2()).cwiseMax(0.0).cwiseSqrt();
+    for (Eigen::Index i = 0; i < std.size(); ++i)
+      if (!(std[i] > 1e-9 * (1.0 + std::abs(mean[i])))) {
+        std[i] = 1.0;
+        notes.push_back("augment " + bp.name + ": input value " + std::to_string(i) +
+                        " is constant on the training data (not scaled)");
+      }
+    bp.network.set_input_normalization(mean, std);
+  }
 }
 
 RolloutProblem hybrid_problem(const Experiment& exp, std::vector<AugmentBlueprint> augment) {

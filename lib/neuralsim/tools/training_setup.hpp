@@ -60,6 +60,18 @@ Fingerprint training_fingerprint(const Config& cfg, const TrainingSetup& setup, 
 // step options and contact; physics frozen).
 RolloutProblem hybrid_problem(const Experiment& exp, std::vector<AugmentBlueprint> augment);
 
+// Input normalization of augmentation networks from data: the population
+// mean and standard deviation of every input value the network reads at
+// every sample of `train` (its state, recorded controls and time since the
+// start), set as the network's (x - mean) / std, so that every input enters
+// on one scale whatever its unit. A value constant on the data keeps std 1
+// (a note says so); contact sites are skipped (their inputs exist only in
+// contact). With only_flagged, only blueprints with normalize_from_data
+// (no input_mean/input_std and no weights in the config); their flag is
+// cleared. Used by train-augment (the hybrid's networks) and discover.
+void normalize_augment_inputs(std::vector<AugmentBlueprint>& blueprints, const Model<double>& model,
+                              const TrajectorySet& train, std::vector<std::string>& notes, bool only_flagged);
+
 // Free rollouts of every recording of `data` with the parameters x; errors
 // per trajectory and horizon. A diverging rollout is a warning and +inf.
 RolloutEvaluation evaluate_rollouts(WindowModel& model, const Eigen::VectorXd& x, const Model<double>& robot,
