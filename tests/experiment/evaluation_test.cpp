@@ -249,26 +249,45 @@ struct Cubic {
   double qdd(double t) const { return 2 * c + 6 * d * t; }
 };
 
-TEST(TorqueError, ZeroForThePendulumThatMadeTheTorquesWithGearAndDamping) {
-  const double mass = 1.3, l = 0.7, g = 9.81, b = 0.3, gear = 2.0;
-  Model<double> model = point_pendulum(mass, l, g);
-  model.joints[0].dynamics.damping = b;
-  model.joints[0].dynamics.gear_ratio = gear;
-  const Cubic c{0.3, -0.8, 1.1, -0.9};
-  Trajectory tr;
-  tr.name = "cubic";
-  tr.time = jittered_time(150);
-  const Eigen::Index T = tr.size();
-  tr.q.resize(T, 1);
-  tr.qd.resize(T, 1);
-  tr.tau.resize(T, 1);
-  for (Eigen::Index k = 0; k < T; ++k) {
-    const double t = tr.time[k];
-    tr.q(k, 0) = c.q(t);
-    tr.qd(k, 0) = c.qd(t);
-    // Joint torque m·l²·q̈ + m·g·l·sin q against damping b·q̇, delivered through the gear.
-    tr.tau(k, 0) = (mass * l * l * c.qdd(t) + mass * g * l * std::sin(c.q(t)) + b * c.qd(t)) / gear;
+// The damped, geared point pendulum of the TorqueError tests, and a
+// recording of it along the cubic c at jittered times: q, q̇ exact and the
+// joint torque m·l²·q̈ + m·g·l·sin q + b·q̇ delivered through the gear
+// (`with_torque`), or τ recorded as zero.
+struct GearedPendulum {
+  double mass = 1.3, l = 0.7, g = 9.81, b = 0.3, gear = 2.0;
+  Model<double> model() const {
+    Model<double> m = point_pendulum(mass, l, g);
+    m.joints[0].dynamics.damping = b;
+    m.joints[0].dynamics.gear_ratio = gear;
+    return m;
   }
+  double motor_torque(const Cubic& c, double t) const {
+    return (mass * l * l * c.qdd(t) + mass * g * l * std::sin(c.q(t)) + b * c.qd(t)) / gear;
+  }
+  Trajectory record(const Cubic& c, int samples, bool with_torque) const {
+    Trajectory tr;
+    tr.name = "cubic";
+    tr.time = jittered_time(samples);
+    const Eigen::Index T = tr.size();
+    tr.q.resize(T, 1);
+    tr.qd.resize(T, 1);
+    tr.tau = RowMatrixXd::Zero(T, 1);
+    for (Eigen::Index k = 0; k < T; ++k) {
+      const double t = tr.time[k];
+      tr.q(k, 0) = c.q(t);
+      tr.qd(k, 0) = c.qd(t);
+      if (with_torque) tr.tau(k, 0) = motor_torque(c, t);
+    }
+    return tr;
+  }
+};
+
+TEST(TorqueError, ZeroForThePendulumThatMadeTheTorquesWithGearAndDamping) {
+  const GearedPendulum pendulum;
+  const Model<double> model = pendulum.model();
+  const Cubic c{0.3, -0.8, 1.1, -0.9};
+  const Trajectory tr = pendulum.record(c, 150, true);
+  const Eigen::Index T = tr.size();
   TrajectorySet set;
   set.trajectories.push_back(tr);
   std::string note = "unchanged";
@@ -290,22 +309,11 @@ TEST(TorqueError, ZeroForThePendulumThatMadeTheTorquesWithGearAndDamping) {
 // (m·l²·q̈ + m·g·l·sin q + b·q̇)/gear, at the samples the residual used
 // (every one but the two ends) and at their own time stamps.
 TEST(TorqueError, ModelTorqueIsTheClosedFormAtTheRecordedStates) {
-  const double mass = 1.3, l = 0.7, g = 9.81, b = 0.3, gear = 2.0;
-  Model<double> model = point_pendulum(mass, l, g);
-  model.joints[0].dynamics.damping = b;
-  model.joints[0].dynamics.gear_ratio = gear;
+  const GearedPendulum pendulum;
+  const Model<double> model = pendulum.model();
   const Cubic c{0.3, -0.8, 1.1, -0.9};
-  Trajectory tr;
-  tr.name = "cubic";
-  tr.time = jittered_time(60);
+  const Trajectory tr = pendulum.record(c, 60, false);
   const Eigen::Index T = tr.size();
-  tr.q.resize(T, 1);
-  tr.qd.resize(T, 1);
-  tr.tau = RowMatrixXd::Zero(T, 1);
-  for (Eigen::Index k = 0; k < T; ++k) {
-    tr.q(k, 0) = c.q(tr.time[k]);
-    tr.qd(k, 0) = c.qd(tr.time[k]);
-  }
   TrajectorySet set;
   set.trajectories.push_back(tr);
   const std::optional<TorqueError> e = torque_error(model, set);
@@ -319,7 +327,7 @@ TEST(TorqueError, ModelTorqueIsTheClosedFormAtTheRecordedStates) {
     const double t = tr.time[k + 1];
     EXPECT_EQ(p.time[k], t);
     EXPECT_EQ(p.q(k, 0), tr.q(k + 1, 0));
-    const double expected = (mass * l * l * c.qdd(t) + mass * g * l * std::sin(c.q(t)) + b * c.qd(t)) / gear;
+    const double expected = pendulum.motor_torque(c, t);
     EXPECT_NEAR(p.tau(k, 0), expected, 1e-9 * (1 + std::abs(expected))) << "sample " << k;
   }
 }

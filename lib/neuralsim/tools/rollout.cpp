@@ -22,6 +22,7 @@
 #include "neuralsim/io/network_file.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/simulate.hpp"
+#include "neuralsim/tools/training_setup.hpp"
 #include "neuralsim/train/baseline_models.hpp"
 #include "neuralsim/io/work_size.hpp"
 
@@ -164,26 +165,6 @@ ModelSummary model_summary(const Experiment& exp, const TrainedModelFile& traine
   return m;
 }
 
-// A baseline's free rollout of one recording from its first state under its
-// recorded controls: what train-augment's evaluation does
-// (tools/training_setup.hpp, evaluate_rollouts), so the numbers agree.
-Trajectory replay_baseline(WindowModel& baseline, bool use_controls, const Model<double>& model, const Trajectory& tr) {
-  const Eigen::Index T = tr.size();
-  const Eigen::MatrixXd controls = use_controls ? Eigen::MatrixXd(tr.tau.topRows(T - 1).transpose())
-                                                : Eigen::MatrixXd(0, T - 1);
-  Eigen::MatrixXd q, qd;
-  Trajectory pred;
-  pred.name = tr.name;
-  pred.time = tr.time;
-  pred.q.resize(T, model.nq);
-  pred.qd.resize(T, model.nv);
-  pred.q.row(0) = tr.q.row(0);
-  pred.qd.row(0) = tr.qd.row(0);
-  baseline.rollout(baseline.initial_parameters(), tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd);
-  pred.q.bottomRows(T - 1) = q.transpose();
-  pred.qd.bottomRows(T - 1) = qd.transpose();
-  return pred;
-}
 
 bool baseline_uses_controls(const WindowModel& m) {
   if (const auto* mlp = dynamic_cast<const MlpStateModel*>(&m)) return mlp->options().use_controls;
@@ -561,7 +542,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   tbb::parallel_for(size_t(0), data.trajectories.size(), [&](size_t k) {
     if (trained.baseline) {
       const std::unique_ptr<WindowModel> own = trained.baseline->clone();  // one per task: a model has workspaces
-      predicted[k] = replay_baseline(*own, use_controls, model, data.trajectories[k]);
+      // What train-augment's evaluation does (evaluate_rollouts), so the numbers agree.
+      predicted[k] = free_rollout(*own, own->initial_parameters(), model, data.trajectories[k], use_controls);
     } else {
       predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k], exp.augment);
     }

@@ -147,6 +147,25 @@ RolloutProblem hybrid_problem(const Experiment& exp, std::vector<AugmentBlueprin
   return p;
 }
 
+Trajectory free_rollout(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model, const Trajectory& tr,
+                        bool use_controls) {
+  const Eigen::Index T = tr.size();
+  const Eigen::MatrixXd controls = use_controls ? Eigen::MatrixXd(tr.tau.topRows(T - 1).transpose())
+                                                : Eigen::MatrixXd(0, T - 1);
+  Eigen::MatrixXd q, qd;
+  Trajectory pred;
+  pred.name = tr.name;
+  pred.time = tr.time;
+  pred.q.resize(T, model.nq);
+  pred.qd.resize(T, model.nv);
+  pred.q.row(0) = tr.q.row(0);
+  pred.qd.row(0) = tr.qd.row(0);
+  wm.rollout(x, tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd);
+  pred.q.bottomRows(T - 1) = q.transpose();
+  pred.qd.bottomRows(T - 1) = qd.transpose();
+  return pred;
+}
+
 RolloutEvaluation evaluate_rollouts(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model,
                                     const TrajectorySet& data, const std::vector<long long>& horizons,
                                     const RunContext& context) {
@@ -154,22 +173,10 @@ RolloutEvaluation evaluate_rollouts(WindowModel& wm, const Eigen::VectorXd& x, c
   e.predictions.meta = data.meta;
   const double n = static_cast<double>(data.trajectories.size());
   for (const Trajectory& tr : data.trajectories) {
-    const Eigen::Index T = tr.size();
-    Eigen::MatrixXd controls = tr.has_tau() ? Eigen::MatrixXd(tr.tau.topRows(T - 1).transpose())
-                                            : Eigen::MatrixXd(0, T - 1);
-    Eigen::MatrixXd q, qd;
     Trajectory pred;
-    pred.name = tr.name;
-    pred.time = tr.time;
-    pred.q.resize(T, model.nq);
-    pred.qd.resize(T, model.nv);
-    pred.q.row(0) = tr.q.row(0);
-    pred.qd.row(0) = tr.qd.row(0);
     bool finite = true;
     try {
-      wm.rollout(x, tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd);
-      pred.q.bottomRows(T - 1) = q.transpose();
-      pred.qd.bottomRows(T - 1) = qd.transpose();
+      pred = free_rollout(wm, x, model, tr, tr.has_tau());
       finite = pred.q.allFinite() && pred.qd.allFinite();
     } catch (const NumericalError& err) {
       context.warn("the rollout of '" + tr.name + "' diverged: " + err.what());

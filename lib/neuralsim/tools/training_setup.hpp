@@ -72,6 +72,12 @@ RolloutProblem hybrid_problem(const Experiment& exp, std::vector<AugmentBlueprin
 void normalize_augment_inputs(std::vector<AugmentBlueprint>& blueprints, const Model<double>& model,
                               const TrajectorySet& train, std::vector<std::string>& notes, bool only_flagged);
 
+// The free rollout of one recording from its first state with the
+// parameters x, under its recorded controls (`use_controls`) or none: the
+// prediction at every recorded sample. NumericalError when it diverges.
+Trajectory free_rollout(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model, const Trajectory& tr,
+                        bool use_controls);
+
 // Free rollouts of every recording of `data` with the parameters x; errors
 // per trajectory and horizon. A diverging rollout is a warning and +inf.
 RolloutEvaluation evaluate_rollouts(WindowModel& model, const Eigen::VectorXd& x, const Model<double>& robot,
