@@ -259,6 +259,9 @@ CommandLine::CommandLine(const std::string& description, AppOptions& opts, const
       ->type_name("DIR")
       ->capture_default_str();
   app.add_flag("--force", opts.force, "replace the outputs of an earlier run in --out");
+  app.add_flag("--strict", opts.strict,
+               "MJCF models: refuse every element with no counterpart here (sites, sensors, solref, ...) instead "
+               "of listing them in one warning (model.strict: true; docs/models.md)");
   // allow_extra_args(false): one value per --set, so a stray word after it
   // is an error instead of a silently swallowed override.
   app.add_option("--set", opts.sets,

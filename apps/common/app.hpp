@@ -43,6 +43,7 @@ struct AppOptions {
   int threads = 0;    // 0 = all cores
   int verbosity = 0;  // -1 quiet, 0 info, 1 debug, 2+ trace
   bool force = false;  // replace an earlier run's outputs in --out
+  bool strict = false;  // --strict: an MJCF element with no counterpart is an error, not a warning
   std::vector<std::string> argv;  // the full command line, for provenance
 };
 

@@ -57,12 +57,24 @@ const AppOptions& checked(const AppOptions& options) {
   return options;
 }
 
+// The config with the --set overrides, and --strict as model.strict: true
+// (MJCF models only: other model files have no elements to be strict about).
+Config load_config(const AppOptions& options) {
+  std::vector<std::string> sets = options.sets;
+  if (options.strict) sets.push_back("model.strict=true");
+  Config config = Config::load(options.config, sets);
+  if (options.strict && !config.has("model.mjcf"))
+    throw ConfigError(options.config + ": --strict applies to MJCF models (model: {mjcf: FILE.xml}); this config's "
+                      "model is not one");
+  return config;
+}
+
 }  // namespace
 
 ToolRun::ToolRun(const ToolInfo& info, const AppOptions& options, bool resume, const ProcessGroup& processes)
     : info_(info),
       options_(checked(options)),
-      config_(Config::load(options.config, options.sets)),
+      config_(load_config(options)),
       resume_(resume),
       writes_(processes.rank() == 0),
       observer_(std::make_unique<Observer>(*this)) {
