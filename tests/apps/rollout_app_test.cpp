@@ -381,7 +381,7 @@ TEST(ImportCsvApp, DroppedDuplicateRowsAreAWarningInEveryTool) {
   }
 }
 
-// --strict (#35): an MJCF element with no counterpart (a site) is one
+// --strict (#35): an MJCF element with no counterpart (a site on the world) is one
 // warning without it and an error naming the element and its line with it;
 // a model that is not MJCF refuses the flag.
 TEST(RolloutApp, StrictRefusesWhatAnMjcfModelCannotExpress) {
@@ -390,7 +390,7 @@ TEST(RolloutApp, StrictRefusesWhatAnMjcfModelCannotExpress) {
                       "<mujoco>\n  <compiler angle=\"radian\"/>\n  <worldbody>\n    <body name=\"link1\">\n"
                       "      <joint name=\"joint1\" axis=\"0 1 0\"/>\n"
                       "      <inertial pos=\"0 0 -1\" mass=\"1\" diaginertia=\"1e-3 1e-3 1e-3\"/>\n"
-                      "      <site name=\"tip\" pos=\"0 0 -1\"/>\n    </body>\n  </worldbody>\n</mujoco>\n");
+                      "    </body>\n    <site name=\"mark\" pos=\"0 0 -1\"/>\n  </worldbody>\n</mujoco>\n");
   write_file(dir + "/rollout.yaml",
                       "name: strict\nmodel: {mjcf: pendulum.xml}\nsim: {integrator: rk4, dt: 0.01, duration: 0.1}\n"
                       "initial_states: {list: [{q: [0.3]}]}\ncontrols: {type: constant, value: [0]}\n");
@@ -401,7 +401,7 @@ TEST(RolloutApp, StrictRefusesWhatAnMjcfModelCannotExpress) {
   EXPECT_NE(s["warnings"].dump().find("site"), std::string::npos) << s["warnings"].dump();
   const auto strict = run_command(rollout() + " --config " + dir + "/rollout.yaml -q --strict --out " + dir + "/b");
   EXPECT_EQ(strict.exit_code, 2) << strict.err;
-  EXPECT_NE(strict.err.find("pendulum.xml:7"), std::string::npos) << strict.err;
+  EXPECT_NE(strict.err.find("pendulum.xml:8"), std::string::npos) << strict.err;
   EXPECT_NE(strict.err.find("site"), std::string::npos) << strict.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/b/summary.json"));
   const auto other = run_command(rollout() + " --config configs/rollout_double_pendulum.yaml -q --strict --out " +

@@ -239,6 +239,19 @@ void check_against_mujoco(const std::string& path, int states = 5) {
     stepper.forward_dynamics(s.q, s.v, u.control, 0);
     EXPECT_TRUE(close(s.T * stepper.data().qdd + s.c, qacc_mj, 1e-9, 1e-12)) << "accelerations";
 
+    // Every named site on a body is a frame of ours at MuJoCo's site pose.
+    forward_kinematics(model, data, s.q);
+    for (int k = 0; k < m->nsite; ++k) {
+      const char* site = mj_id2name(m, mjOBJ_SITE, k);
+      if (!site || m->site_bodyid[k] == 0) continue;
+      const int f = model.frame_index(site);
+      ASSERT_GE(f, 0) << "MuJoCo site '" << site << "' is not a frame of ours";
+      const Transform<double> X = frame_transform_world(model, data, f);
+      EXPECT_TRUE(close(X.r, Eigen::Map<const Eigen::Vector3d>(d->site_xpos + 3 * k), 1e-9)) << site << " position";
+      const Eigen::Matrix3d R_mj = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(d->site_xmat + 9 * k);
+      EXPECT_TRUE(close(Eigen::Matrix3d(X.E.transpose()), R_mj, 1e-9)) << site << " orientation";
+    }
+
     // Masses, world COMs and world inertias of every MuJoCo body.
     forward_kinematics(model, data, s.q);
     for (int b = 1; b < m->nbody; ++b) {
@@ -328,8 +341,8 @@ TEST_F(MjcfOracle, Swimmer) {
   for (const std::string& w : warnings)
     if (w.find("no counterpart here") != std::string::npos) {
       ++listing;
-      testing::expect_contains(w, {"model.xml:", "<site name=\"head\">", "<velocimeter name=\"head_vel\">",
-                                   "<framepos name=\"nose_pos\">"});
+      testing::expect_contains(w, {"model.xml:", "<velocimeter name=\"head_vel\">", "<framepos name=\"nose_pos\">"});
+      EXPECT_EQ(w.find("<site"), std::string::npos) << w;  // a site on a body is a frame
     }
   EXPECT_EQ(listing, 1);
   // ... and refused under strict, naming the first one.
@@ -424,7 +437,8 @@ TEST(MjcfModel, TendonsAndEqualitiesRefused) {
 }
 
 TEST(MjcfModel, StrictRefusesWhatTheWarningLists) {
-  const std::string xml = "<mujoco><worldbody><body><joint/><geom size=\"1\"/>\n<site name=\"s\"/></body></worldbody></mujoco>";
+  // A site on the world has no counterpart (one on a body is a frame).
+  const std::string xml = "<mujoco><worldbody><body><joint/><geom size=\"1\"/></body>\n<site name=\"s\"/></worldbody></mujoco>";
   std::vector<std::string> warnings;
   EXPECT_NO_THROW(parse_mjcf_model(xml, "w.xml", {}, &warnings));
   ASSERT_EQ(warnings.size(), 1u);
@@ -464,8 +478,8 @@ TEST(MjcfConfig, OptionsAreTheSimDefaultsAConfigOverrides) {
 
 TEST(MjcfConfig, StrictKeyAndErrorsNameTheMjcfLine) {
   const std::string dir = testing::fresh_dir("mjcf_config_strict");
-  testing::write_file(dir + "/m.xml", "<mujoco>\n<worldbody><body name=\"b\"><joint/><geom size=\"1\"/>\n"
-                                      "<site name=\"s\"/></body></worldbody></mujoco>");
+  testing::write_file(dir + "/m.xml", "<mujoco>\n<worldbody><body name=\"b\"><joint/><geom size=\"1\"/></body>\n"
+                                      "<site name=\"s\"/></worldbody></mujoco>");
   const std::string model = "model: {mjcf: " + dir + "/m.xml";
   Experiment e = load_experiment(Config::parse(model + "}\nsim: {}\n", "c.yaml"));
   ASSERT_FALSE(e.warnings.empty());

@@ -59,6 +59,7 @@ const std::map<std::string, AttributeRules>& attribute_rules() {
          "fluidcoef"}}},
       {"body", {with_orientation({"name", "childclass", "pos", "mocap"}), {"user"}, {}}},
       {"inertial", {with_orientation({"pos", "mass", "diaginertia", "fullinertia"}), {}, {}}},
+      {"site", {with_orientation({"name", "class", "pos"}), {"type", "size", "group", "rgba", "material", "user"}, {"fromto"}}},
       {"motor",
        {{"name", "class", "joint", "gear", "ctrlrange", "ctrllimited", "tendon", "site", "jointinparent", "cranksite",
          "slidersite", "body"},
@@ -497,7 +498,7 @@ class MjcfReader {
   // Children of a body or the worldbody other than bodies, joints, geoms
   // and inertials.
   void read_body_extra(const XMLElement* c, const std::string& tag) {
-    if (tag == "site") list(c, "has no counterpart (sites mark points for sensors and tendons)");
+    if (tag == "site") list(c, "on the world has no counterpart (a site on a body becomes a frame)");
     else if (tag == "camera" || tag == "light") return;  // rendering only
     else if (tag == "composite" || tag == "plugin" || tag == "flexcomp" || tag == "frame" || tag == "replicate" ||
              tag == "attach")
@@ -564,8 +565,24 @@ class MjcfReader {
     for (const XMLElement* c : kids) {
       const std::string tag = c->Name();
       if (tag == "body") read_body(c, body, P, childclass, false);
+      else if (tag == "site") read_site(c, body, P, childclass);
       else if (tag != "geom" && tag != "joint" && tag != "freejoint" && tag != "inertial") read_body_extra(c, tag);
     }
+  }
+
+  // A named site on a body is a named frame of ours (a foot, an end
+  // effector, a marker): what MuJoCo's site_xpos/site_xmat give. An unnamed
+  // site has nothing to be called by and is listed.
+  void read_site(const XMLElement* e, int body, const Pose& P, const DefaultClass* childclass) {
+    const DefaultClass* cls = class_of(e, childclass);
+    check_attributes(e, "site");
+    const char* name = e->Attribute("name");
+    if (!name) {
+      list(e, "an unnamed site (nothing to call its frame by)");
+      return;
+    }
+    if (out_.model.frame_index(name) >= 0) fail(e, std::string("attribute name: expected a name no other site has, got '") + name + "'");
+    out_.model.add_frame(name, body, transform(P * frame(e, cls)));
   }
 
   std::string joint_name(const XMLElement* j, const std::string& body, size_t k) const {
