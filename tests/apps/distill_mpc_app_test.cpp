@@ -241,4 +241,22 @@ TEST(DistillMpcApp, QuadrupedBadInputGetsOneLineAndItsExitCode) {
   }
 }
 
+// The MJCF example (#35): the Laikago read from MuJoCo's MJCF, its toes
+// named by sites, runs the MPC and distills it (a short run: the MPC keeps
+// the robot up; the network's quality is not the point here).
+TEST(DistillMpcApp, RunsOnTheMjcfLaikago) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago");
+  const std::string out = testing::fresh_dir("distill_mjcf");
+  const auto r = testing::run_command(
+      testing::app_path("distill-mpc") +
+      " --config configs/distill_laikago_mjcf.yaml -q --set distill.data.episodes=2 --set distill.data.duration=1.0"
+      " --set distill.train.epochs=2 --set distill.evaluate.episodes=1 --set distill.evaluate.duration=1.0 --out " +
+      out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = testing::read_json(out + "/summary.json");
+  EXPECT_EQ(s["metrics"]["data_episodes_failed"].get<int>(), 0);
+  EXPECT_EQ(s["metrics"]["evaluation"]["mpc"]["survived"].get<int>(), 1);
+  EXPECT_LT(s["metrics"]["evaluation"]["mpc"]["mean_height_rmse"].get<double>(), 0.01);
+}
+
 }  // namespace neuralsim
