@@ -763,32 +763,32 @@ TrajectoryMetadata make_metadata(const ImportSpec& spec, const Config& desc, con
 }  // namespace csv_import_internal
 
 TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes, TrajectorySet* validation) {
-  using namespace csv_import_internal;  // NOLINT: this function's scope only
-  const ImportSpec spec = parse_spec(desc);
+  namespace internal = csv_import_internal;
+  const internal::ImportSpec spec = internal::parse_spec(desc);
   if (spec.split && !validation)
     desc.fail("split", "expected a caller that keeps the validation part (import-csv writes it as validation.h5), "
                        "got one that reads this description as one data file: import it with import-csv first");
-  const std::vector<std::string> files = expand_files(spec);
+  const std::vector<std::string> files = internal::expand_files(spec);
   TrajectorySet set;
-  set.meta = make_metadata(spec, desc, files);
+  set.meta = internal::make_metadata(spec, desc, files);
   if (validation) {
     validation->meta = set.meta;
     validation->trajectories.clear();
   }
   for (const std::string& path : files) {
-    Trajectory tr = load_trajectory(path, spec, notes);
+    Trajectory tr = internal::load_trajectory(path, spec, notes);
     if (spec.split)
-      split_trajectory(tr, *spec.split, spec, path, set.trajectories, validation->trajectories, notes);
+      internal::split_trajectory(tr, *spec.split, spec, path, set.trajectories, validation->trajectories, notes);
     else
       set.trajectories.push_back(std::move(tr));
   }
   if (spec.derive_qd && notes) {
-    const DerivedVelocity& d = *spec.derive_qd;
+    const internal::DerivedVelocity& d = *spec.derive_qd;
     notes->push_back(format_printf("%s: qd derived from q by %s (window %d, order %d); the first and last %d "
                                    "samples of every file, which have no full window, are dropped",
                                    spec.source.c_str(), d.method.c_str(), d.window, d.order, d.window / 2));
   }
-  assign_names(set.trajectories);
+  internal::assign_names(set.trajectories);
 
   TrajectoryExpectations expect;
   expect.nq = static_cast<int>(spec.q.size());
@@ -796,7 +796,7 @@ TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes, Tr
   expect.require_tau = !spec.tau.empty();
   validate_trajectories(set, expect, spec.source);
   if (spec.split) {
-    assign_names(validation->trajectories);
+    internal::assign_names(validation->trajectories);
     validate_trajectories(*validation, expect, spec.source);
   }
   return set;
