@@ -248,7 +248,7 @@ TEST_F(CsvImportRateTest, BadTimeAndVelocityKeysNameTheKey) {
   expect_contains(error(rate_yaml("{derive: spline}", "")), {"key 'csv_import.qd.derive'", "savitzky_golay"});
   expect_contains(error(rate_yaml("{derive: central_difference, window: 5}", "")),
                   {"key 'csv_import.qd.window'", "no window or order with central_difference"});
-  expect_contains(error(rate_yaml("{derive: savitzky_golay, windw: 5}", "")), {"unknown key 'windw'"});
+  expect_contains(error(rate_yaml("{derive: savitzky_golay, windw: 5}", "")), {"unknown key 'csv_import.qd.windw'", "did you mean 'window'"});
 }
 
 TEST_F(CsvImportRateTest, BadSplitsNameTheKey) {
@@ -270,7 +270,7 @@ TEST_F(CsvImportRateTest, BadSplitsNameTheKey) {
                   {"split.validation", "at least 2 samples of", "log.csv", "in [5, 6] s", "span [0, 2.9] s", "got 0"});
   expect_contains(error("{validation: [-1, 10]}"), {"split.validation", "training samples", "0 before and 0 after"});
   expect_contains(error("{validation: [0, 1, 2]}"), {"split.validation", "[t_start, t_end]", "got 3 numbers"});
-  expect_contains(error("{test: [0, 1]}"), {"unknown key 'test'"});
+  expect_contains(error("{test: [0, 1]}"), {"unknown key 'csv_import.split.test'", "validation_fraction, validation"});
   expect_contains(error("0.2"), {"key 'csv_import.split'", "validation_fraction"});
   // A caller that cannot keep the validation part (a tool reading the
   // description as one data file) is refused rather than losing it.
