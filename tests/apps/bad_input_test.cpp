@@ -695,6 +695,25 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"import_bom_inside_a_name", "import-csv", import_description(""), "", 2,
              {kCfg + ":", "unknown column 'x'", "\\ufeffx (1)"},
              [](const std::string& dir) { write_file(dir + "/log.csv", "t,\xEF\xBB\xBFx,y\n0,0,0\n"); }},
+        // #41: a sample rate instead of a time column, derived velocities, a split.
+        Case{"import_rate_and_time", "import-csv", import_description("  sample_rate: 400\n"), "", 2,
+             {kCfg + ":", "csv_import.sample_rate", "either a time column or sample_rate, got both"}, write_log},
+        Case{"import_rate_not_positive", "import-csv",
+             {{"csv_import", "csv_import:\n  files: [log.csv]\n  sample_rate: -400\n  model: m\n  joint_names: [a]\n"
+                             "  q: [x]\n  qd: [y]\n"}},
+             "", 2, {kCfg + ":", "csv_import.sample_rate", "expected a number > 0 (Hz), got -400"}, write_log},
+        Case{"import_derive_window_even", "import-csv",
+             {{"csv_import", "csv_import:\n  files: [log.csv]\n  sample_rate: 400\n  model: m\n  joint_names: [a]\n"
+                             "  q: [x]\n  qd: {derive: savitzky_golay, window: 20, order: 3}\n"}},
+             "", 2, {kCfg + ":", "csv_import.qd.window", "odd", "got 20"}, write_log},
+        Case{"import_derive_window_too_long", "import-csv",
+             {{"csv_import", "csv_import:\n  files: [log.csv]\n  sample_rate: 400\n  model: m\n  joint_names: [a]\n"
+                             "  q: [x]\n  qd: {derive: central_difference}\n"}},
+             "", 2, {kCfg + ":", "csv_import.qd.derive", "shorter than the 2 samples of", "got 3"}, write_log},
+        Case{"import_split_empty_range", "import-csv", import_description("  split: {validation: [0.5, 0.5]}\n"), "", 2,
+             {kCfg + ":", "csv_import.split.validation", "empty range [0.5, 0.5]"}, write_log},
+        Case{"import_split_no_samples", "import-csv", import_description("  split: {validation: [5, 6]}\n"), "", 2,
+             {kCfg + ":", "csv_import.split.validation", "at least 2 samples of", "got 0"}, write_log},
         Case{"import_out_reused", "import-csv", import_description(""), "", 2, {"{dir}/out", "earlier run", "--force"},
              [](const std::string& dir) {
                write_log(dir);

@@ -349,6 +349,39 @@ TEST(ImportCsvApp, HeaderlessExampleRoundTripsThroughHdf5) {
   EXPECT_TRUE(testing::read_json(cmp + "/summary.json")["metrics"]["mean_rmse_q"].is_number());
 }
 
+// #41: the shipped positions-only example (an undamped unit pendulum's
+// angle at 400 Hz, no time, no velocity): stamps k / 400, q̇ derived, the
+// 10 end samples of the window dropped, the last quarter written as
+// validation.h5. The derived q̇ must conserve the pendulum's energy:
+// q̇² = 2 g (cos q − cos 30°) (l = 1).
+TEST(ImportCsvApp, PositionsOnlyAtASampleRateWithDerivedVelocityAndSplit) {
+  const std::string out = testing::fresh_dir("import_positions_rate");
+  const auto r = testing::run_command(testing::app_path("import-csv") +
+                                      " --config configs/import/example_positions_rate.yaml -q --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const TrajectorySet train = read_trajectories(out + "/trajectories.h5");
+  const TrajectorySet validation = read_trajectories(out + "/validation.h5");
+  ASSERT_EQ(train.trajectories.size(), 1u);
+  ASSERT_EQ(validation.trajectories.size(), 1u);
+  const Trajectory& t = train.trajectories[0];
+  const Trajectory& v = validation.trajectories[0];
+  // 801 samples, 10 dropped at each end: 781; floor(0.25 * 781) = 195 validate.
+  ASSERT_EQ(t.size(), 586);
+  ASSERT_EQ(v.size(), 195);
+  EXPECT_EQ(t.time[0], 10 / 400.0);
+  EXPECT_EQ(v.time[0], 596 / 400.0);
+  EXPECT_EQ(v.time[194], 790 / 400.0);
+  const double g = 9.81, cos0 = std::cos(M_PI / 6);
+  for (const Trajectory* tr : {&t, &v})
+    for (Eigen::Index k = 0; k < tr->size(); ++k)
+      EXPECT_NEAR(tr->qd(k, 0) * tr->qd(k, 0), 2 * g * (std::cos(tr->q(k, 0)) - cos0), 1e-5) << k;  // measured 1.8e-6
+  const nlohmann::json s = testing::read_json(out + "/summary.json");
+  EXPECT_EQ(s["metrics"]["num_samples"], 586);
+  EXPECT_EQ(s["metrics"]["validation_num_samples"], 195);
+  EXPECT_EQ(s["outputs"].size(), 2u);
+  EXPECT_NE(s["warnings"].dump().find("first and last 10 samples"), std::string::npos) << s["warnings"].dump();
+}
+
 // Rows a CSV import drops (a repeated time stamp) are a warning wherever the
 // CSV is read: on stderr under -q and in summary.json's warnings, in
 // import-csv and in the tools that read a CSV description as data.

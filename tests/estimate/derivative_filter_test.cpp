@@ -1,4 +1,4 @@
-// Derivatives for inverse dynamics (estimate/derivative_filter.hpp):
+// Derivatives for inverse dynamics (core/derivative_filter.hpp):
 // Savitzky–Golay on positions is exact on polynomials up to its order, on
 // uniform and non-uniform time; on encoder-quantized data its q̈ is far more
 // accurate than the moving average + central differences of q̇, and an
@@ -13,7 +13,7 @@
 #include <random>
 
 #include "neuralsim/core/errors.hpp"
-#include "neuralsim/estimate/derivative_filter.hpp"
+#include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/estimate/residuals.hpp"
 #include "neuralsim/experiment/data.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"

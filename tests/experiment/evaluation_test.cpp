@@ -10,7 +10,7 @@
 #include <random>
 
 #include "neuralsim/core/errors.hpp"
-#include "neuralsim/estimate/derivative_filter.hpp"
+#include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
 #include "neuralsim/io/csv_import.hpp"

@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "neuralsim/contact/contact_settings.hpp"
-#include "neuralsim/estimate/derivative_filter.hpp"
+#include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -60,7 +60,7 @@ struct InverseDynamicsSamples {
   std::vector<int> rows;            // each sample's row in the recording
 };
 // q, q̇, q̈ (and τ when `filter_torque`) by the method of `derivatives`
-// (estimate/derivative_filter.hpp: Savitzky–Golay on positions, or a moving
+// (core/derivative_filter.hpp: Savitzky–Golay on positions, or a moving
 // average and central differences of q̇), every `stride`-th kept sample.
 // Drops the end samples without a full window; τ is zero when not recorded.
 InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const DerivativeOptions& derivatives,

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "neuralsim/core/errors.hpp"
-#include "neuralsim/estimate/derivative_filter.hpp"
+#include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/io/csv_import.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/step/link_poses.hpp"

@@ -36,7 +36,7 @@ struct DataSplit {
 // max_samples cuts every trajectory (train and validation) to its first n
 // samples; 0 (the default) keeps them whole. `velocity: {method:
 // savitzky_golay, window: W, order: P}` replaces the recorded q̇ by the
-// derivative of the positions (estimate/derivative_filter.hpp), for
+// derivative of the positions (core/derivative_filter.hpp), for
 // recordings whose velocity channel lags or is quantized, and drops the
 // W/2 samples at each end; `velocity: recorded` (default) keeps q̇.
 DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes = nullptr);

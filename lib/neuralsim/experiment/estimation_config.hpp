@@ -6,7 +6,7 @@
 
 #include "neuralsim/estimate/basin_hopping.hpp"
 #include "neuralsim/estimate/covariance.hpp"
-#include "neuralsim/estimate/derivative_filter.hpp"
+#include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"

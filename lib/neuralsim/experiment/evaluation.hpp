@@ -132,7 +132,7 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
 // the metric and the residual are one computation:
 //   e_k = RNEA(q_k, q̇_k, q̈_k; θ) − τ_passive(q_k, q̇_k; θ) − gear ⊙ τ_measured,k
 // with q, q̇, q̈ estimated by prepare_inverse_dynamics with the given
-// derivative options (estimate/derivative_filter.hpp; the tools' default is
+// derivative options (core/derivative_filter.hpp; the tools' default is
 // Savitzky–Golay on the recording's own, possibly non-uniform, time stamps).
 // In joint units (N·m or N at the joint, after the gear ratio).
 struct TorqueError {

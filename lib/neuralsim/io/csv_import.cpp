@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
@@ -19,7 +21,8 @@
 #include "neuralsim/io/work_size.hpp"
 
 namespace neuralsim {
-namespace {
+// Named, not anonymous: the io layer is compiled a few files per unit.
+namespace csv_import_internal {
 
 namespace fs = std::filesystem;
 
@@ -49,23 +52,47 @@ struct FilePattern {
   std::string key;      // full key path, for messages
 };
 
+// `qd: {derive: savitzky_golay, window: W, order: P}`: velocities that were
+// not recorded, derived from the imported positions. central_difference is
+// the same local fit on 3 samples with order 2 (the parabola through a sample
+// and its two neighbours, whose slope is the central difference, on uneven
+// stamps too).
+struct DerivedVelocity {
+  std::string method;
+  int window = 31;
+  int order = 3;
+  std::string window_key;  // the key a too long window is reported at
+};
+
+// `split: {validation_fraction: f}` or `split: {validation: [t_start, t_end]}`.
+struct ImportSplit {
+  std::optional<double> fraction;
+  double start = 0.0, end = 0.0;  // seconds, inclusive
+};
+
 struct ImportSpec {
   std::string source;  // the description file, for messages
   std::vector<FilePattern> files;
   char delimiter = ',';
   bool header = true;
   std::string comment = "#";
-  std::optional<ColumnRef> time;
+  std::optional<ColumnRef> time;   // absent: the stamps come from a sample rate
+  std::optional<double> sample_rate;  // Hz: time = t0 + k / sample_rate
+  std::optional<double> sample_dt;    // s: time = t0 + k * dt
+  double t0 = 0.0;
   double time_scale = 1.0;
   bool time_offset = true;
   std::string model;
   std::vector<std::string> joint_names;
   std::vector<std::string> q_names;
   std::vector<Coordinate> q, qd, tau;
+  std::optional<DerivedVelocity> derive_qd;  // instead of qd columns
+  std::optional<ImportSplit> split;
   std::optional<double> resample_dt;
   std::optional<Config> owner;  // the csv_import section, for messages about its keys
   double segment_start = -std::numeric_limits<double>::infinity();
   double segment_end = std::numeric_limits<double>::infinity();
+  size_t nv() const { return derive_qd ? q.size() : qd.size(); }
 };
 
 std::vector<std::string> string_or_list(const Config& c, const std::string& key) {
@@ -106,9 +133,93 @@ std::vector<Coordinate> parse_coordinates(const Config& root, const std::string&
   return out;
 }
 
+// The time stamps: a column (scaled, offset), or a sample rate. Both at once
+// would leave two clocks to choose from, so that is refused.
+void parse_time(const Config& root, ImportSpec& spec) {
+  const bool rate = root.has("sample_rate"), step = root.has("dt");
+  if (rate && step)
+    root.fail("dt", "expected either sample_rate or dt, got both (sample_rate at " + root.where("sample_rate") + ")");
+  if (!rate && !step) {
+    spec.time = ColumnRef{root.get<std::string>("time"), root, "time"};
+    if (root.has("t0")) root.fail("t0", "expected only with sample_rate or dt, got a time column (it has its own stamps)");
+    spec.time_scale = root.get_or<double>("time_scale", 1.0);
+    if (!(spec.time_scale > 0)) root.fail("time_scale", "must be > 0, got " + std::to_string(spec.time_scale));
+    spec.time_offset = root.get_or<bool>("time_offset", true);
+    return;
+  }
+  const std::string key = rate ? "sample_rate" : "dt";
+  if (root.has("time"))
+    root.fail(key, "expected either a time column or " + key + ", got both (time at " + root.where("time") + ")");
+  for (const char* column_only : {"time_scale", "time_offset"})
+    if (root.has(column_only)) root.fail(column_only, "expected only with a time column, got " + key);
+  const double value = root.get<double>(key);  // finite, or a ConfigError
+  if (!(value > 0))
+    root.fail(key, "expected a number > 0 (" + std::string(rate ? "Hz" : "s") + "), got " + format_number(value));
+  (rate ? spec.sample_rate : spec.sample_dt) = value;
+  spec.t0 = root.get_or<double>("t0", 0.0);
+}
+
+// `qd: {derive: ...}`. The window bounds are those of a least-squares fit
+// that smooths: odd (centred on the sample), at least order + 2 samples (with
+// order + 1 the polynomial interpolates the noise).
+DerivedVelocity parse_derived_velocity(const Config& v) {
+  v.check_known_keys({"derive", "window", "order"});
+  DerivedVelocity d;
+  d.method = v.get<std::string>("derive");
+  v.check_one_of("derive", {"savitzky_golay", "central_difference"});
+  if (d.method == "central_difference") {
+    for (const char* fixed : {"window", "order"})
+      if (v.has(fixed))
+        v.fail(fixed, "expected no window or order with central_difference (3 samples, order 2), got one: "
+                      "savitzky_golay takes them");
+    d.window = 3;
+    d.order = 2;
+    d.window_key = "derive";
+    return d;
+  }
+  d.order = static_cast<int>(v.get_int_in_range("order", 3, 2, 10));
+  d.window = static_cast<int>(v.get_int_in_range("window", 31, 3, 100001));
+  d.window_key = "window";
+  if (d.window % 2 == 0)
+    v.fail("window", "expected an odd number of samples (a fit centred on each sample), got " +
+                         std::to_string(d.window));
+  if (d.window < d.order + 2)
+    v.fail("window", "expected at least order + 2 = " + std::to_string(d.order + 2) +
+                         " samples (a least-squares fit, not an interpolation), got " + std::to_string(d.window));
+  return d;
+}
+
+ImportSplit parse_split(const Config& root) {
+  if (!root.is_map("split"))
+    root.fail("split", "expected {validation_fraction: f} or {validation: [t_start, t_end]}");
+  const Config s = root.at("split");
+  s.check_known_keys({"validation_fraction", "validation"});
+  ImportSplit split;
+  if (s.has("validation_fraction") && s.has("validation"))
+    s.fail("validation", "expected either validation_fraction or validation, got both");
+  if (s.has("validation_fraction")) {
+    const double f = s.get<double>("validation_fraction");
+    if (!(f > 0 && f < 1)) s.fail("validation_fraction", "expected a number in (0, 1), got " + format_number(f));
+    split.fraction = f;
+    return split;
+  }
+  if (!s.has("validation"))
+    root.fail("split", "expected {validation_fraction: f} or {validation: [t_start, t_end]}, got neither key");
+  const std::vector<double> range = s.get<std::vector<double>>("validation");
+  if (range.size() != 2)
+    s.fail("validation", "expected [t_start, t_end] in seconds, got " + std::to_string(range.size()) + " numbers");
+  if (!(range[0] < range[1]))
+    s.fail("validation", "expected t_start < t_end, got the empty range [" + format_number(range[0]) + ", " +
+                             format_number(range[1]) + "]");
+  split.start = range[0];
+  split.end = range[1];
+  return split;
+}
+
 ImportSpec parse_spec(const Config& root) {
-  root.check_known_keys({"files", "delimiter", "header", "comment", "time", "time_scale", "time_offset", "model",
-                         "joint_names", "q_names", "q", "qd", "tau", "resample_dt", "segment"});
+  root.check_known_keys({"files", "delimiter", "header", "comment", "time", "sample_rate", "dt", "t0", "time_scale",
+                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "resample_dt", "segment",
+                         "split"});
   ImportSpec spec;
   spec.source = root.file();
   spec.owner = root;
@@ -118,21 +229,21 @@ ImportSpec parse_spec(const Config& root) {
     const std::string key = root.is_list("files") ? "files." + std::to_string(i) : "files";
     spec.files.push_back({root.path(key), root.prefix() + "." + key});
   }
-  spec.time = ColumnRef{root.get<std::string>("time"), root, "time"};
+  parse_time(root, spec);
   spec.model = root.get<std::string>("model");
   spec.joint_names = string_or_list(root, "joint_names");
   if (root.has("q_names")) spec.q_names = string_or_list(root, "q_names");
   spec.q = parse_coordinates(root, "q");
-  spec.qd = parse_coordinates(root, "qd");
+  if (root.is_map("qd"))
+    spec.derive_qd = parse_derived_velocity(root.at("qd"));
+  else
+    spec.qd = parse_coordinates(root, "qd");
   if (root.has("tau")) spec.tau = parse_coordinates(root, "tau");
   const std::string delimiter = root.get_or("delimiter", ",");
   if (delimiter.size() != 1) root.fail("delimiter", "expected a single character, got '" + delimiter + "'");
   spec.delimiter = delimiter[0];
   spec.header = root.get_or<bool>("header", true);
   spec.comment = root.get_or("comment", "#");
-  spec.time_scale = root.get_or<double>("time_scale", 1.0);
-  if (!(spec.time_scale > 0)) root.fail("time_scale", "must be > 0, got " + std::to_string(spec.time_scale));
-  spec.time_offset = root.get_or<bool>("time_offset", true);
   if (root.has("resample_dt")) {
     spec.resample_dt = root.get<double>("resample_dt");
     if (!(*spec.resample_dt > 0)) root.fail("resample_dt", "must be > 0");
@@ -144,11 +255,12 @@ ImportSpec parse_spec(const Config& root) {
     spec.segment_end = seg.get_limit("end", spec.segment_end);
     if (!(spec.segment_start < spec.segment_end)) seg.fail("end", "the segment's start must be before its end");
   }
-  const std::string nv = std::to_string(spec.qd.size());
-  if (spec.joint_names.size() != spec.qd.size())
+  if (root.has("split")) spec.split = parse_split(root);
+  const std::string nv = std::to_string(spec.nv());
+  if (spec.joint_names.size() != spec.nv())
     root.fail("joint_names", "expected one name per qd coordinate (nv = " + nv + "), got " +
                                  std::to_string(spec.joint_names.size()));
-  if (!spec.tau.empty() && spec.tau.size() != spec.qd.size())
+  if (!spec.tau.empty() && spec.tau.size() != spec.nv())
     root.fail("tau", "expected nv = " + nv + " coordinates, got " + std::to_string(spec.tau.size()));
   if (!spec.q_names.empty() && spec.q_names.size() != spec.q.size())
     root.fail("q_names", "expected nq = " + std::to_string(spec.q.size()) + " names, got " +
@@ -352,7 +464,7 @@ class CsvFile {
 
 // Maps each referenced column to its position in CsvColumns.
 struct ColumnIndex {
-  size_t time = 0;
+  std::optional<size_t> time;  // none with a sample rate
   std::vector<std::vector<std::pair<size_t, double>>> q, qd, tau;  // (slot, coeff)
 };
 
@@ -488,27 +600,68 @@ Trajectory select_rows(const Trajectory& in, const std::vector<size_t>& rows) {
   return out;
 }
 
+// q̇ from the imported positions by the derivative filter's local polynomial
+// fit (core/derivative_filter.hpp), on the trajectory's own, possibly
+// uneven, stamps. The window/2 samples at each end have no full window and
+// are dropped, with their q and τ, as data.velocity drops them
+// (experiment/data.hpp): a one-sided fit there would be far less accurate.
+void derive_velocity(Trajectory& tr, const DerivedVelocity& d, const ImportSpec& spec, const std::string& file) {
+  const Eigen::Index T = tr.size(), half = d.window / 2;
+  if (T < d.window + 1)  // at least two samples must keep a full window
+    spec.owner->at("qd").fail(d.window_key,
+                              format_printf("expected a window shorter than the %lld samples of %s (at least 2 "
+                                            "samples with a full window), got %d",
+                                            static_cast<long long>(T), file.c_str(), d.window));
+  Eigen::MatrixXd qd;
+  savitzky_golay(tr.time, tr.q, d.window, d.order, nullptr, &qd, nullptr);
+  const Eigen::Index n = T - 2 * half;
+  Trajectory out;
+  out.name = tr.name;
+  out.time = tr.time.segment(half, n);
+  out.q = tr.q.middleRows(half, n);
+  out.qd = qd;
+  if (tr.has_tau()) out.tau = tr.tau.middleRows(half, n);
+  tr = std::move(out);
+}
+
 Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std::vector<std::string>* notes) {
   const CsvFile csv(path, spec);
   ColumnCollector collector;
   ColumnIndex index;
-  index.time = collector.slot(csv.resolve(*spec.time));
+  if (spec.time) index.time = collector.slot(csv.resolve(*spec.time));
   index.q = resolve_coordinates(spec.q, csv, collector);
   index.qd = resolve_coordinates(spec.qd, csv, collector);
   index.tau = resolve_coordinates(spec.tau, csv, collector);
   const CsvColumns data = csv.read(collector.columns());
 
-  const std::vector<size_t> rows = monotonic_rows(data, index.time, spec.time_scale, path, notes);
   Trajectory tr;
   tr.name = fs::path(path).stem().string();
-  tr.time.resize(static_cast<Eigen::Index>(rows.size()));
-  for (size_t r = 0; r < rows.size(); ++r) {
-    tr.time[static_cast<Eigen::Index>(r)] = spec.time_scale * data.at(rows[r], index.time);
+  std::vector<size_t> rows;
+  if (index.time) {
+    rows = monotonic_rows(data, *index.time, spec.time_scale, path, notes);
+    tr.time.resize(static_cast<Eigen::Index>(rows.size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      tr.time[static_cast<Eigen::Index>(r)] = spec.time_scale * data.at(rows[r], *index.time);
+    }
+    if (spec.time_offset && tr.size() > 0) tr.time.array() -= tr.time[0];
+  } else {
+    // Every record is a sample: t0 + k / rate (or t0 + k dt), computed from k
+    // so that no rounding accumulates.
+    rows.resize(data.rows());
+    std::iota(rows.begin(), rows.end(), size_t{0});
+    tr.time.resize(static_cast<Eigen::Index>(rows.size()));
+    for (Eigen::Index k = 0; k < tr.time.size(); ++k) {
+      const double kd = static_cast<double>(k);
+      tr.time[k] = spec.t0 + (spec.sample_rate ? kd / *spec.sample_rate : kd * *spec.sample_dt);
+    }
   }
-  if (spec.time_offset && tr.size() > 0) tr.time.array() -= tr.time[0];
   tr.q = evaluate(spec.q, index.q, data, rows);
-  tr.qd = evaluate(spec.qd, index.qd, data, rows);
   if (!spec.tau.empty()) tr.tau = evaluate(spec.tau, index.tau, data, rows);
+  if (spec.derive_qd) {
+    derive_velocity(tr, *spec.derive_qd, spec, path);
+  } else {
+    tr.qd = evaluate(spec.qd, index.qd, data, rows);
+  }
 
   const std::vector<size_t> kept = in_segment(tr.time, spec);
   if (kept.empty()) {
@@ -518,6 +671,62 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   if (kept.size() != static_cast<size_t>(tr.size())) tr = select_rows(tr, kept);
   if (spec.resample_dt) tr = resample(tr, *spec.resample_dt, spec, path);
   return tr;
+}
+
+// Consecutive samples first .. first + n - 1 of a trajectory.
+Trajectory sample_range(const Trajectory& in, Eigen::Index first, Eigen::Index n, const std::string& name) {
+  std::vector<size_t> rows(static_cast<size_t>(n));
+  std::iota(rows.begin(), rows.end(), static_cast<size_t>(first));
+  Trajectory out = select_rows(in, rows);
+  out.name = name;
+  return out;
+}
+
+// One trajectory into its training and validation parts, which share no
+// sample. validation_fraction: the last floor(f T) samples validate. A time
+// range: the samples with t_start <= t <= t_end validate, and the samples
+// before and after it train as two trajectories (<stem>_before,
+// <stem>_after; a simulation must not run across the gap). A part of one
+// sample is no trajectory: dropped, with a note.
+void split_trajectory(const Trajectory& tr, const ImportSplit& split, const ImportSpec& spec, const std::string& file,
+                      std::vector<Trajectory>& train, std::vector<Trajectory>& validation,
+                      std::vector<std::string>* notes) {
+  const Config s = spec.owner->at("split");
+  const Eigen::Index T = tr.size();
+  if (split.fraction) {
+    const Eigen::Index nv = static_cast<Eigen::Index>(std::floor(*split.fraction * static_cast<double>(T)));
+    const Eigen::Index nt = T - nv;
+    if (nv < 2 || nt < 2)
+      s.fail("validation_fraction",
+             format_printf("expected at least 2 training and 2 validation samples of the %lld of %s, got %lld and %lld",
+                           static_cast<long long>(T), file.c_str(), static_cast<long long>(nt),
+                           static_cast<long long>(nv)));
+    train.push_back(sample_range(tr, 0, nt, tr.name));
+    validation.push_back(sample_range(tr, nt, nv, tr.name));
+    return;
+  }
+  Eigen::Index first = 0;
+  while (first < T && tr.time[first] < split.start) ++first;
+  Eigen::Index last = first;  // one past the last validation sample
+  while (last < T && tr.time[last] <= split.end) ++last;
+  const Eigen::Index nv = last - first, before = first, after = T - last;
+  const std::string range = "[" + format_number(split.start) + ", " + format_number(split.end) + "] s";
+  if (nv < 2)
+    s.fail("validation", format_printf("expected at least 2 samples of %s in %s (its samples span [%g, %g] s), got %lld",
+                                       file.c_str(), range.c_str(), tr.time[0], tr.time[T - 1],
+                                       static_cast<long long>(nv)));
+  if (before < 2 && after < 2)
+    s.fail("validation", format_printf("expected training samples of %s outside %s (at least 2 before or after "
+                                       "it), got %lld before and %lld after",
+                                       file.c_str(), range.c_str(), static_cast<long long>(before),
+                                       static_cast<long long>(after)));
+  const bool both = before >= 2 && after >= 2;
+  if (before >= 2) train.push_back(sample_range(tr, 0, before, both ? tr.name + "_before" : tr.name));
+  if (after >= 2) train.push_back(sample_range(tr, last, after, both ? tr.name + "_after" : tr.name));
+  if ((before == 1 || after == 1) && notes)
+    notes->push_back(file + ": split.validation " + range + " leaves one training sample " +
+                     (before == 1 ? "before" : "after") + " it, dropped (no trajectory)");
+  validation.push_back(sample_range(tr, first, nv, tr.name));
 }
 
 std::vector<std::string> expand_files(const ImportSpec& spec) {
@@ -541,8 +750,8 @@ TrajectoryMetadata make_metadata(const ImportSpec& spec, const Config& desc, con
   TrajectoryMetadata meta;
   meta.model = spec.model;
   meta.joint_names = spec.joint_names;
-  meta.q_names = !spec.q_names.empty()             ? spec.q_names
-                 : spec.q.size() == spec.qd.size() ? spec.joint_names
+  meta.q_names = !spec.q_names.empty()           ? spec.q_names
+                 : spec.q.size() == spec.nv()    ? spec.joint_names
                                                    : std::vector<std::string>{};
   meta.generator = "csv-import";
   // The whole description is kept so the mapping can be audited later.
@@ -551,29 +760,53 @@ TrajectoryMetadata make_metadata(const ImportSpec& spec, const Config& desc, con
   return meta;
 }
 
-}  // namespace
+}  // namespace csv_import_internal
 
-TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes) {
-  const ImportSpec spec = parse_spec(desc);
-  const std::vector<std::string> files = expand_files(spec);
+TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes, TrajectorySet* validation) {
+  namespace internal = csv_import_internal;
+  const internal::ImportSpec spec = internal::parse_spec(desc);
+  if (spec.split && !validation)
+    desc.fail("split", "expected a caller that keeps the validation part (import-csv writes it as validation.h5), "
+                       "got one that reads this description as one data file: import it with import-csv first");
+  const std::vector<std::string> files = internal::expand_files(spec);
   TrajectorySet set;
-  set.meta = make_metadata(spec, desc, files);
-  for (const std::string& path : files) set.trajectories.push_back(load_trajectory(path, spec, notes));
-  assign_names(set.trajectories);
+  set.meta = internal::make_metadata(spec, desc, files);
+  if (validation) {
+    validation->meta = set.meta;
+    validation->trajectories.clear();
+  }
+  for (const std::string& path : files) {
+    Trajectory tr = internal::load_trajectory(path, spec, notes);
+    if (spec.split)
+      internal::split_trajectory(tr, *spec.split, spec, path, set.trajectories, validation->trajectories, notes);
+    else
+      set.trajectories.push_back(std::move(tr));
+  }
+  if (spec.derive_qd && notes) {
+    const internal::DerivedVelocity& d = *spec.derive_qd;
+    notes->push_back(format_printf("%s: qd derived from q by %s (window %d, order %d); the first and last %d "
+                                   "samples of every file, which have no full window, are dropped",
+                                   spec.source.c_str(), d.method.c_str(), d.window, d.order, d.window / 2));
+  }
+  internal::assign_names(set.trajectories);
 
   TrajectoryExpectations expect;
   expect.nq = static_cast<int>(spec.q.size());
-  expect.nv = static_cast<int>(spec.qd.size());
+  expect.nv = static_cast<int>(spec.nv());
   expect.require_tau = !spec.tau.empty();
   validate_trajectories(set, expect, spec.source);
+  if (spec.split) {
+    internal::assign_names(validation->trajectories);
+    validate_trajectories(*validation, expect, spec.source);
+  }
   return set;
 }
 
-TrajectorySet import_csv(const std::string& yaml_path, std::vector<std::string>* notes) {
+TrajectorySet import_csv(const std::string& yaml_path, std::vector<std::string>* notes, TrajectorySet* validation) {
   const Config root = Config::parse(
       read_input_file(yaml_path, "CSV import description", InputError::kConfig, Config::kMaxConfigBytes), yaml_path);
   root.check_known_keys({"csv_import", "description"});
-  return import_csv(root.at("csv_import"), notes);
+  return import_csv(root.at("csv_import"), notes, validation);
 }
 
 }  // namespace neuralsim

@@ -27,10 +27,25 @@ struct CsvImportLimits {
 // relative to the YAML file's directory (or, given by --set, to the working
 // directory). ConfigError for a bad description (file:line:column, key),
 // DataError for bad or missing data (CSV file, line, column). Remarks
-// (dropped duplicate time stamps) are appended to `notes` when not null.
-TrajectorySet import_csv(const std::string& yaml_path, std::vector<std::string>* notes = nullptr);
+// (dropped duplicate time stamps, the end samples dropped by a derived qd)
+// are appended to `notes` when not null.
+//
+// Without a time column (`sample_rate: Hz` or `dt: s`), sample k of a file is
+// at t0 + k / sample_rate. Without velocity columns (`qd: {derive:
+// savitzky_golay, window: W, order: P}` or `{derive: central_difference}`),
+// q̇ is the derivative filter's (core/derivative_filter.hpp) on the imported
+// positions and the W/2 samples at each end are dropped, as data.velocity
+// drops them.
+//
+// With `split` in the description, the returned set is the training part
+// and `validation` receives the validation part (same metadata); a split
+// with `validation` null is a ConfigError at the split key, since the
+// caller would silently lose that part.
+TrajectorySet import_csv(const std::string& yaml_path, std::vector<std::string>* notes = nullptr,
+                         TrajectorySet* validation = nullptr);
 
 // Same, for the `csv_import` section of an already loaded config.
-TrajectorySet import_csv(const Config& csv_import_section, std::vector<std::string>* notes = nullptr);
+TrajectorySet import_csv(const Config& csv_import_section, std::vector<std::string>* notes = nullptr,
+                         TrajectorySet* validation = nullptr);
 
 }  // namespace neuralsim

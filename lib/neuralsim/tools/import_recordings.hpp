@@ -14,11 +14,13 @@ struct ImportRequest {
 };
 
 struct ImportResult : RunReport {
-  TrajectorySet trajectories;  // meta.generator left to the caller
+  TrajectorySet trajectories;  // meta.generator left to the caller; the training part with `split`
+  TrajectorySet validation;    // the validation part of `split`; no trajectories without one
 };
 
 // ConfigError / DataError naming the file, line and key for a bad
-// description or CSV file; remarks (dropped duplicate rows) are warnings.
+// description or CSV file; remarks (dropped duplicate rows, end samples
+// dropped by a derived qd) are warnings.
 ImportResult import_recordings(const ImportRequest& request, const RunContext& context = {});
 
 }  // namespace neuralsim

@@ -1,5 +1,7 @@
-// Velocities and accelerations of recorded joint signals, for the
-// inverse-dynamics (equation-error) residual.
+// Velocities and accelerations of recorded joint signals: for the
+// inverse-dynamics (equation-error) residual, for `data.velocity` and for the
+// CSV import's derived `qd` (io/csv_import.hpp). It lives in core, below both
+// the I/O and the identification layers, so that they share one filter.
 //
 // Two methods:
 //  - central_difference (the original one): a centred moving average of

@@ -1,4 +1,4 @@
-#include "neuralsim/estimate/derivative_filter.hpp"
+#include "neuralsim/core/derivative_filter.hpp"
 
 #include <Eigen/QR>
 #include <algorithm>
