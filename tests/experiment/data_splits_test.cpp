@@ -24,7 +24,7 @@ namespace data_splits_test {
 
 // `count` pendulum recordings named "<prefix>0", "<prefix>1", ... whose q
 // is the index (so a trajectory can be recognized after a split).
-void write_recordings(const std::string& path, const std::string& prefix, int count) {
+void write_split_recordings(const std::string& path, const std::string& prefix, int count) {
   TrajectorySet set;
   set.meta.joint_names = {"joint1"};
   set.meta.q_names = {"joint1"};
@@ -40,22 +40,22 @@ void write_recordings(const std::string& path, const std::string& prefix, int co
   write_trajectories(path, set);
 }
 
-Model<double> pendulum() { return parse_yaml_model("model: {generator: pendulum}\n", "pendulum.yaml"); }
+Model<double> split_pendulum() { return parse_yaml_model("model: {generator: pendulum}\n", "pendulum.yaml"); }
 
-DataSplit load(const std::string& dir, const std::string& data_yaml) {
-  return load_data(Config::parse(data_yaml, dir + "/case.yaml").at("data"), pendulum());
+DataSplit load_split(const std::string& dir, const std::string& data_yaml) {
+  return load_data(Config::parse(data_yaml, dir + "/case.yaml").at("data"), split_pendulum());
 }
 
-std::vector<std::string> names(const TrajectorySet& set) {
+std::vector<std::string> split_names(const TrajectorySet& set) {
   std::vector<std::string> out;
   for (const Trajectory& t : set.trajectories) out.push_back(t.name);
   return out;
 }
 
 // The ConfigError's message, or "(no error)" / "(another error)".
-std::string config_error(const std::string& dir, const std::string& yaml) {
+std::string split_config_error(const std::string& dir, const std::string& yaml) {
   try {
-    load(dir, yaml);
+    load_split(dir, yaml);
   } catch (const ConfigError& e) {
     return e.what();
   } catch (const Error& e) {
@@ -69,59 +69,59 @@ using namespace data_splits_test;
 
 TEST(DataSplits, FractionsTakeTrainValidationTestInFileOrder) {
   const std::string dir = testing::fresh_dir("data_splits_fractions");
-  write_recordings(dir + "/all.h5", "r", 10);
+  write_split_recordings(dir + "/all.h5", "r", 10);
   // 10 trajectories: floor(0.2·10) = 2 validation, floor(0.3·10) = 3 test.
-  const DataSplit s = load(dir, "data: {train: all.h5, validation_fraction: 0.2, test_fraction: 0.3}\n");
-  EXPECT_EQ(names(s.train), (std::vector<std::string>{"r0", "r1", "r2", "r3", "r4"}));
-  EXPECT_EQ(names(s.validation), (std::vector<std::string>{"r5", "r6"}));
-  EXPECT_EQ(names(s.test), (std::vector<std::string>{"r7", "r8", "r9"}));
+  const DataSplit s = load_split(dir, "data: {train: all.h5, validation_fraction: 0.2, test_fraction: 0.3}\n");
+  EXPECT_EQ(split_names(s.train), (std::vector<std::string>{"r0", "r1", "r2", "r3", "r4"}));
+  EXPECT_EQ(split_names(s.validation), (std::vector<std::string>{"r5", "r6"}));
+  EXPECT_EQ(split_names(s.test), (std::vector<std::string>{"r7", "r8", "r9"}));
   // Without a test fraction, validation keeps the last trajectories, as before.
-  const DataSplit v = load(dir, "data: {train: all.h5, validation_fraction: 0.2}\n");
-  EXPECT_EQ(names(v.validation), (std::vector<std::string>{"r8", "r9"}));
+  const DataSplit v = load_split(dir, "data: {train: all.h5, validation_fraction: 0.2}\n");
+  EXPECT_EQ(split_names(v.validation), (std::vector<std::string>{"r8", "r9"}));
   EXPECT_TRUE(v.test.trajectories.empty());
   // A test file beside a validation fraction.
-  write_recordings(dir + "/held_out.h5", "h", 2);
-  const DataSplit f = load(dir, "data: {train: all.h5, validation_fraction: 0.2, test: held_out.h5}\n");
-  EXPECT_EQ(names(f.test), (std::vector<std::string>{"h0", "h1"}));
+  write_split_recordings(dir + "/held_out.h5", "h", 2);
+  const DataSplit f = load_split(dir, "data: {train: all.h5, validation_fraction: 0.2, test: held_out.h5}\n");
+  EXPECT_EQ(split_names(f.test), (std::vector<std::string>{"h0", "h1"}));
   EXPECT_EQ(f.train.trajectories.size(), 8u);
   EXPECT_NE(f.test_source.find("held_out.h5"), std::string::npos);
 }
 
 TEST(DataSplits, ATestSetOverlappingTrainingOrValidationIsRefusedNamingTheKey) {
   const std::string dir = testing::fresh_dir("data_splits_overlap");
-  write_recordings(dir + "/a.h5", "a", 3);
-  write_recordings(dir + "/b.h5", "b", 3);
-  write_recordings(dir + "/c.h5", "c", 3);
+  write_split_recordings(dir + "/a.h5", "a", 3);
+  write_split_recordings(dir + "/b.h5", "b", 3);
+  write_split_recordings(dir + "/c.h5", "c", 3);
   // The training file itself, under another spelling of its path.
-  std::string m = config_error(dir, "data: {train: a.h5, test: ./a.h5}\n");
+  std::string m = split_config_error(dir, "data: {train: a.h5, test: ./a.h5}\n");
   testing::expect_contains(m, {"data.test", "overlaps data.train", "a.h5"});
   // In a list of test files, against a list of training files.
-  m = config_error(dir, "data: {train: [a.h5, b.h5], test: [c.h5, b.h5]}\n");
+  m = split_config_error(dir, "data: {train: [a.h5, b.h5], test: [c.h5, b.h5]}\n");
   testing::expect_contains(m, {"data.test", "overlaps data.train", "b.h5"});
   // The validation file.
-  m = config_error(dir, "data: {train: a.h5, validation: b.h5, test: b.h5}\n");
+  m = split_config_error(dir, "data: {train: a.h5, validation: b.h5, test: b.h5}\n");
   testing::expect_contains(m, {"data.test", "overlaps data.validation", "b.h5"});
   // Disjoint files are accepted.
-  EXPECT_EQ(names(load(dir, "data: {train: a.h5, validation: b.h5, test: c.h5}\n").test),
+  EXPECT_EQ(split_names(load_split(dir, "data: {train: a.h5, validation: b.h5, test: c.h5}\n").test),
             (std::vector<std::string>{"c0", "c1", "c2"}));
 }
 
 TEST(DataSplits, BadFractionsAreRefusedNamingTheKey) {
   const std::string dir = testing::fresh_dir("data_splits_bad");
-  write_recordings(dir + "/all.h5", "r", 5);
-  write_recordings(dir + "/other.h5", "o", 2);
+  write_split_recordings(dir + "/all.h5", "r", 5);
+  write_split_recordings(dir + "/other.h5", "o", 2);
   // 0.6·5 = 3 validation + 0.4·5 = 2 test: nothing left to train on.
-  testing::expect_contains(config_error(dir, "data: {train: all.h5, validation_fraction: 0.6, test_fraction: 0.4}\n"),
+  testing::expect_contains(split_config_error(dir, "data: {train: all.h5, validation_fraction: 0.6, test_fraction: 0.4}\n"),
                            {"data.test_fraction", "leaving no training trajectory"});
-  testing::expect_contains(config_error(dir, "data: {train: all.h5, test_fraction: 1.5}\n"),
+  testing::expect_contains(split_config_error(dir, "data: {train: all.h5, test_fraction: 1.5}\n"),
                            {"data.test_fraction", "[0, 1)"});
-  testing::expect_contains(config_error(dir, "data: {train: all.h5, test_fraction: -0.1}\n"),
+  testing::expect_contains(split_config_error(dir, "data: {train: all.h5, test_fraction: -0.1}\n"),
                            {"data.test_fraction", "[0, 1)"});
-  testing::expect_contains(config_error(dir, "data: {train: all.h5, test_fraction: .nan}\n"),
+  testing::expect_contains(split_config_error(dir, "data: {train: all.h5, test_fraction: .nan}\n"),
                            {"data.test_fraction", "finite"});
-  testing::expect_contains(config_error(dir, "data: {train: all.h5, validation_fraction: .inf}\n"),
+  testing::expect_contains(split_config_error(dir, "data: {train: all.h5, validation_fraction: .inf}\n"),
                            {"data.validation_fraction", "finite"});
-  testing::expect_contains(config_error(dir, "data: {train: all.h5, test: other.h5, test_fraction: 0.2}\n"),
+  testing::expect_contains(split_config_error(dir, "data: {train: all.h5, test: other.h5, test_fraction: 0.2}\n"),
                            {"data.test_fraction", "either test or test_fraction"});
   // A tool without a test evaluation refuses the key rather than drop it.
   try {
