@@ -344,9 +344,7 @@ TEST(TrainAugmentApp, TestSplitIsHeldOutAndReportedWithReferenceRows) {
   // The analytical-model reference is a compare run of the config's model
   // without networks (the same replay).
   testing::write_file(cmp + "/analytical.yaml",
-                      "model: {generator: pendulum, length: 1.0, mass: 1.0}
-sim: {integrator: rk4, dt: 0.01}
-");
+                      "model: {generator: pendulum, length: 1.0, mass: 1.0}\nsim: {integrator: rk4, dt: 0.01}\n");
   const auto analytical = run_command(testing::app_path("rollout") + " --config " + cmp + "/analytical.yaml -q --compare " +
                                       test_file + " --out " + cmp + "/analytical");
   ASSERT_EQ(analytical.exit_code, 0) << analytical.err;
