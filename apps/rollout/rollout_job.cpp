@@ -77,17 +77,23 @@ RunReport compare_job(ToolRun& run, const RolloutFlags& flags) {
   r.predictions.meta.generator = "rollout " + version_string();
   write_trajectories(run.path(out_name), r.predictions);
   run.add_output(run.path(out_name));
-  json per = json::array();
-  for (const PredictionError& e : r.per_trajectory) {
-    json hz = json::object();
-    // Every configured horizon keeps its key; one longer than the trajectory is null.
-    for (const auto& [h, v] : e.rmse_q_by_horizon) hz[std::to_string(h)] = std::isfinite(v) ? json(v) : json(nullptr);
-    per.push_back({{"name", e.name}, {"rmse_q", e.rmse_q}, {"rmse_qd", e.rmse_qd}, {"rmse_q_by_horizon", hz}});
-  }
+  auto per_trajectory = [](const std::vector<PredictionError>& errors) {
+    json per = json::array();
+    for (const PredictionError& e : errors) {
+      json hz = json::object();
+      // Every configured horizon keeps its key; one longer than the trajectory is null.
+      for (const auto& [h, v] : e.rmse_q_by_horizon) hz[std::to_string(h)] = std::isfinite(v) ? json(v) : json(nullptr);
+      per.push_back({{"name", e.name}, {"rmse_q", e.rmse_q}, {"rmse_qd", e.rmse_qd}, {"rmse_q_by_horizon", hz}});
+    }
+    return per;
+  };
   m["compare_file"] = flags.compare_path;
-  m["per_trajectory"] = per;
+  m["per_trajectory"] = per_trajectory(r.per_trajectory);
   m["mean_rmse_q"] = r.mean_rmse_q;
   m["mean_rmse_qd"] = r.mean_rmse_qd;
+  m["reference"]["no_motion"] = {{"mean_rmse_q", r.no_motion_mean_rmse_q},
+                                 {"mean_rmse_qd", r.no_motion_mean_rmse_qd},
+                                 {"per_trajectory", per_trajectory(r.no_motion)}};
   if (r.windows) m["windows"] = windows_json(*r.windows);
   if (r.torque) {
     m["torque"] = torque_json(*r.torque);

@@ -109,6 +109,9 @@ void evaluation_metrics(const IdentificationResult& r, json& m) {
     if (links) m["validation_rmse_link_position"] = r.validation->mean_rmse_link_position;
     m["validation_per_trajectory"] = per_trajectory_json(*r.validation, false);
   }
+  if (r.test) m["test_rmse_q"] = r.test->mean_rmse_q;  // held out: evaluated once with the fitted parameters
+  if (r.test && links) m["test_rmse_link_position"] = r.test->mean_rmse_link_position;
+  if (r.test) m["test_per_trajectory"] = per_trajectory_json(*r.test, false);
   if (r.train_windows) m["train_windows"] = windows_json(*r.train_windows);
   if (r.validation_windows) m["validation_windows"] = windows_json(*r.validation_windows);
   if (r.train_torque) m["train_torque"] = torque_evaluation_json(*r.train_torque, r.problem);

@@ -41,7 +41,6 @@ json evaluation_json(const RolloutEvaluation& e) {
           {"per_trajectory", per}};
 }
 
-// The trained parameters in their file formats.
 // The trained parameters in their file formats, and the rollout config
 // that replays them (replay.yaml).
 void write_parameters(const TrainAugmentResult& r, const std::string& weights_name, ToolRun& run) {
@@ -73,6 +72,7 @@ void training_metrics(const TrainAugmentResult& r, json& m) {
   m["train_samples"] = r.train_samples;
   m["num_train_trajectories"] = r.num_train_trajectories;
   m["num_validation_trajectories"] = r.num_validation_trajectories;
+  m["num_test_trajectories"] = r.num_test_trajectories;
   m["epochs_completed"] = r.state.epoch;
   m["best_epoch"] = r.state.best_epoch;
   m["stopped_early"] = r.state.stopped_early;
@@ -110,7 +110,16 @@ RunReport run_train_augment(ToolRun& run, const TrainAugmentFlags& flags) {
   json& m = run.summary().metrics();
   training_metrics(r, m);
   if (r.train) m["train"] = evaluation_json(*r.train);
-  if (r.validation) m["validation"] = evaluation_json(*r.validation);
+  // Each held-out split with its reference rows (analytical model, no
+  // motion) scored the same way: metrics.<split>.reference.<row>.
+  auto held_out = [](const RolloutEvaluation& e, const std::optional<ReferenceEvaluations>& ref) {
+    json j = evaluation_json(e);
+    if (ref) j["reference"] = {{"analytical_model", evaluation_json(ref->analytical_model)},
+                               {"no_motion", evaluation_json(ref->no_motion)}};
+    return j;
+  };
+  if (r.validation) m["validation"] = held_out(*r.validation, r.validation_reference);
+  if (r.test) m["test"] = held_out(*r.test, r.test_reference);
   if (r.validation && !r.validation->predictions.trajectories.empty()) {
     TrajectorySet predictions = r.validation->predictions;
     predictions.meta.generator = "train-augment " + version_string();

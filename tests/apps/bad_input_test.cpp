@@ -781,6 +781,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"train_validation_fraction", "train-augment",
              train_sections({{"data", "data: {train: pendulum_pd.h5, validation_fraction: 1.5}\n"}}),
              "", 2, {kCfg + ":", "data.validation_fraction", "[0, 1)"}},
+        // Honest splits (#38): a held-out set that is the training file.
+        Case{"train_test_overlaps_train", "train-augment",
+             train_sections({{"data", "data: {train: pendulum_pd.h5, validation_fraction: 0.25, test: ./pendulum_pd.h5}\n"}}),
+             "", 2, {kCfg + ":", "data.test", "overlaps data.train"}},
+        Case{"train_test_fraction_one", "train-augment",
+             train_sections({{"data", "data: {train: pendulum_pd.h5, test_fraction: 1}\n"}}),
+             "", 2, {kCfg + ":", "data.test_fraction", "[0, 1)"}},
         Case{"train_data_missing", "train-augment",
              train_sections({{"data", "data: {train: nofile.h5, validation_fraction: 0.25}\n"}}), "", 3,
              {"{dir}/nofile.h5", "does not exist", kCfg + ":", "key 'data.train'"}},

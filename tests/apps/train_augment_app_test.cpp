@@ -249,6 +249,10 @@ TEST(TrainAugmentApp, BadInputGetsItsExitCodeAndKeepsTheBestWeights) {
       {"baseline options on a hybrid", "--set train.baseline.hidden=[4]", 2, {"train.baseline"}},
       {"weights of the wrong shape", "--set augment.0.hidden=[8] --set augment.0.weights=WEIGHTS", 3,
        {"/networks/damping", "expected", "got"}},
+      // A held-out set that is the training file (issue #38).
+      {"test split overlapping training", "--set data.test=TRUTH", 2, {"data.test", "overlaps data.train"}},
+      {"fractions leaving no training data", "--set data.test_fraction=0.75", 2,
+       {"data.test_fraction", "no training trajectory"}},
   };
   // A trained weights file for the wrong-shape case.
   const std::string trained = fresh_dir("train_bad_weights");
@@ -257,6 +261,7 @@ TEST(TrainAugmentApp, BadInputGetsItsExitCodeAndKeepsTheBestWeights) {
     const std::string out = fresh_dir("train_bad");
     std::string sets = c.sets;
     if (const auto p = sets.find("WEIGHTS"); p != std::string::npos) sets.replace(p, 7, trained + "/weights.h5");
+    if (const auto p = sets.find("TRUTH"); p != std::string::npos) sets.replace(p, 5, truth_file());
     const auto r = run_command(train_cmd(sets + " --out " + out + "/run"));
     EXPECT_EQ(r.exit_code, c.exit_code) << c.label << ": " << r.err;
     testing::expect_contains(r.err, c.message);
@@ -296,6 +301,87 @@ TEST(TrainAugmentApp, BadInputGetsItsExitCodeAndKeepsTheBestWeights) {
   const auto corrupt = run_command(train_cmd("--set train.epochs=3 --resume --out " + ck));
   EXPECT_EQ(corrupt.exit_code, 3) << corrupt.err;
   testing::expect_contains(corrupt.err, {"checkpoint.json", "x"});
+}
+
+// Honest splits (issue #38): data.test is evaluated once with the selected
+// weights and reported as metrics.test, beside two reference rows per
+// held-out split; it changes nothing in the training.
+TEST(TrainAugmentApp, TestSplitIsHeldOutAndReportedWithReferenceRows) {
+  // Held-out recordings of the same system from other initial states.
+  const std::string held = fresh_dir("train_test_split_data");
+  ASSERT_EQ(run_command(testing::app_path("rollout") + " --config configs/train/pendulum_damping_truth.yaml -q "
+                        "--seed 7 --set initial_states.count=3 --out " + held)
+                .exit_code,
+            0);
+  const std::string test_file = held + "/trajectories.h5";
+  const std::string without = fresh_dir("train_without_test"), with = fresh_dir("train_with_test");
+  const std::string cmd = train_cmd("--seed 4 --set train.epochs=8");
+  ASSERT_EQ(run_command(cmd + " --out " + without).exit_code, 0);
+  const auto r = run_command(cmd + " --set data.test=" + test_file + " --out " + with);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Not used for training, early stopping or selection: the same weights and losses.
+  EXPECT_EQ(weights_of(without + "/weights.h5"), weights_of(with + "/weights.h5"));
+  EXPECT_EQ(train_losses(without), train_losses(with));
+  const auto m = read_json(with + "/summary.json")["metrics"];
+  EXPECT_FALSE(read_json(without + "/summary.json")["metrics"].contains("test"));
+  EXPECT_EQ(m["num_test_trajectories"].get<int>(), 3);
+  ASSERT_TRUE(m.contains("test")) << m.dump();
+  const auto& test = m["test"];
+  EXPECT_EQ(test["per_trajectory"].size(), 3u);
+  for (const char* key : {"mean_rmse_q", "mean_rmse_qd", "mean_rmse_q_by_horizon", "per_trajectory"})
+    EXPECT_TRUE(test.contains(key)) << key;
+
+  // metrics.test is the trained model's error on the test file, as rollout
+  // --compare computes it independently with the written weights.
+  const std::string cmp = fresh_dir("train_test_split_compare");
+  const auto replay = run_command(testing::app_path("rollout") + " --config " + with + "/replay.yaml -q --compare " +
+                                  test_file + " --out " + cmp + "/trained");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const auto trained = read_json(cmp + "/trained/summary.json")["metrics"];
+  const double e_test = test["mean_rmse_q"].get<double>();
+  EXPECT_NEAR(trained["mean_rmse_q"].get<double>(), e_test, 1e-9 * e_test);
+
+  // The analytical-model reference is a compare run of the config's model
+  // without networks (the same replay).
+  testing::write_file(cmp + "/analytical.yaml",
+                      "model: {generator: pendulum, length: 1.0, mass: 1.0}\nsim: {integrator: rk4, dt: 0.01}\n");
+  const auto analytical = run_command(testing::app_path("rollout") + " --config " + cmp + "/analytical.yaml -q --compare " +
+                                      test_file + " --out " + cmp + "/analytical");
+  ASSERT_EQ(analytical.exit_code, 0) << analytical.err;
+  const auto a = read_json(cmp + "/analytical/summary.json")["metrics"];
+  const auto& ref = test["reference"];
+  EXPECT_DOUBLE_EQ(ref["analytical_model"]["mean_rmse_q"].get<double>(), a["mean_rmse_q"].get<double>());
+  EXPECT_DOUBLE_EQ(ref["analytical_model"]["mean_rmse_qd"].get<double>(), a["mean_rmse_qd"].get<double>());
+
+  // The no-motion reference in closed form: q held at q_0, so the RMSE is
+  // the RMS of q_k − q_0 (over all samples, and over the first N for a
+  // horizon N), and of q̇_k for q̇ (the pendulum: nq = nv = 1).
+  const TrajectorySet data = read_trajectories(test_file);
+  double mean_q = 0, mean_qd = 0, mean_q10 = 0;
+  for (const Trajectory& t : data.trajectories) {
+    double sq = 0, sqd = 0, sq10 = 0;
+    for (Eigen::Index k = 0; k < t.size(); ++k) {
+      const double d = t.q(k, 0) - t.q(0, 0);
+      sq += d * d;
+      sqd += t.qd(k, 0) * t.qd(k, 0);
+      if (k < 10) sq10 += d * d;
+    }
+    const double n = static_cast<double>(data.trajectories.size());
+    mean_q += std::sqrt(sq / static_cast<double>(t.size())) / n;
+    mean_qd += std::sqrt(sqd / static_cast<double>(t.size())) / n;
+    mean_q10 += std::sqrt(sq10 / 10.0) / n;
+  }
+  ASSERT_GT(mean_q, 0.1);  // the recordings move: the row is not trivially zero
+  const auto& still = ref["no_motion"];
+  EXPECT_NEAR(still["mean_rmse_q"].get<double>(), mean_q, 1e-12 * mean_q);
+  EXPECT_NEAR(still["mean_rmse_qd"].get<double>(), mean_qd, 1e-12 * mean_qd);
+  EXPECT_NEAR(still["mean_rmse_q_by_horizon"]["10"].get<double>(), mean_q10, 1e-12 * mean_q10);
+  // rollout --compare reports the same row (the one no-motion predictor).
+  EXPECT_NEAR(a["reference"]["no_motion"]["mean_rmse_q"].get<double>(), mean_q, 1e-12 * mean_q);
+  EXPECT_NEAR(trained["reference"]["no_motion"]["mean_rmse_q"].get<double>(), mean_q, 1e-12 * mean_q);
+  // Validation carries its reference rows too.
+  EXPECT_TRUE(m["validation"]["reference"].contains("analytical_model"));
+  EXPECT_TRUE(m["validation"]["reference"].contains("no_motion"));
 }
 
 // --check-gradients: the reverse-mode gradient against central differences,

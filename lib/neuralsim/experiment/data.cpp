@@ -112,6 +112,44 @@ void derive_velocities(TrajectorySet& set, const DerivativeOptions& o, const std
   }
 }
 
+// The files named at `key` (one path or a list), resolved as
+// load_trajectory_files resolves them and made canonical, for overlap checks.
+std::vector<std::filesystem::path> named_files(const Config& owner, const std::string& key) {
+  std::vector<std::string> paths;
+  if (owner.is_list(key)) {
+    for (size_t i = 0; i < owner.list(key).size(); ++i) paths.push_back(owner.path(key + "." + std::to_string(i)));
+  } else {
+    paths = {owner.path(key)};
+  }
+  std::vector<std::filesystem::path> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    const std::filesystem::path c = std::filesystem::weakly_canonical(p, ec);
+    out.push_back(ec ? std::filesystem::path(p).lexically_normal() : c);
+  }
+  return out;
+}
+
+// `data.<key>` in [0, 1) and finite; 0 when absent.
+double read_fraction(const Config& data, const std::string& key) {
+  if (!data.has(key)) return 0;
+  const double f = data.get<double>(key);
+  if (!(std::isfinite(f) && f >= 0 && f < 1)) data.fail(key, "must be a finite number in [0, 1), got " + std::to_string(f));
+  return f;
+}
+
+// A test file that is also a training or validation file: the reported
+// error would not be a held-out error.
+void refuse_overlap(const Config& data, const std::string& other) {
+  if (!data.has(other)) return;
+  const std::vector<std::filesystem::path> test = named_files(data, "test"), named = named_files(data, other);
+  for (const std::filesystem::path& t : test)
+    for (const std::filesystem::path& o : named)
+      if (t == o)
+        data.fail("test", "overlaps data." + other + ": " + t.string() +
+                              " is named by both (a test split must be held out of training and validation)");
+}
+
 }  // namespace
 
 TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes) {
@@ -155,45 +193,76 @@ TrajectorySet load_trajectory_files(const Config& owner, const std::string& key,
 }
 
 DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes) {
-  data.check_known_keys({"train", "validation", "validation_fraction", "max_samples", "targets", "velocity"});
+  data.check_known_keys({"train", "validation", "validation_fraction", "test", "test_fraction", "max_samples",
+                         "targets", "velocity"});
   const std::optional<DerivativeOptions> velocity = read_velocity_option(data);
   if (velocity && data.has("targets")) data.fail("velocity", "applies to recordings, not to data.targets");
   DataSplit split;
   if (data.has("targets")) {
     if (data.has("train")) data.fail("targets", "give either data.train or data.targets, not both");
+    for (const char* key : {"test", "test_fraction"})
+      if (data.has(key)) data.fail(key, "applies to recordings, not to data.targets");
     split.train = targets_as_trajectories(data, model);
     split.train_source = data.where("targets");
     split.targets = true;
     return split;
   }
-  split.train = load_trajectory_files(data, "train", split.train_source, notes);
-  if (data.has("validation")) {
-    if (data.has("validation_fraction")) data.fail("validation_fraction", "give either validation or validation_fraction");
-    split.validation = load_trajectory_files(data, "validation", split.validation_source, notes);
-  } else if (data.has("validation_fraction")) {
-    const double f = data.get<double>("validation_fraction");
-    if (!(f >= 0 && f < 1)) data.fail("validation_fraction", "must be in [0, 1)");
-    const size_t n = split.train.trajectories.size();
-    const size_t nv = static_cast<size_t>(std::floor(f * n));
-    split.validation.meta = split.train.meta;
-    for (size_t k = n - nv; k < n; ++k) split.validation.trajectories.push_back(split.train.trajectories[k]);
-    split.train.trajectories.resize(n - nv);
-    split.validation_source = split.train_source + " (last " + std::to_string(nv) + " trajectories)";
+  if (data.has("validation") && data.has("validation_fraction"))
+    data.fail("validation_fraction", "give either validation or validation_fraction");
+  if (data.has("test") && data.has("test_fraction")) data.fail("test_fraction", "give either test or test_fraction");
+  const double f_validation = read_fraction(data, "validation_fraction");
+  const double f_test = read_fraction(data, "test_fraction");
+  if (data.has("test")) {
+    refuse_overlap(data, "train");
+    refuse_overlap(data, "validation");
   }
+  split.train = load_trajectory_files(data, "train", split.train_source, notes);
+  if (data.has("validation")) split.validation = load_trajectory_files(data, "validation", split.validation_source, notes);
+  if (data.has("test")) split.test = load_trajectory_files(data, "test", split.test_source, notes);
+  // Fractions: [train | validation | test] in the training files' order.
+  const size_t n = split.train.trajectories.size();
+  const size_t n_validation = static_cast<size_t>(std::floor(f_validation * static_cast<double>(n)));
+  const size_t n_test = static_cast<size_t>(std::floor(f_test * static_cast<double>(n)));
+  if (n_validation + n_test >= n && (n_validation + n_test) > 0)
+    data.fail(data.has("test_fraction") ? "test_fraction" : "validation_fraction",
+              "validation_fraction " + std::to_string(f_validation) + " and test_fraction " + std::to_string(f_test) +
+                  " of " + std::to_string(n) + " trajectories take " + std::to_string(n_validation) + " + " +
+                  std::to_string(n_test) + ", leaving no training trajectory");
+  auto take_last = [&](size_t count, TrajectorySet& into, std::string& source, const std::string& what) {
+    const size_t m = split.train.trajectories.size();
+    into.meta = split.train.meta;
+    for (size_t k = m - count; k < m; ++k) into.trajectories.push_back(split.train.trajectories[k]);
+    split.train.trajectories.resize(m - count);
+    source = split.train_source + " (" + what + ")";
+  };
+  if (data.has("test_fraction"))
+    take_last(n_test, split.test, split.test_source, "last " + std::to_string(n_test) + " trajectories");
+  if (data.has("validation_fraction"))
+    take_last(n_validation, split.validation, split.validation_source,
+              data.has("test_fraction") ? std::to_string(n_validation) + " trajectories before the test fraction's"
+                                        : "last " + std::to_string(n_validation) + " trajectories");
   const long long max_samples = data.get_int_in_range("max_samples", 0, 0, 1LL << 40);
   if (max_samples == 1) data.fail("max_samples", "must be 0 (no cut) or >= 2");
   if (max_samples > 0)
-    for (TrajectorySet* set : {&split.train, &split.validation})
+    for (TrajectorySet* set : {&split.train, &split.validation, &split.test})
       for (Trajectory& t : set->trajectories) cut(t, max_samples);
   if (split.train.trajectories.empty()) throw DataError(split.train_source + ": no training trajectories");
   validate_against_model(split.train, model, split.train_source);
   if (!split.validation.trajectories.empty())
     validate_against_model(split.validation, model, split.validation_source);
+  if (!split.test.trajectories.empty()) validate_against_model(split.test, model, split.test_source);
   if (velocity) {
     derive_velocities(split.train, *velocity, split.train_source);
     derive_velocities(split.validation, *velocity, split.validation_source);
+    derive_velocities(split.test, *velocity, split.test_source);
   }
   return split;
+}
+
+void refuse_test_split(const Config& data, const std::string& tool) {
+  for (const char* key : {"test", "test_fraction"})
+    if (data.has(key))
+      data.fail(key, tool + " does not evaluate a test split; remove it (train-augment reports data.test)");
 }
 
 void validate_against_model(const TrajectorySet& set, const Model<double>& model, const std::string& source,

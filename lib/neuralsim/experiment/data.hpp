@@ -25,21 +25,37 @@ TrajectorySet load_trajectory_files(const Config& owner, const std::string& key,
                                     std::vector<std::string>* notes = nullptr);
 
 struct DataSplit {
-  TrajectorySet train, validation;
-  std::string train_source, validation_source;
+  // train: fitted; validation: early stopping and model selection; test:
+  // evaluated once, with the selected model, and reported (never seen by
+  // training or selection).
+  TrajectorySet train, validation, test;
+  std::string train_source, validation_source, test_source;
   bool targets = false;  // the training "data" are reach targets (data.targets)
 };
 
 // The `data:` section: {train: file | [files], validation: file | [files]
-// | validation_fraction: f, max_samples: n, targets: [...]}. The data are
-// checked against the model (joint names, shapes, finiteness).
-// max_samples cuts every trajectory (train and validation) to its first n
+// | validation_fraction: f, test: file | [files] | test_fraction: f,
+// max_samples: n, targets: [...]}. The data are checked against the model
+// (joint names, shapes, finiteness).
+// Fractions split the training files' trajectories in their order,
+// [train | validation | test]: the test fraction takes the last
+// floor(f_test·n) trajectories, the validation fraction the floor(f_val·n)
+// before them (each of the same n). A ConfigError naming the key refuses a
+// fraction outside [0, 1) or not finite, fractions that leave no training
+// trajectory, and a test set that overlaps training or validation (a file
+// named by both, after resolving paths): held-out data must be held out.
+// max_samples cuts every trajectory (train, validation, test) to its first n
 // samples; 0 (the default) keeps them whole. `velocity: {method:
 // savitzky_golay, window: W, order: P}` replaces the recorded q̇ by the
 // derivative of the positions (core/derivative_filter.hpp), for
 // recordings whose velocity channel lags or is quantized, and drops the
 // W/2 samples at each end; `velocity: recorded` (default) keeps q̇.
 DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes = nullptr);
+
+// For a tool that has no test evaluation: a ConfigError on data.test or
+// data.test_fraction saying that `tool` does not report a test split, so a
+// held-out set is never silently dropped or trained on.
+void refuse_test_split(const Config& data, const std::string& tool);
 
 // Throws DataError naming the file and dataset when `set` does not fit
 // `model` (nq, nv, joint names; τ when `require_tau`).

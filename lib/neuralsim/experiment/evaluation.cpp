@@ -113,6 +113,16 @@ Trajectory replay_recording(const Model<double>& model, const StepOptions& optio
   return predict_recording(r.stepper, recorded, recorded.size());
 }
 
+Trajectory no_motion_prediction(const Trajectory& recorded) {
+  Trajectory p;
+  p.name = recorded.name;
+  p.time = recorded.time;
+  p.q = recorded.size() > 0 ? RowMatrixXd(recorded.q.row(0).replicate(recorded.size(), 1))
+                            : RowMatrixXd(0, recorded.q.cols());
+  p.qd = RowMatrixXd::Zero(recorded.size(), recorded.qd.cols());
+  return p;
+}
+
 WindowSelection select_windows(const Eigen::VectorXd& time, const EvaluationWindows& spec) {
   check_spec(spec);
   WindowSelection sel;

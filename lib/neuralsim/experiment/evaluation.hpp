@@ -45,6 +45,13 @@ Trajectory replay_recording(const Model<double>& model, const StepOptions& optio
                             const std::optional<ContactSettings>& contact, const Trajectory& recorded,
                             const std::vector<AugmentBlueprint>& augment = {});
 
+// The "no motion" reference predictor (issue #38): q held at the recording's
+// first value, q̇ = 0, at every recorded time stamp. Its errors are those of
+// a model that predicts nothing; a results table carries them beside every
+// model so that a small RMSE on a recording that barely moves is seen as
+// such. The one implementation, used by train-augment and rollout --compare.
+Trajectory no_motion_prediction(const Trajectory& recorded);
+
 // ---------------------------------------------------------------------------
 // Windowed evaluation in seconds (issue #13): restart from the measured state
 // every `every_s` seconds of the recording's clock and predict `horizon_s`

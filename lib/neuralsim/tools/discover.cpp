@@ -522,6 +522,9 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   using namespace discover_detail;
   const auto t_start = Clock::now();
   const Config& cfg = request.config;
+  // Discover selects its penalty on validation; a held-out test evaluation
+  // of the selected model is train-augment's (retrain the discovered model).
+  if (cfg.has("data") && cfg.is_map("data")) refuse_test_split(cfg.at("data"), "discover");
   TrainingSetup setup = read_training_setup(cfg, request.seed, {"discover"});
   const Model<double>& model = setup.exp.model;
   if (setup.tc.model != TrainedModel::kHybrid) cfg.at("train").fail("model", "discover trains hybrid models only");

@@ -117,6 +117,7 @@ Setup read_setup(const Config& cfg, long long seed) {
   s.data = load_data(cfg.at("data"), model, &s.data_notes);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
+  check_control_timing(cfg.at("sim"), s.exp.step, s.data.test, s.data.test_source);
   // A target is reached from the start state: predictions never restart.
   s.eval_window = s.data.targets ? std::numeric_limits<int>::max() : s.window;
   check_data(est, s);
@@ -323,6 +324,18 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
       r.measured.trajectories.push_back(std::move(t));
     }
   }
+  // The test split, once, with the fitted parameters (held out of the fit).
+  if (!s.data.test.trajectories.empty()) {
+    r.test = evaluate_fit(ctx, x, s.data.test, s.eval_window, false, context, progress);
+    for (auto t : r.test->predictions.trajectories) {
+      t.name = "test_" + t.name;
+      r.fitted.trajectories.push_back(std::move(t));
+    }
+    for (auto t : s.data.test.trajectories) {
+      t.name = "test_" + t.name;
+      r.measured.trajectories.push_back(std::move(t));
+    }
+  }
   if (s.eval_windows) {
     r.train_windows = evaluate_windows(ctx, x, s.data.train, *s.eval_windows, progress.per_trajectory());
     if (!s.data.validation.trajectories.empty())
@@ -493,6 +506,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   for (const std::string& w : plausibility_warnings(s.data.train, model, s.data.train_source)) r.warnings.push_back(w);
   for (const std::string& w : plausibility_warnings(s.data.validation, model, s.data.validation_source))
     r.warnings.push_back(w);
+  for (const std::string& w : plausibility_warnings(s.data.test, model, s.data.test_source)) r.warnings.push_back(w);
   // Rows a CSV import dropped are warnings, as import-csv reports them.
   r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());
   for (const std::string& w : evaluation_warnings) r.warnings.push_back(w);
@@ -560,7 +574,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   const long long train_samples = samples_in(s.data.train), validation_samples = samples_in(s.data.validation);
   // Jacobian and cost per trajectory, predictions, windows and the two
   // torque errors (fitted, initial): see the steps below.
-  EvaluationProgress progress(context, 3 * train_samples + validation_samples +
+  EvaluationProgress progress(context, 3 * train_samples + validation_samples + samples_in(s.data.test) +
                                            (s.eval_windows ? train_samples + validation_samples : 0) +
                                            (s.data.targets ? 0 : 2 * (train_samples + validation_samples)));
   std::unique_ptr<EstimationProblem> problem = factory();

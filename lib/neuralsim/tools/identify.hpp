@@ -93,6 +93,9 @@ struct IdentificationResult : RunReport {
   int prediction_window = 0;  // samples between restarts of the evaluation's predictions
   FitEvaluation train;
   std::optional<FitEvaluation> validation;
+  // data.test: evaluated once with the fitted parameters; not in the fit,
+  // the search or any choice (issue #38).
+  std::optional<FitEvaluation> test;
   std::optional<WindowedEvaluation> train_windows, validation_windows;
   std::optional<TorqueEvaluation> train_torque, validation_torque;
   ProblemOptions problem;  // the residual's options (the torque metric's derivatives and filter window)
@@ -100,7 +103,7 @@ struct IdentificationResult : RunReport {
   bool physically_consistent = true;
   std::map<std::string, double> relative_error;  // |fit − truth| / |truth| for each `ground_truth` entry
   std::optional<double> max_relative_error;       // over those entries (set when ground_truth is given)
-  TrajectorySet measured;  // the training and validation data ("validation_" prefixed), as predicted below
+  TrajectorySet measured;  // the training, validation and test data ("validation_", "test_" prefixed), as predicted below
   TrajectorySet fitted;    // the predictions of the fitted model, with the same names
 
   // The identifiability report: values ± standard errors, the singular

@@ -559,6 +559,11 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   const double n = static_cast<double>(predicted.size());
   r.mean_rmse_q /= n;
   r.mean_rmse_qd /= n;
+  for (const Trajectory& t : data.trajectories) {
+    r.no_motion.push_back(prediction_error(model, t, no_motion_prediction(t), c.horizons));
+    r.no_motion_mean_rmse_q += r.no_motion.back().rmse_q / n;
+    r.no_motion_mean_rmse_qd += r.no_motion.back().rmse_qd / n;
+  }
   r.timings["replay_s"] = seconds_since(t0);
   if (c.windows) {
     const auto t_windows = Clock::now();

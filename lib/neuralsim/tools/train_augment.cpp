@@ -159,7 +159,7 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   r.state = context.resume ? read_training_checkpoint(*context.checkpoint, spec) : trainer.initial_state();
 
   r.warnings = s.exp.warnings;
-  for (const TrajectorySet* set : {&s.data.train, &s.data.validation})
+  for (const TrajectorySet* set : {&s.data.train, &s.data.validation, &s.data.test})
     for (const std::string& w : plausibility_warnings(*set, model, s.data.train_source)) r.warnings.push_back(w);
   r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());  // rows a CSV import dropped
   context.started();
@@ -168,9 +168,11 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   for (const std::string& w : r.warnings) context.warn(w);
   if (!s.exp.augment.empty() && !m.hybrid)
     context.info(std::string("augment: is not used by the ") + trained_model_name(s.tc.model) + " baseline");
-  context.info(format_printf("training %s (%d parameters) on %zu trajectories (%zu validation), mode %s, K = %d",
+  context.info(format_printf("training %s (%d parameters) on %zu trajectories (%zu validation, %zu test held out), "
+                             "mode %s, K = %d",
                              m.model->name().c_str(), m.model->num_parameters(), s.train_set.trajectories.size(),
-                             s.data.validation.trajectories.size(), training_mode_name(s.options.mode),
+                             s.data.validation.trajectories.size(), s.data.test.trajectories.size(),
+                             training_mode_name(s.options.mode),
                              s.options.window_steps));
   if (context.resume)
     context.info("resuming from " + context.checkpoint->name() + " at epoch " + std::to_string(r.state.epoch));
@@ -226,11 +228,23 @@ TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunCo
   r.train_samples = s.tc.trainer.max_samples;
   r.num_train_trajectories = static_cast<int>(s.train_set.trajectories.size());
   r.num_validation_trajectories = static_cast<int>(s.data.validation.trajectories.size());
+  r.num_test_trajectories = static_cast<int>(s.data.test.trajectories.size());
   r.trained = trained_parameters(m, r.state.best_x);
   if (r.status == RunStatus::kInterrupted) return r;
   const auto t_eval = Clock::now();
   r.train = evaluate_rollouts(*m.model, r.state.best_x, model, s.data.train, s.horizons, context);
   r.validation = evaluate_rollouts(*m.model, r.state.best_x, model, s.data.validation, s.horizons, context);
+  if (!s.data.validation.trajectories.empty())
+    r.validation_reference = evaluate_references(s.exp, s.data.validation, s.horizons, context);
+  // The test split, once, with the parameters selected on validation.
+  if (!s.data.test.trajectories.empty()) {
+    r.test = evaluate_rollouts(*m.model, r.state.best_x, model, s.data.test, s.horizons, context);
+    r.test_reference = evaluate_references(s.exp, s.data.test, s.horizons, context);
+    context.info(format_printf("test (%zu trajectories, held out): free-rollout RMSE q %.6g (analytical model %.6g, "
+                               "no motion %.6g)",
+                               s.data.test.trajectories.size(), r.test->mean_rmse_q,
+                               r.test_reference->analytical_model.mean_rmse_q, r.test_reference->no_motion.mean_rmse_q));
+  }
   r.timings["evaluate_s"] = seconds_since(t_eval);
   context.info(format_printf("best epoch %d: validation loss %.6g (initial %.6g); free-rollout RMSE q: train %.6g, "
                              "validation %.6g",

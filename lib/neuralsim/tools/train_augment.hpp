@@ -8,7 +8,10 @@
 // runs its epochs, with a checkpoint after each (resumable bit for bit with
 // Adam); the best parameters by validation loss are kept whatever ends the
 // run; then free rollouts of every training and validation recording from
-// its first state give the errors per horizon.
+// its first state give the errors per horizon, and the test recordings
+// (data.test), held out of training and selection, are scored once with the
+// selected parameters. Beside each held-out split, two reference rows: the
+// analytical model and the no-motion predictor.
 #pragma once
 
 #include <map>
@@ -50,11 +53,17 @@ struct TrainAugmentResult : RunReport {
   std::string mode, optimizer;
   int window_steps = 0;
   int train_samples = 0;  // train.train_samples (0 = all)
-  int num_train_trajectories = 0, num_validation_trajectories = 0;
+  int num_train_trajectories = 0, num_validation_trajectories = 0, num_test_trajectories = 0;
   TrainingState state;            // epochs, best epoch, history, best parameters
   double initial_validation_loss = 0;
   TrainedParameters trained;      // at state.best_x
   std::optional<RolloutEvaluation> train, validation;  // not evaluated when interrupted
+  // data.test, evaluated once with the selected parameters after training
+  // (never seen by training, early stopping or selection); only when given.
+  std::optional<RolloutEvaluation> test;
+  // The reference rows of each evaluated held-out split (analytical model,
+  // no motion): evaluate_references, tools/training_setup.hpp.
+  std::optional<ReferenceEvaluations> validation_reference, test_reference;
 };
 
 TrainAugmentResult train_augment(const TrainAugmentRequest& request, const RunContext& context = {});

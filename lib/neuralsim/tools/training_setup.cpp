@@ -65,6 +65,7 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   if (s.data.targets) cfg.at("data").fail("targets", "training learns from recorded trajectories, not targets");
   check_controls(s.data.train, s.data.train_source, s.tc.use_controls, model);
   check_controls(s.data.validation, s.data.validation_source, s.tc.use_controls, model);
+  check_controls(s.data.test, s.data.test_source, s.tc.use_controls, model);
   // The trainer sees the first train_samples of each training recording;
   // normalization and loss weights come from the same samples.
   s.options = s.tc.trainer;
@@ -169,6 +170,14 @@ Trajectory free_rollout(WindowModel& wm, const Eigen::VectorXd& x, const Model<d
 RolloutEvaluation evaluate_rollouts(WindowModel& wm, const Eigen::VectorXd& x, const Model<double>& model,
                                     const TrajectorySet& data, const std::vector<long long>& horizons,
                                     const RunContext& context) {
+  return evaluate_predictions(
+      model, data, horizons, [&](const Trajectory& tr) { return free_rollout(wm, x, model, tr, tr.has_tau()); },
+      context);
+}
+
+RolloutEvaluation evaluate_predictions(const Model<double>& model, const TrajectorySet& data,
+                                       const std::vector<long long>& horizons, const RecordingPredictor& predict,
+                                       const RunContext& context) {
   RolloutEvaluation e;
   e.predictions.meta = data.meta;
   const double n = static_cast<double>(data.trajectories.size());
@@ -176,7 +185,7 @@ RolloutEvaluation evaluate_rollouts(WindowModel& wm, const Eigen::VectorXd& x, c
     Trajectory pred;
     bool finite = true;
     try {
-      pred = free_rollout(wm, x, model, tr, tr.has_tau());
+      pred = predict(tr);
       finite = pred.q.allFinite() && pred.qd.allFinite();
     } catch (const NumericalError& err) {
       context.warn("the rollout of '" + tr.name + "' diverged: " + err.what());
@@ -202,6 +211,19 @@ RolloutEvaluation evaluate_rollouts(WindowModel& wm, const Eigen::VectorXd& x, c
     e.predictions.trajectories.push_back(std::move(pred));
   }
   return e;
+}
+
+ReferenceEvaluations evaluate_references(const Experiment& exp, const TrajectorySet& data,
+                                         const std::vector<long long>& horizons, const RunContext& context) {
+  ReferenceEvaluations r;
+  r.analytical_model = evaluate_predictions(
+      exp.model, data, horizons,
+      [&](const Trajectory& tr) { return replay_recording(exp.model, exp.step, exp.contact, tr); }, context);
+  r.no_motion = evaluate_predictions(exp.model, data, horizons, no_motion_prediction, context);
+  // The rows' numbers are what a table needs; their trajectories are not written.
+  r.analytical_model.predictions.trajectories.clear();
+  r.no_motion.predictions.trajectories.clear();
+  return r;
 }
 
 }  // namespace neuralsim

@@ -3,6 +3,7 @@
 // `evaluate:`) before any work, and free rollouts of whole recordings.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ struct TrainingSetup {
   TrainConfig tc;
   std::vector<long long> horizons;  // evaluate.horizons
   std::vector<std::string> data_notes;  // rows a CSV import dropped: warnings
-  DataSplit data;
+  DataSplit data;  // data.test is only evaluated once, after training and selection
   TrainerOptions options;   // tc.trainer, max_samples applied to train_set
   TrajectorySet train_set;  // the training recordings the trainer sees
 };
@@ -83,5 +84,30 @@ Trajectory free_rollout(WindowModel& wm, const Eigen::VectorXd& x, const Model<d
 RolloutEvaluation evaluate_rollouts(WindowModel& model, const Eigen::VectorXd& x, const Model<double>& robot,
                                     const TrajectorySet& data, const std::vector<long long>& horizons,
                                     const RunContext& context);
+
+// The prediction of a whole recording from its first state, at every
+// recorded sample (NumericalError, or non-finite values, when it diverges).
+using RecordingPredictor = std::function<Trajectory(const Trajectory& recorded)>;
+
+// The errors of `predict` on every recording of `data`, scored exactly as
+// evaluate_rollouts scores a trained model (same fields and horizons), so
+// that reference rows and the model's rows are one computation.
+RolloutEvaluation evaluate_predictions(const Model<double>& robot, const TrajectorySet& data,
+                                       const std::vector<long long>& horizons, const RecordingPredictor& predict,
+                                       const RunContext& context);
+
+// The two rows every results table carries beside a trained model, so a
+// reader sees when a model predicts nothing (issue #38):
+//  - analytical_model: the experiment's model without networks, physical
+//    parameters at their configured values, replayed open loop from each
+//    recording's first state under its recorded controls (replay_recording,
+//    the path of `rollout --compare`);
+//  - no_motion: q held at its first recorded value, q̇ = 0
+//    (no_motion_prediction, experiment/evaluation.hpp).
+struct ReferenceEvaluations {
+  RolloutEvaluation analytical_model, no_motion;
+};
+ReferenceEvaluations evaluate_references(const Experiment& exp, const TrajectorySet& data,
+                                         const std::vector<long long>& horizons, const RunContext& context);
 
 }  // namespace neuralsim
