@@ -53,19 +53,6 @@ std::string rate_yaml(const std::string& qd, const std::string& extra, const std
          "  qd: " + qd + "\n" + extra;
 }
 
-std::string error_of(const std::function<void()>& f, bool config) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    EXPECT_TRUE(config) << e.what();
-    return e.what();
-  } catch (const DataError& e) {
-    EXPECT_FALSE(config) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
 
 class CsvImportRateTest : public testing::TempDirTest {
  protected:
@@ -219,7 +206,7 @@ TEST_F(CsvImportRateTest, SplitByTimeRangeTrainsOnBothSidesAsTwoTrajectories) {
 
 TEST_F(CsvImportRateTest, BadTimeAndVelocityKeysNameTheKey) {
   write("log.csv", ramp_csv(30));
-  const auto error = [&](const std::string& yaml) { return error_of([&] { import_yaml(yaml); }, true); };
+  const auto error = [&](const std::string& yaml) { return testing::config_or_data_error([&] { import_yaml(yaml); }, true); };
   expect_contains(error("csv_import:\n  files: [log.csv]\n  time: x\n  sample_rate: 10\n  model: m\n"
                         "  joint_names: [a]\n  q: [x]\n  qd: [x]\n"),
                   {"import.yaml:4:", "key 'csv_import.sample_rate'", "either a time column or sample_rate, got both"});
@@ -255,7 +242,7 @@ TEST_F(CsvImportRateTest, BadSplitsNameTheKey) {
   write("log.csv", ramp_csv(30));
   TrajectorySet validation;
   const auto error = [&](const std::string& split) {
-    return error_of([&] { import_yaml(rate_yaml("[x]", "  split: " + split + "\n", "sample_rate: 10"), nullptr, &validation); },
+    return testing::config_or_data_error([&] { import_yaml(rate_yaml("[x]", "  split: " + split + "\n", "sample_rate: 10"), nullptr, &validation); },
                     true);
   };
   expect_contains(error("{validation_fraction: 0}"),
@@ -274,7 +261,7 @@ TEST_F(CsvImportRateTest, BadSplitsNameTheKey) {
   expect_contains(error("0.2"), {"key 'csv_import.split'", "validation_fraction"});
   // A caller that cannot keep the validation part (a tool reading the
   // description as one data file) is refused rather than losing it.
-  expect_contains(error_of([&] { import_yaml(rate_yaml("[x]", "  split: {validation_fraction: 0.5}\n", "sample_rate: 10")); },
+  expect_contains(testing::config_or_data_error([&] { import_yaml(rate_yaml("[x]", "  split: {validation_fraction: 0.5}\n", "sample_rate: 10")); },
                            true),
                   {"import.yaml:", "key 'csv_import.split'", "import-csv"});
 }

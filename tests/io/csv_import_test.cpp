@@ -174,19 +174,6 @@ std::string synthetic_yaml(const std::string& extra) {
          extra;
 }
 
-std::string error_message(const std::function<void()>& f, bool config) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    EXPECT_TRUE(config) << e.what();
-    return e.what();
-  } catch (const DataError& e) {
-    EXPECT_FALSE(config) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return "";
-}
 
 using testing::expect_contains;
 
@@ -245,7 +232,7 @@ TEST_F(CsvImportTest, AByteOrderMarkIsNotPartOfTheFirstName) {
   EXPECT_EQ(set.trajectories.at(0).size(), 5);
   // Only at the start of the file: a mark inside a name is kept (and escaped in messages).
   write("log.csv", "t,\xEF\xBB\xBFx,y\n0,1,0\n");
-  expect_contains(error_message([&] { import_csv(path("import.yaml")); }, true),
+  expect_contains(testing::config_or_data_error([&] { import_csv(path("import.yaml")); }, true),
                   {"unknown column 'x'", "available columns: t (0), \\ufeffx (1), y (2)"});
 }
 
@@ -254,7 +241,7 @@ TEST_F(CsvImportTest, AnUnterminatedQuoteIsAnErrorNamingTheLine) {
                                  std::string("t,x,\"y\n0,1,0\n")}) {
     SCOPED_TRACE(csv);
     write("log.csv", csv);
-    expect_contains(error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+    expect_contains(testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
                     {"log.csv:", "unterminated quoted field"});
   }
   // Closed quotes are fields like any other.
@@ -266,7 +253,7 @@ TEST_F(CsvImportTest, AReferencedColumnNamedTwiceIsAmbiguous) {
   for (const std::string header : {"t,x,y,x", "t,x,y,y", "t,t,x,y"}) {
     SCOPED_TRACE(header);
     write("log.csv", header + "\n0,1,0,5\n");
-    expect_contains(error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+    expect_contains(testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
                     {"log.csv:1:", "appears 2 times in the header", "ambiguous", "key 'csv_import."});
   }
   // A repeated name no coordinate uses is harmless.
@@ -277,7 +264,7 @@ TEST_F(CsvImportTest, AReferencedColumnNamedTwiceIsAmbiguous) {
 TEST_F(CsvImportTest, ABinaryFileIsQuotedEscaped) {
   const char binary[] = "\x7f" "ELF\x02\x01\x01\x00\xff\xfe,x\x1b[2J,y\n0,0,0\n";
   write("log.csv", std::string(binary, sizeof binary - 1));
-  const std::string msg = error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, true);
+  const std::string msg = testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, true);
   expect_contains(msg, {"unknown column 't'", "\\x7fELF\\x02\\x01\\x01\\x00\\xff\\xfe (0)", "x\\x1b[2J (1)"});
   for (char c : msg) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << msg;
 }
@@ -286,17 +273,17 @@ TEST_F(CsvImportTest, FilesThatAreNotRegularFilesAreNamed) {
   const std::string yaml = write("import.yaml", synthetic_yaml(""));
   fs::create_symlink(path("loop2.csv"), path("log.csv"));
   fs::create_symlink(path("log.csv"), path("loop2.csv"));
-  expect_contains(error_message([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a loop of symbolic links"});
+  expect_contains(testing::config_or_data_error([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a loop of symbolic links"});
   std::string glob = synthetic_yaml("");
   glob.replace(glob.find("log.csv"), 7, "\"lo*.csv\"");  // through a glob, too
-  expect_contains(error_message([&] { import_csv(write("glob.yaml", glob)); }, false),
+  expect_contains(testing::config_or_data_error([&] { import_csv(write("glob.yaml", glob)); }, false),
                   {"log.csv: CSV file is a loop of symbolic links"});
   fs::remove(path("log.csv"));
   fs::create_directory(path("log.csv"));
-  expect_contains(error_message([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a directory"});
+  expect_contains(testing::config_or_data_error([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a directory"});
   fs::remove(path("log.csv"));
   ASSERT_EQ(::mkfifo(path("log.csv").c_str(), 0600), 0);  // no writer: opening it would block
-  expect_contains(error_message([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a FIFO"});
+  expect_contains(testing::config_or_data_error([&] { import_csv(yaml); }, false), {"log.csv: CSV file is a FIFO"});
 }
 
 TEST_F(CsvImportTest, AResampleTooFineIsRefusedBeforeAllocating) {
@@ -304,7 +291,7 @@ TEST_F(CsvImportTest, AResampleTooFineIsRefusedBeforeAllocating) {
   for (const char* dt : {"1e-300", "1e-9"}) {
     SCOPED_TRACE(dt);
     expect_contains(
-        error_message([&] { import_csv(write("import.yaml", synthetic_yaml(std::string("  resample_dt: ") + dt + "\n"))); },
+        testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(std::string("  resample_dt: ") + dt + "\n"))); },
                       true),
         {"import.yaml:10:", "csv_import.resample_dt", "log.csv", "more than the limit of 100000000 per trajectory"});
   }
@@ -342,7 +329,7 @@ TEST_F(CsvImportTest, UnknownColumnNamesYamlFileKeyLineAndColumns) {
                                  "  q:\n"
                                  "    - {terms: {x: 1.0, phi3: 2.0}}\n"
                                  "  qd: [y]\n");
-  const std::string msg = error_message([&] { import_csv(yaml); }, true);
+  const std::string msg = testing::config_or_data_error([&] { import_csv(yaml); }, true);
   expect_contains(msg, {"bad_column.yaml:7:", "csv_import.q.0.terms.phi3", "unknown column 'phi3'",
                         "available columns: t (0), x (1), y (2)"});
 }
@@ -350,11 +337,11 @@ TEST_F(CsvImportTest, UnknownColumnNamesYamlFileKeyLineAndColumns) {
 TEST_F(CsvImportTest, UnknownKeyAndMissingKey) {
   write("log.csv", kSyntheticCsv);
   expect_contains(
-      error_message([&] { import_csv(write("a.yaml", synthetic_yaml("  resample-dt: 1\n"))); },
+      testing::config_or_data_error([&] { import_csv(write("a.yaml", synthetic_yaml("  resample-dt: 1\n"))); },
                     true),
       {"a.yaml:10:", "csv_import.resample-dt", "unknown key"});
   expect_contains(
-      error_message([&] { import_csv(write("b.yaml", "csv_import:\n  files: [log.csv]\n")); },
+      testing::config_or_data_error([&] { import_csv(write("b.yaml", "csv_import:\n  files: [log.csv]\n")); },
                     true),
       {"b.yaml", "csv_import.time", "required"});
 }
@@ -362,30 +349,30 @@ TEST_F(CsvImportTest, UnknownKeyAndMissingKey) {
 TEST_F(CsvImportTest, MalformedNumberNamesFileLineAndColumn) {
   write("log.csv", "t,x,y\n0,1,0\n0.1,2,0\n0.2,1.2.3,0\n");
   const std::string msg =
-      error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false);
+      testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false);
   expect_contains(msg, {"log.csv:4", "column 1 ('x')", "'1.2.3'"});
 }
 
 TEST_F(CsvImportTest, WrongFieldCountAndBackwardsTime) {
   write("log.csv", "t,x,y\n0,1,0\n0.1,2\n");
   expect_contains(
-      error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+      testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
       {"log.csv:3", "expected 3 fields, got 2"});
   write("log.csv", "t,x,y\n0,1,0\n0.2,2,0\n0.1,3,0\n");
   expect_contains(
-      error_message([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+      testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
       {"log.csv:4", "earlier"});
 }
 
 TEST_F(CsvImportTest, FilesMatchingNothing) {
   const std::string yaml = write("import.yaml", synthetic_yaml(""));
   fs::remove(dir_ / "log.csv");
-  expect_contains(error_message([&] { import_csv(yaml); }, false),
+  expect_contains(testing::config_or_data_error([&] { import_csv(yaml); }, false),
                   {"import.yaml", "csv_import.files.0", "log.csv", "matches no file"});
   const std::string glob_yaml =
       "files: [\"nothing_*.csv\"]\ntime: t\nmodel: m\njoint_names: [a]\nq: [x]\nqd: [y]\n";
   expect_contains(
-      error_message([&] { import_csv(write("inline.yaml", "csv_import:\n" + indent(glob_yaml))); }, false),
+      testing::config_or_data_error([&] { import_csv(write("inline.yaml", "csv_import:\n" + indent(glob_yaml))); }, false),
       {"inline.yaml", "nothing_*.csv", "matches no file"});
 }
 
@@ -393,7 +380,7 @@ TEST_F(CsvImportTest, JointNameCountMustMatchQd) {
   write("log.csv", kSyntheticCsv);
   const std::string yaml =
       "files: [log.csv]\ntime: t\nmodel: m\njoint_names: [a, b]\nq: [x]\nqd: [y]\n";
-  expect_contains(error_message([&] { import_csv(write("inline.yaml", "csv_import:\n" + indent(yaml))); }, true),
+  expect_contains(testing::config_or_data_error([&] { import_csv(write("inline.yaml", "csv_import:\n" + indent(yaml))); }, true),
                   {"inline.yaml:5:", "csv_import.joint_names", "nv = 1"});
 }
 
@@ -417,13 +404,13 @@ TEST_F(CsvImportTest, AConstantChannelMustBeOneFiniteNumber) {
   write("log.csv", kSyntheticCsv);
   for (const char* bad : {".nan", ".inf", "-.inf"}) {
     const std::string yaml = synthetic_yaml(std::string("  tau:\n    - {value: ") + bad + "}\n");
-    expect_contains(error_message([&] { import_csv(write("bad.yaml", yaml)); }, true),
+    expect_contains(testing::config_or_data_error([&] { import_csv(write("bad.yaml", yaml)); }, true),
                     {"bad.yaml:", "csv_import.tau.0.value"});
   }
-  expect_contains(error_message([&] { import_csv(write("mixed.yaml", synthetic_yaml("  tau:\n    - {value: 0, terms: {x: 1}}\n"))); },
+  expect_contains(testing::config_or_data_error([&] { import_csv(write("mixed.yaml", synthetic_yaml("  tau:\n    - {value: 0, terms: {x: 1}}\n"))); },
                                 true),
                   {"mixed.yaml:", "csv_import.tau.0.terms", "unknown key"});
-  expect_contains(error_message([&] { import_csv(write("text.yaml", synthetic_yaml("  tau:\n    - {value: x}\n"))); },
+  expect_contains(testing::config_or_data_error([&] { import_csv(write("text.yaml", synthetic_yaml("  tau:\n    - {value: x}\n"))); },
                                 true),
                   {"text.yaml:", "csv_import.tau.0.value"});
 }

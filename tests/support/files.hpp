@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/python.hpp"
+#include "neuralsim/core/errors.hpp"
 
 namespace neuralsim::testing {
 
@@ -64,6 +65,22 @@ inline std::string thrown_message(const std::function<void()>& f) {
   } catch (const std::exception& e) {
     return e.what();
   }
+  return "";
+}
+
+// The message of the ConfigError (`config`) or DataError (otherwise) that
+// f throws; a test failure when it throws the other kind or nothing.
+inline std::string config_or_data_error(const std::function<void()>& f, bool config) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(config) << e.what();
+    return e.what();
+  } catch (const DataError& e) {
+    EXPECT_FALSE(config) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error";
   return "";
 }
 

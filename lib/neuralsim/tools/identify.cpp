@@ -302,6 +302,19 @@ void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationR
   if (!r.torque_note.empty()) context.info(r.torque_note);
 }
 
+// A held-out split's predictions and recordings beside the training ones
+// (fit.h5, measured.h5), their names prefixed.
+void add_held_out(IdentificationResult& r, const FitEvaluation& e, const TrajectorySet& data, const std::string& prefix) {
+  for (auto t : e.predictions.trajectories) {
+    t.name = prefix + t.name;
+    r.fitted.trajectories.push_back(std::move(t));
+  }
+  for (auto t : data.trajectories) {
+    t.name = prefix + t.name;
+    r.measured.trajectories.push_back(std::move(t));
+  }
+}
+
 // Training and validation predictions, windows, torque errors, the
 // residuals' spread, physical consistency and ground-truth errors.
 void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& problem, const Eigen::VectorXd& residuals,
@@ -315,26 +328,12 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
   r.fitted = r.train.predictions;
   if (!s.data.validation.trajectories.empty()) {
     r.validation = evaluate_fit(ctx, x, s.data.validation, s.eval_window, false, context, progress);
-    for (auto t : r.validation->predictions.trajectories) {
-      t.name = "validation_" + t.name;
-      r.fitted.trajectories.push_back(std::move(t));
-    }
-    for (auto t : s.data.validation.trajectories) {
-      t.name = "validation_" + t.name;
-      r.measured.trajectories.push_back(std::move(t));
-    }
+    add_held_out(r, *r.validation, s.data.validation, "validation_");
   }
   // The test split, once, with the fitted parameters (held out of the fit).
   if (!s.data.test.trajectories.empty()) {
     r.test = evaluate_fit(ctx, x, s.data.test, s.eval_window, false, context, progress);
-    for (auto t : r.test->predictions.trajectories) {
-      t.name = "test_" + t.name;
-      r.fitted.trajectories.push_back(std::move(t));
-    }
-    for (auto t : s.data.test.trajectories) {
-      t.name = "test_" + t.name;
-      r.measured.trajectories.push_back(std::move(t));
-    }
+    add_held_out(r, *r.test, s.data.test, "test_");
   }
   if (s.eval_windows) {
     r.train_windows = evaluate_windows(ctx, x, s.data.train, *s.eval_windows, progress.per_trajectory());
