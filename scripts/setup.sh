@@ -34,6 +34,8 @@ packages=(build-essential cmake ninja-build pkg-config git
 # matplotlib (plots are optional: a tool without it writes every result but
 # the PNG) pulls SciPy, SymPy and fontTools: 40 s of a fresh install.
 [[ "${NEURALSIM_PLOTS:-1}" == 0 ]] || packages+=(python3-matplotlib)
+# Clang, when the caller chose it (scripts/test.sh does).
+[[ "${CXX:-}" != clang++ ]] || packages+=(clang)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -28,6 +28,7 @@
 #include "support/run_command.hpp"
 
 namespace neuralsim {
+namespace write_errors {
 namespace {
 
 namespace fs = std::filesystem;
@@ -339,4 +340,5 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ResumeCase>& info) { return info.param.name; });
 
 }  // namespace
+}  // namespace write_errors
 }  // namespace neuralsim

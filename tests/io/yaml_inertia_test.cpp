@@ -27,7 +27,7 @@ std::string rod(const std::string& inertia_lines, const std::string& joint = "{t
          "    mass: " + std::to_string(kMass) + "\n" + inertia_lines;
 }
 
-Model<double> load(const std::string& text) { return parse_yaml_model(text, "rod.yaml"); }
+Model<double> load_rod(const std::string& text) { return parse_yaml_model(text, "rod.yaml"); }
 
 double joint_space_inertia(const Model<double>& model) {
   Data<double> data(model);
@@ -37,7 +37,7 @@ double joint_space_inertia(const Model<double>& model) {
 }
 
 TEST(YamlInertiaAbout, OriginGivesTheRodsCentroidalInertia) {
-  const Model<double> m = load(rod("    com: [0, 0, -0.3]\n"
+  const Model<double> m = load_rod(rod("    com: [0, 0, -0.3]\n"
                                    "    inertia: [" + std::to_string(kRodEnd) + ", " + std::to_string(kRodEnd) +
                                    ", 0]\n    inertia_about: origin\n"));
   const Eigen::Matrix3d I = m.bodies[0].inertia.inertia_about_com();
@@ -49,9 +49,9 @@ TEST(YamlInertiaAbout, OriginGivesTheRodsCentroidalInertia) {
 }
 
 TEST(YamlInertiaAbout, ComIsTheDefaultAndAgreesWithTheShiftedForm) {
-  const Model<double> about_com = load(rod("    com: [0, 0, -0.3]\n    inertia: [" + std::to_string(kRodCom) +
+  const Model<double> about_com = load_rod(rod("    com: [0, 0, -0.3]\n    inertia: [" + std::to_string(kRodCom) +
                                            ", " + std::to_string(kRodCom) + ", 0]\n"));
-  const Model<double> explicit_com = load(rod("    com: [0, 0, -0.3]\n    inertia: [" + std::to_string(kRodCom) +
+  const Model<double> explicit_com = load_rod(rod("    com: [0, 0, -0.3]\n    inertia: [" + std::to_string(kRodCom) +
                                               ", " + std::to_string(kRodCom) + ", 0]\n    inertia_about: com\n"));
   EXPECT_NEAR(joint_space_inertia(about_com), kRodEnd, 1e-6);
   EXPECT_EQ(joint_space_inertia(about_com), joint_space_inertia(explicit_com));
@@ -66,13 +66,13 @@ TEST(YamlInertiaAbout, AnyPointWithProductsOfInertia) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "    inertia: [%.17g, %.17g, %.17g, %.17g, %.17g, %.17g]\n", Ip(0, 0), Ip(1, 1),
                 Ip(2, 2), Ip(0, 1), Ip(0, 2), Ip(1, 2));
-  const Model<double> m = load(rod(std::string("    com: [0, 0, -0.3]\n") + buf +
+  const Model<double> m = load_rod(rod(std::string("    com: [0, 0, -0.3]\n") + buf +
                                    "    inertia_about: [0.1, 0, -0.5]\n"));
   EXPECT_LT((m.bodies[0].inertia.inertia_about_com() - Ic).cwiseAbs().maxCoeff(), 1e-12);
 }
 
 TEST(YamlInertiaAbout, UsesTheComThatLengthComFractionGives) {
-  const Model<double> m = load(rod("    length: {value: 0.6, axis: [0, 0, -1], com_fraction: 0.5}\n"
+  const Model<double> m = load_rod(rod("    length: {value: 0.6, axis: [0, 0, -1], com_fraction: 0.5}\n"
                                    "    inertia: [" + std::to_string(kRodEnd) + ", " + std::to_string(kRodEnd) +
                                    ", 0]\n    inertia_about: origin\n"));
   EXPECT_NEAR(m.bodies[0].inertia.inertia_about_com()(1, 1), kRodCom, 1e-6);
@@ -84,9 +84,9 @@ TEST(YamlInertiaAbout, TooSmallForItsOffsetIsRefusedNamingTheLink) {
   // accepted with a warning (model/inertia_check.hpp); on a ball joint the
   // whole tensor matters and it is refused.
   const std::string lines = "    com: [0, 0, -0.3]\n    inertia: [0.1, 0.1, 0]\n    inertia_about: origin\n";
-  EXPECT_EQ(load(rod(lines)).validate(InertiaCheck::kJointSpace).size(), 1u);
+  EXPECT_EQ(load_rod(rod(lines)).validate(InertiaCheck::kJointSpace).size(), 1u);
   try {
-    (void)load(rod(lines, "{type: spherical}"));
+    (void)load_rod(rod(lines, "{type: spherical}"));
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     const std::string what = e.what();
@@ -98,10 +98,10 @@ TEST(YamlInertiaAbout, TooSmallForItsOffsetIsRefusedNamingTheLink) {
 }
 
 TEST(YamlInertiaAbout, BadValuesAreRefused) {
-  EXPECT_THROW((void)load(rod("    com: [0, 0, -0.3]\n    inertia_about: origin\n")), ConfigError);
-  EXPECT_THROW((void)load(rod("    inertia: [1, 1, 1]\n    inertia_about: joint_axis\n")), ConfigError);
-  EXPECT_THROW((void)load(rod("    inertia: [1, 1, 1]\n    inertia_about: [0, .nan, 0]\n")), ConfigError);
-  EXPECT_THROW((void)load(rod("    inertia: [1, 1, 1]\n    inertia_about: [0, 0]\n")), ConfigError);
+  EXPECT_THROW((void)load_rod(rod("    com: [0, 0, -0.3]\n    inertia_about: origin\n")), ConfigError);
+  EXPECT_THROW((void)load_rod(rod("    inertia: [1, 1, 1]\n    inertia_about: joint_axis\n")), ConfigError);
+  EXPECT_THROW((void)load_rod(rod("    inertia: [1, 1, 1]\n    inertia_about: [0, .nan, 0]\n")), ConfigError);
+  EXPECT_THROW((void)load_rod(rod("    inertia: [1, 1, 1]\n    inertia_about: [0, 0]\n")), ConfigError);
 }
 
 }  // namespace

@@ -523,4 +523,51 @@ void write_int_attr(H5::H5Object& obj, const char* name, long long value) {
   attr.write(H5::PredType::NATIVE_INT64, &v);
 }
 
+void read_format(const H5::H5File& h5, const std::string& file, const char* format, long long max_version,
+                 const char* kind) {
+  if (!has_attr(h5, "format", file, "/format")) {
+    fail(file, "/format",
+         std::string("attribute missing (expected \"") + format + "\"); not a neuralsim " + kind + " file");
+  }
+  const std::string found = read_string_attr(h5, "format", file, "/format");
+  if (found != format) fail(file, "/format", std::string("expected \"") + format + "\", got \"" + found + "\"");
+  if (!has_attr(h5, "format_version", file, "/format_version")) {
+    fail(file, "/format_version", "attribute missing (expected an integer)");
+  }
+  const long long version = read_int_attr(h5, "format_version", file, "/format_version");
+  if (version < 1 || version > max_version) {
+    fail(file, "/format_version",
+         "unsupported version " + std::to_string(version) + " (this build reads 1 to " + std::to_string(max_version) +
+             ")");
+  }
+}
+
+bool has_child(const H5::Group& group, const std::string& name, H5O_type_t type) {
+  return group.nameExists(name) && group.childObjType(name) == type;
+}
+
+void write_doubles(H5::Group& group, const std::string& name, const double* data, hsize_t rows, hsize_t cols,
+                   int rank) {
+  constexpr hsize_t kCompressThreshold = 4096;
+  constexpr hsize_t kChunkElements = 65536;
+  constexpr int kGzipLevel = 4;
+  const hsize_t dims[2] = {rows, cols};
+  H5::DSetCreatPropList props;
+  if (rows * cols > kCompressThreshold) {
+    const hsize_t chunk_rows = std::clamp<hsize_t>(kChunkElements / std::max<hsize_t>(cols, 1), 1, rows);
+    const hsize_t chunk[2] = {chunk_rows, cols};
+    props.setChunk(rank, chunk);
+    props.setShuffle();  // byte shuffling roughly doubles gzip's gain on doubles
+    props.setDeflate(kGzipLevel);
+  }
+  H5::DataSet ds = group.createDataSet(name, H5::PredType::IEEE_F64LE, H5::DataSpace(rank, dims), props);
+  if (rows * cols > 0) ds.write(data, H5::PredType::NATIVE_DOUBLE);
+}
+
+std::string bracketed_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out + "]";
+}
+
 }  // namespace neuralsim::hdf5

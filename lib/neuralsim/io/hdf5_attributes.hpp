@@ -103,4 +103,19 @@ void write_string_attr(H5::H5Object& obj, const char* name, const std::string& v
 void write_string_array_attr(H5::H5Object& obj, const char* name, const std::vector<std::string>& values);
 void write_int_attr(H5::H5Object& obj, const char* name, long long value);
 
+// The format attributes every neuralsim HDF5 file carries: "/format" must be
+// `format` and "/format_version" an integer in 1..`max_version`; `kind`
+// names the file in the message ("trajectory", "weights").
+void read_format(const H5::H5File& h5, const std::string& file, const char* format, long long max_version,
+                 const char* kind);
+// Whether `group` has a child `name` of the given type (dataset, group).
+bool has_child(const H5::Group& group, const std::string& name, H5O_type_t type);
+// Row-major `rows x cols` doubles (rank 1: a vector of `rows`), stored as
+// IEEE little-endian; more than 4096 values are chunked by whole rows (a
+// time window touches few chunks), byte-shuffled and deflated.
+void write_doubles(H5::Group& group, const std::string& name, const double* data, hsize_t rows, hsize_t cols,
+                   int rank);
+// "[a, b, c]", for messages.
+std::string bracketed_list(const std::vector<std::string>& items);
+
 }  // namespace neuralsim::hdf5

@@ -27,7 +27,11 @@ namespace neuralsim {
 namespace {
 
 namespace fs = std::filesystem;
+using hdf5::bracketed_list;
 using hdf5::fail;
+using hdf5::has_child;
+using hdf5::read_format;
+using hdf5::write_doubles;
 using hdf5::has_attr;
 using hdf5::read_int_attr;
 using hdf5::read_string_attr;
@@ -40,22 +44,11 @@ using hdf5::write_string_attr;
 // One name per coordinate; far above any real robot.
 constexpr hssize_t kMaxNames = 65536;
 
-// Datasets above this many elements are chunked and gzip-compressed; smaller
-// ones stay contiguous because the filter overhead would outweigh the gain.
-constexpr hsize_t kCompressThreshold = 4096;
-constexpr hsize_t kChunkElements = 65536;
-constexpr int kGzipLevel = 4;
 constexpr int kPoseColumns = 7;
 
 // ---------------------------------------------------------------- messages
 
 std::string trajectory_path(const std::string& name) { return "/trajectories/" + name; }
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out + "]";
-}
 
 // ---------------------------------------------------------------- validation
 
@@ -93,18 +86,18 @@ void check_metadata(const TrajectorySet& set, const TrajectoryExpectations& expe
   }
   if (!expect.joint_names.empty() && meta.joint_names != expect.joint_names) {
     fail(file, "/joint_names",
-         "joint names do not match the model: expected " + join(expect.joint_names) + ", got " +
-             join(meta.joint_names));
+         "joint names do not match the model: expected " + bracketed_list(expect.joint_names) + ", got " +
+             bracketed_list(meta.joint_names));
   }
   if (!meta.joint_names.empty() && static_cast<Eigen::Index>(meta.joint_names.size()) != dims.nv) {
     fail(file, "/joint_names",
          "expected shape (nv=" + std::to_string(dims.nv) + "), got (" +
-             std::to_string(meta.joint_names.size()) + "): " + join(meta.joint_names));
+             std::to_string(meta.joint_names.size()) + "): " + bracketed_list(meta.joint_names));
   }
   if (!meta.q_names.empty() && static_cast<Eigen::Index>(meta.q_names.size()) != dims.nq) {
     fail(file, "/q_names",
          "expected shape (nq=" + std::to_string(dims.nq) + "), got (" +
-             std::to_string(meta.q_names.size()) + "): " + join(meta.q_names));
+             std::to_string(meta.q_names.size()) + "): " + bracketed_list(meta.q_names));
   }
 }
 
@@ -205,27 +198,8 @@ std::vector<std::string> storage_names(const std::vector<Trajectory>& trajectori
 
 // ---------------------------------------------------------------- writing
 
-// Writes row-major `rows x cols` doubles; rank 1 stores a vector of `rows`.
-void write_dataset(H5::Group& group, const std::string& name, const double* data, hsize_t rows,
-                   hsize_t cols, int rank) {
-  const hsize_t dims[2] = {rows, cols};
-  H5::DSetCreatPropList props;
-  if (rows * cols > kCompressThreshold) {
-    // Chunks of whole rows so that reading a time window touches few chunks.
-    const hsize_t chunk_rows =
-        std::clamp<hsize_t>(kChunkElements / std::max<hsize_t>(cols, 1), 1, rows);
-    const hsize_t chunk[2] = {chunk_rows, cols};
-    props.setChunk(rank, chunk);
-    props.setShuffle();  // byte shuffling roughly doubles gzip's gain on doubles
-    props.setDeflate(kGzipLevel);
-  }
-  H5::DataSet ds =
-      group.createDataSet(name, H5::PredType::IEEE_F64LE, H5::DataSpace(rank, dims), props);
-  if (rows * cols > 0) ds.write(data, H5::PredType::NATIVE_DOUBLE);
-}
-
 void write_matrix(H5::Group& group, const std::string& name, const RowMatrixXd& m) {
-  write_dataset(group, name, m.data(), m.rows(), m.cols(), 2);
+  write_doubles(group, name, m.data(), m.rows(), m.cols(), 2);
 }
 
 void write_metadata(H5::H5File& file, const TrajectoryMetadata& meta) {
@@ -244,7 +218,7 @@ void write_trajectory(H5::Group& parent, const std::string& name, size_t index,
                       const Trajectory& tr) {
   H5::Group group = parent.createGroup(name);
   write_int_attr(group, "index", static_cast<long long>(index));
-  write_dataset(group, "time", tr.time.data(), tr.time.size(), 1, 1);
+  write_doubles(group, "time", tr.time.data(), tr.time.size(), 1, 1);
   write_matrix(group, "q", tr.q);
   write_matrix(group, "qd", tr.qd);
   if (tr.has_tau()) write_matrix(group, "tau", tr.tau);
@@ -284,28 +258,8 @@ void check_storage_names(const TrajectorySet& set, const std::vector<std::string
 
 // ---------------------------------------------------------------- reading
 
-void read_format(const H5::H5File& h5, const std::string& file) {
-  if (!has_attr(h5, "format", file, "/format")) {
-    fail(file, "/format",
-         std::string("attribute missing (expected \"") + kTrajectoryFormat +
-             "\"); not a neuralsim trajectory file");
-  }
-  const std::string format = read_string_attr(h5, "format", file, "/format");
-  if (format != kTrajectoryFormat) {
-    fail(file, "/format",
-         std::string("expected \"") + kTrajectoryFormat + "\", got \"" + format + "\"");
-  }
-  if (!has_attr(h5, "format_version", file, "/format_version")) fail(file, "/format_version", "attribute missing");
-  const long long version = read_int_attr(h5, "format_version", file, "/format_version");
-  if (version < 1 || version > kTrajectoryFormatVersion) {
-    fail(file, "/format_version",
-         "unsupported version " + std::to_string(version) + " (this build reads up to " +
-             std::to_string(kTrajectoryFormatVersion) + ")");
-  }
-}
-
 TrajectoryMetadata read_metadata(const H5::H5File& h5, const std::string& file) {
-  read_format(h5, file);
+  read_format(h5, file, kTrajectoryFormat, kTrajectoryFormatVersion, "trajectory");
   TrajectoryMetadata meta;
   auto str = [&](const char* name, std::string& out) {
     if (has_attr(h5, name, file, std::string("/") + name)) out = read_string_attr(h5, name, file, std::string("/") + name);
@@ -321,10 +275,6 @@ TrajectoryMetadata read_metadata(const H5::H5File& h5, const std::string& file) 
   str("parameters", meta.parameters_json);
   if (has_attr(h5, "seed", file, "/seed")) meta.seed = read_int_attr(h5, "seed", file, "/seed");
   return meta;
-}
-
-bool has_child(const H5::Group& group, const std::string& name, H5O_type_t type) {
-  return group.nameExists(name) && group.childObjType(name) == type;
 }
 
 // A declared shape is believed only if the file can hold it: contiguous

@@ -27,7 +27,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using nn::Index;
+using hdf5::bracketed_list;
 using hdf5::fail;
+using hdf5::has_child;
+using hdf5::read_format;
+using hdf5::write_doubles;
 using hdf5::has_attr;
 using hdf5::read_int_attr;
 using hdf5::read_string_array_attr;
@@ -43,24 +47,10 @@ using hdf5::write_string_attr;
 std::string network_path(const std::string& name) { return "/networks/" + name; }
 std::string layer_name(Index l) { return "layer" + std::to_string(l); }
 
-std::string join(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
-  return out + "]";
-}
-
 // ---------------------------------------------------------------- writing
 
-// Row-major `rows × cols` doubles; rank 1 writes a vector of `rows`.
-void write_dataset(H5::Group& group, const std::string& name, const double* data, hsize_t rows,
-                   hsize_t cols, int rank) {
-  const hsize_t dims[2] = {rows, cols};
-  H5::DataSet ds = group.createDataSet(name, H5::PredType::IEEE_F64LE, H5::DataSpace(rank, dims));
-  ds.write(data, H5::PredType::NATIVE_DOUBLE);
-}
-
 void write_vector(H5::Group& group, const std::string& name, const Eigen::VectorXd& v) {
-  write_dataset(group, name, v.data(), static_cast<hsize_t>(v.size()), 1, 1);
+  write_doubles(group, name, v.data(), static_cast<hsize_t>(v.size()), 1, 1);
 }
 
 // `object` tracks what is being written, for the error message.
@@ -89,9 +79,9 @@ void write_network(H5::Group& parent, const NamedNetwork& net, size_t index, std
     const hsize_t out = static_cast<hsize_t>(mlp.layer_output_dim(l));
     const hsize_t in = static_cast<hsize_t>(mlp.layer_input_dim(l));
     object = base + "/" + layer_name(l) + "/weight";
-    write_dataset(layer, "weight", mlp.parameters() + mlp.weight_offset(l), out, in, 2);
+    write_doubles(layer, "weight", mlp.parameters() + mlp.weight_offset(l), out, in, 2);
     object = base + "/" + layer_name(l) + "/bias";
-    write_dataset(layer, "bias", mlp.parameters() + mlp.bias_offset(l), out, 1, 1);
+    write_doubles(layer, "bias", mlp.parameters() + mlp.bias_offset(l), out, 1, 1);
   }
 }
 
@@ -132,33 +122,7 @@ void validate_for_write(const std::vector<NamedNetwork>& networks, const std::st
 
 // ---------------------------------------------------------------- reading: attributes
 
-void read_format(const H5::H5File& h5, const std::string& file) {
-  if (!has_attr(h5, "format", file, "/format")) {
-    fail(file, "/format",
-         std::string("attribute missing (expected \"") + kNetworkFormat +
-             "\"); not a neuralsim weights file");
-  }
-  const std::string format = read_string_attr(h5, "format", file, "/format");
-  if (format != kNetworkFormat) {
-    fail(file, "/format",
-         std::string("expected \"") + kNetworkFormat + "\", got \"" + format + "\"");
-  }
-  if (!has_attr(h5, "format_version", file, "/format_version")) {
-    fail(file, "/format_version", "attribute missing (expected an integer)");
-  }
-  const long long version = read_int_attr(h5, "format_version", file, "/format_version");
-  if (version < 1 || version > kNetworkFormatVersion) {
-    fail(file, "/format_version",
-         "unsupported version " + std::to_string(version) + " (this build reads 1 to " +
-             std::to_string(kNetworkFormatVersion) + ")");
-  }
-}
-
 // ---------------------------------------------------------------- reading: datasets
-
-bool has_child(const H5::Group& group, const std::string& name, H5O_type_t type) {
-  return group.nameExists(name) && group.childObjType(name) == type;
-}
 
 // The declared shape of a floating-point dataset, without reading it. Each
 // dimension is checked against the limit here, so the callers' products
@@ -363,7 +327,7 @@ NamedNetwork read_network_group(const H5::Group& networks, const std::string& na
     if (!out.empty() && static_cast<Index>(out.size()) != n) {
       fail(file, object,
            "expected " + std::to_string(n) + " names (or none), got " +
-               std::to_string(out.size()) + ": " + join(out));
+               std::to_string(out.size()) + ": " + bracketed_list(out));
     }
   };
   names("input_names", n_in, net.input_names);
@@ -416,7 +380,7 @@ auto with_weights_file(const std::string& path, F&& fn) -> decltype(fn(std::decl
     if (!H5::H5File::isHdf5(path)) fail(path, "/", "not an HDF5 file");
     auto open_and_read = [&] {
       H5::H5File h5(path, H5F_ACC_RDONLY);
-      read_format(h5, path);
+      read_format(h5, path, kNetworkFormat, kNetworkFormatVersion, "weights");
       if (!with_context(path, "/networks", [&] { return has_child(h5, "networks", H5O_TYPE_GROUP); })) {
         fail(path, "/networks", "group missing (expected one subgroup per network)");
       }
@@ -476,7 +440,7 @@ NamedNetwork read_network(const std::string& path, const std::string& name) {
   return with_weights_file(path, [&](H5::H5File&, H5::Group& networks) {
     const std::vector<std::string> names = ordered_network_names(networks, path);
     if (std::find(names.begin(), names.end(), name) == names.end()) {
-      fail(path, network_path(name), "network missing (the file has " + join(names) + ")");
+      fail(path, network_path(name), "network missing (the file has " + bracketed_list(names) + ")");
     }
     return read_network_group(networks, name, path);
   });
@@ -530,12 +494,12 @@ void check_network(const NamedNetwork& net, const NetworkExpectations& expect,
   if (!expect.input_names.empty() && !net.input_names.empty() &&
       expect.input_names != net.input_names) {
     fail(source_path, object + "/input_names",
-         "expected " + join(expect.input_names) + ", got " + join(net.input_names));
+         "expected " + bracketed_list(expect.input_names) + ", got " + bracketed_list(net.input_names));
   }
   if (!expect.output_names.empty() && !net.output_names.empty() &&
       expect.output_names != net.output_names) {
     fail(source_path, object + "/output_names",
-         "expected " + join(expect.output_names) + ", got " + join(net.output_names));
+         "expected " + bracketed_list(expect.output_names) + ", got " + bracketed_list(net.output_names));
   }
 }
 
