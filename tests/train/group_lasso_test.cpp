@@ -11,6 +11,7 @@
 
 #include <Eigen/QR>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/nn/mlp.hpp"
 #include "neuralsim/train/group_lasso.hpp"
@@ -86,7 +87,7 @@ TEST(GroupLasso, ProximalGradientReachesTheKktPointAndLambdaMaxZerosEverything) 
   w_true.segment(8, 2).setZero();
   VectorXd b = A * w_true;
   for (Eigen::Index i = 0; i < b.size(); ++i) b[i] += 0.05 * normal(rng);
-  const double L = (A.transpose() * A).eigenvalues().real().maxCoeff();
+  const double L = symmetric_eigen(A.transpose() * A, false).values.maxCoeff();
   const double lambda_max = group_lasso_lambda_max(-A.transpose() * b, groups);
 
   auto solve = [&](double lambda) {
