@@ -15,6 +15,7 @@
 #include "neuralsim/experiment/contact_config.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/parameters/hybrid_rollout.hpp"
+#include "neuralsim/step/transition_jacobians.hpp"
 
 namespace neuralsim::python {
 namespace {
@@ -47,6 +48,7 @@ class Simulator {
 
   const ModelHandle& model() const { return model_; }
   const StepOptions& options() const { return step_; }
+  bool has_hooks() const { return contact_.has_value() || !augment_.empty(); }
   int nq() const { return model_->model.nq; }
   int nv() const { return model_->model.nv; }
 
@@ -257,6 +259,25 @@ Simulator.from_config(config) builds one from an experiment config.)doc")
             return std::make_pair(x, v);
           },
           py::arg("q"), py::arg("qd"), py::arg("u"), py::arg("t") = 0.0, "One step: (q, q̇) after dt under joint forces u.")
+      .def(
+          "transition_jacobians",
+          [](Simulator& s, const py::handle& q, const py::handle& qd, const py::handle& u, double t) {
+            if (s.has_hooks())
+              throw py::value_error("transition_jacobians: a simulator with contact or augment: networks is not "
+                                    "supported (the Jacobians cover the smooth step without force hooks)");
+            const Eigen::VectorXd x = vector_arg(q, "q", s.nq()), v = vector_arg(qd, "qd", s.nv());
+            const Eigen::VectorXd c = vector_arg(u, "u", s.nv());
+            TransitionJacobians J;
+            {
+              py::gil_scoped_release release;
+              TransitionJacobianSolver(s.model()->model, s.options()).compute(x, v, c, t, J);
+            }
+            return std::make_pair(J.A, J.B);
+          },
+          py::arg("q"), py::arg("qd"), py::arg("u"), py::arg("t") = 0.0,
+          "Exact Jacobians of one step, (A, B) = (∂x⁺/∂x, ∂x⁺/∂u) with x = (q, q̇) in tangent coordinates "
+          "(q ⊕ δq; a free or ball joint has 3 rotation coordinates): A is 2nv × 2nv, B 2nv × nv "
+          "(step/transition_jacobians.hpp). Not for simulators with contact or networks.")
       .def(
           "rollout",
           [](Simulator& s, const py::handle& q0, const py::handle& qd0, const py::handle& controls) {

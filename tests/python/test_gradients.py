@@ -103,3 +103,25 @@ def test_bad_gradient_arguments(setup):
         sim.rollout_vjp(q0, qd0, U, A, B, parameters=["link.link1.lenth"])
     with pytest.raises(ValueError, match="controls: expected shape"):
         sim.rollout(q0, qd0, np.zeros((5, 3)))
+
+
+def test_transition_jacobians_against_central_differences(setup):
+    """The exact one-step Jacobians against central differences of step()
+    (hinge joints: the tangent coordinates are the joint angles)."""
+    sim, q0, qd0, U, _, _ = setup
+    u = U[0]
+    A, B = sim.transition_jacobians(q0, qd0, u)
+    assert A.shape == (4, 4) and B.shape == (4, 2)
+
+    def step(x, uu):
+        q, qd = sim.step(x[:2], x[2:], uu)
+        return np.concatenate([q, qd])
+
+    x0 = np.concatenate([q0, qd0])
+    h = 1e-6
+    A_fd = np.column_stack([(step(x0 + h * e, u) - step(x0 - h * e, u)) / (2 * h) for e in np.eye(4)])
+    B_fd = np.column_stack([(step(x0, u + h * e) - step(x0, u - h * e)) / (2 * h) for e in np.eye(2)])
+    np.testing.assert_allclose(A, A_fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(B, B_fd, rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError):
+        sim.transition_jacobians(q0, qd0, np.zeros(3))
