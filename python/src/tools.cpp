@@ -338,13 +338,22 @@ void bind_training(py::module_& m) {
 
   m.def(
       "import_recordings",
-      [](const py::handle& config) {
+      [](const py::handle& config, bool with_validation) -> py::object {
         const ImportRequest request{config_arg(config, {})};
         ImportResult r;
         run_interruptibly([&](const RunContext& c) { r = import_recordings(request, c); });
+        const bool split = !r.validation.trajectories.empty();
+        if (split && !with_validation)
+          throw py::value_error("import_recordings: the description's csv_import.split makes a validation part "
+                                "(import-csv writes it to validation.h5); pass with_validation=True to get "
+                                "(training, validation)");
+        if (with_validation)
+          return py::make_tuple(trajectories_dict(r.trajectories), trajectories_dict(r.validation));
         return trajectories_dict(r.trajectories);
       },
-      py::arg("config"), "import-csv: the trajectories of a CSV-import description, by name.");
+      py::arg("config"), py::arg("with_validation") = false,
+      "import-csv: the trajectories of a CSV-import description, by name; with_validation=True returns "
+      "(training, validation), the two parts of csv_import.split (validation empty without a split).");
 }
 
 }  // namespace

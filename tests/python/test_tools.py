@@ -5,6 +5,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 import neuralsim
@@ -112,3 +113,22 @@ def test_ctrl_c_stops_a_long_call_within_a_second():
     out, _ = p.communicate(timeout=30)
     assert "interrupted" in out
     assert time.monotonic() - t0 < 1.5
+
+
+def test_import_recordings_returns_both_parts_of_a_split():
+    """A description with csv_import.split: the training and validation
+    parts, as import-csv writes them to trajectories.h5 and validation.h5;
+    the validation part is never dropped silently."""
+    config = source("configs/import/example_positions_rate.yaml")
+    with pytest.raises(ValueError, match="with_validation=True"):
+        neuralsim.import_recordings(config)
+    train, validation = neuralsim.import_recordings(config, with_validation=True)
+    assert len(train) == 1 and len(validation) == 1
+    (t,), (v,) = train.values(), validation.values()
+    # 800 samples less the 10 at each end a 21-sample window drops; the last
+    # quarter of the time span for validation, contiguous with training.
+    n_train, n_val = len(t["time"]), len(v["time"])
+    assert n_train + n_val == 780
+    assert abs(n_val / 780 - 0.25) < 0.01
+    assert v["time"][0] > t["time"][-1]
+    np.testing.assert_allclose(np.diff(t["time"]), 1 / 400, rtol=1e-9)
