@@ -125,10 +125,10 @@ def test_import_recordings_returns_both_parts_of_a_split():
     train, validation = neuralsim.import_recordings(config, with_validation=True)
     assert len(train) == 1 and len(validation) == 1
     (t,), (v,) = train.values(), validation.values()
-    # 800 samples less the 10 at each end a 21-sample window drops; the last
+    # 801 samples less the 10 at each end a 21-sample window drops; the last
     # quarter of the time span for validation, contiguous with training.
     n_train, n_val = len(t["time"]), len(v["time"])
-    assert n_train + n_val == 780
-    assert abs(n_val / 780 - 0.25) < 0.01
+    assert n_train + n_val == 781
+    assert abs(n_val / 781 - 0.25) < 0.01
     assert v["time"][0] > t["time"][-1]
     np.testing.assert_allclose(np.diff(t["time"]), 1 / 400, rtol=1e-9)
