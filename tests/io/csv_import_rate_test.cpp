@@ -227,8 +227,8 @@ TEST_F(CsvImportRateTest, BadTimeAndVelocityKeysNameTheKey) {
 
   expect_contains(error(rate_yaml("{derive: savitzky_golay, window: 10, order: 2}", "")),
                   {"import.yaml:", "key 'csv_import.qd.window'", "odd", "got 10"});
-  expect_contains(error(rate_yaml("{derive: savitzky_golay, window: 5, order: 4}", "")),
-                  {"key 'csv_import.qd.window'", "at least order + 2 = 6 samples", "got 5"});
+  expect_contains(error(rate_yaml("{derive: savitzky_golay, window: 5, order: 5}", "")),
+                  {"key 'csv_import.qd.window'", "5 samples are fewer than the 6 coefficients of a polynomial of order 5"});
   expect_contains(error(rate_yaml("{derive: savitzky_golay, window: 31, order: 3}", "")),
                   {"import.yaml:", "key 'csv_import.qd.window'", "shorter than the 30 samples of", "log.csv",
                    "got 31"});

@@ -8,6 +8,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/io/csv_import.hpp"
+#include "neuralsim/io/derivative_config.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/step/link_poses.hpp"
 
@@ -78,12 +79,9 @@ std::optional<DerivativeOptions> read_velocity_option(const Config& data) {
   DerivativeOptions o;
   o.method = DerivativeMethod::kSavitzkyGolay;
   v.get_choice("method", {"savitzky_golay"}, "savitzky_golay");
-  o.window = static_cast<int>(v.get_int_in_range("window", 31, 3, 100001));
-  o.order = static_cast<int>(v.get_int_in_range("order", 3, 2, 10));
-  if (o.window % 2 == 0) v.fail("window", "must be odd (a fit centred on each sample), got " + std::to_string(o.window));
-  if (o.window < o.order + 1)
-    v.fail("window", std::to_string(o.window) + " samples are fewer than the " + std::to_string(o.order + 1) +
-                         " coefficients of a polynomial of order " + std::to_string(o.order));
+  const SavitzkyGolayFit fit = read_savitzky_golay_fit(v);
+  o.window = fit.window;
+  o.order = fit.order;
   return o;
 }
 

@@ -158,7 +158,7 @@ DerivativeOptions default_derivative_options(const Model<double>* model) {
   if (model && model->nq != model->nv) return o;
   o.method = DerivativeMethod::kSavitzkyGolay;
   o.window = kDefaultSavitzkyGolayWindow;
-  o.order = 3;
+  o.order = kDefaultSavitzkyGolayOrder;
   return o;
 }
 
@@ -182,14 +182,14 @@ DerivativeOptions read_derivative_options(const Config& r, const Model<double>* 
     d.fail("method", "savitzky_golay differentiates positions, and model '" + model->name + "' has " +
                          std::to_string(model->nq) + " position but " + std::to_string(model->nv) +
                          " velocity coordinates (quaternion joints): use central_difference");
-  o.window = static_cast<int>(d.get_int_in_range("window", sg ? kDefaultSavitzkyGolayWindow : 5, 1, 100001));
-  o.order = static_cast<int>(d.get_int_in_range("order", 3, 2, 10));
+  if (sg) {
+    const SavitzkyGolayFit fit = read_savitzky_golay_fit(d);
+    o.window = fit.window;
+    o.order = fit.order;
+  } else {
+    o.window = static_cast<int>(d.get_int_in_range("window", 5, 1, 100001));
+  }
   o.filter_torque = d.get_or<bool>("filter_torque", false);
-  if (sg && o.window % 2 == 0)
-    d.fail("window", "must be odd (a fit centred on each sample), got " + std::to_string(o.window));
-  if (sg && o.window < o.order + 1)
-    d.fail("window", std::to_string(o.window) + " samples are fewer than the " + std::to_string(o.order + 1) +
-                         " coefficients of a polynomial of order " + std::to_string(o.order));
   try {
     check_derivative_options(o);
   } catch (const InvalidArgument& e) {

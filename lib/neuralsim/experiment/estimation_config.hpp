@@ -9,6 +9,7 @@
 #include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/io/config.hpp"
+#include "neuralsim/io/derivative_config.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"
 
 namespace neuralsim {
@@ -52,8 +53,8 @@ DerivativeOptions read_derivative_options(const Config& section, const Model<dou
 // time stamps (a moving average assumes a uniform step and inflates the
 // torque error of unevenly sampled data); central_difference with a
 // 5-sample moving average on a model with quaternion joints (nq != nv),
-// whose positions Savitzky–Golay cannot differentiate.
-constexpr int kDefaultSavitzkyGolayWindow = 31;
+// whose positions Savitzky–Golay cannot differentiate (the window and order
+// defaults: io/derivative_config.hpp).
 DerivativeOptions default_derivative_options(const Model<double>* model = nullptr);
 
 // How residual rows are grouped for the robust covariances: by trajectory,

@@ -16,6 +16,7 @@
 #include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
+#include "neuralsim/io/derivative_config.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/input_file.hpp"
 #include "neuralsim/io/work_size.hpp"
@@ -159,9 +160,8 @@ void parse_time(const Config& root, ImportSpec& spec) {
   spec.t0 = root.get_or<double>("t0", 0.0);
 }
 
-// `qd: {derive: ...}`. The window bounds are those of a least-squares fit
-// that smooths: odd (centred on the sample), at least order + 2 samples (with
-// order + 1 the polynomial interpolates the noise).
+// `qd: {derive: ...}`; the window and order as everywhere a config names a
+// Savitzky–Golay fit (io/derivative_config.hpp).
 DerivedVelocity parse_derived_velocity(const Config& v) {
   v.check_known_keys({"derive", "window", "order"});
   DerivedVelocity d;
@@ -177,15 +177,10 @@ DerivedVelocity parse_derived_velocity(const Config& v) {
     d.window_key = "derive";
     return d;
   }
-  d.order = static_cast<int>(v.get_int_in_range("order", 3, 2, 10));
-  d.window = static_cast<int>(v.get_int_in_range("window", 31, 3, 100001));
+  const SavitzkyGolayFit fit = read_savitzky_golay_fit(v);
+  d.window = fit.window;
+  d.order = fit.order;
   d.window_key = "window";
-  if (d.window % 2 == 0)
-    v.fail("window", "expected an odd number of samples (a fit centred on each sample), got " +
-                         std::to_string(d.window));
-  if (d.window < d.order + 2)
-    v.fail("window", "expected at least order + 2 = " + std::to_string(d.order + 2) +
-                         " samples (a least-squares fit, not an interpolation), got " + std::to_string(d.window));
   return d;
 }
 
