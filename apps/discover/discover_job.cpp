@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/evaluation_json.hpp"
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/tools/discover.hpp"
@@ -122,6 +123,9 @@ void metrics(const DiscoverResult& r, json& m) {
   if (r.analytical_rollouts && r.retrained_rollouts)
     m["validation_rollout_rmse_q"] = {{"analytical", finite_or_null(r.analytical_rollouts->mean_rmse_q)},
                                       {"retrained_pruned", finite_or_null(r.retrained_rollouts->mean_rmse_q)}};
+  // data.test: the retrained pruned model, scored once, with the reference rows.
+  m["num_test_trajectories"] = r.num_test_trajectories;
+  if (r.test) m["test"] = held_out_json(*r.test, r.test_reference);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/evaluation_json.hpp"
 #include "common/provenance.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/experiment/augment_config.hpp"
@@ -16,30 +17,6 @@ namespace neuralsim {
 namespace {
 
 using nlohmann::json;
-
-json evaluation_json(const RolloutEvaluation& e) {
-  json hz = json::object();
-  for (const auto& [h, r] : e.mean_rmse_q_by_horizon) hz[std::to_string(h)] = e.diverged ? json(nullptr) : json(r);
-  json per = json::array();
-  for (const RolloutEvaluation::PerTrajectory& t : e.per_trajectory) {
-    json j{{"name", t.name}};
-    if (t.diverged) {
-      j["diverged"] = true;
-    } else {
-      j["rmse_q"] = t.rmse_q;
-      j["rmse_qd"] = t.rmse_qd;
-      json th = json::object();
-      for (const auto& [h, r] : t.rmse_q_by_horizon) th[std::to_string(h)] = r;
-      j["rmse_q_by_horizon"] = th;
-    }
-    per.push_back(j);
-  }
-  return {{"mean_rmse_q", finite_or_null(e.mean_rmse_q)},
-          {"mean_rmse_qd", finite_or_null(e.mean_rmse_qd)},
-          {"mean_rmse_q_by_horizon", hz},
-          {"diverged_trajectories", e.diverged},
-          {"per_trajectory", per}};
-}
 
 // The trained parameters in their file formats, and the rollout config
 // that replays them (replay.yaml).
@@ -112,14 +89,8 @@ RunReport run_train_augment(ToolRun& run, const TrainAugmentFlags& flags) {
   if (r.train) m["train"] = evaluation_json(*r.train);
   // Each held-out split with its reference rows (analytical model, no
   // motion) scored the same way: metrics.<split>.reference.<row>.
-  auto held_out = [](const RolloutEvaluation& e, const std::optional<ReferenceEvaluations>& ref) {
-    json j = evaluation_json(e);
-    if (ref) j["reference"] = {{"analytical_model", evaluation_json(ref->analytical_model)},
-                               {"no_motion", evaluation_json(ref->no_motion)}};
-    return j;
-  };
-  if (r.validation) m["validation"] = held_out(*r.validation, r.validation_reference);
-  if (r.test) m["test"] = held_out(*r.test, r.test_reference);
+  if (r.validation) m["validation"] = held_out_json(*r.validation, r.validation_reference);
+  if (r.test) m["test"] = held_out_json(*r.test, r.test_reference);
   if (r.validation && !r.validation->predictions.trajectories.empty()) {
     TrajectorySet predictions = r.validation->predictions;
     predictions.meta.generator = "train-augment " + version_string();

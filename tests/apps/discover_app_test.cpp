@@ -140,6 +140,38 @@ TEST(DiscoverApp, ContactSitesExplainAMissingFriction) {
   EXPECT_LT(m["validation_loss"]["chosen"].get<double>(), 0.5 * m["validation_loss"]["analytical"].get<double>());
   EXPECT_EQ(m["selected_sites"], nlohmann::json::array({"contact_friction_coefficient"}));
   for (const auto& in : m["selected_inputs"]) EXPECT_EQ(in.get<std::string>().find("noise"), std::string::npos);
+
+  // Held-out test recordings (other initial velocities), scored once with the
+  // retrained pruned model and the reference rows: the discovered friction
+  // predicts them better than the analytical model, which predicts better
+  // than "no motion" (the box slides).
+  testing::write_file(dir + "/truth_test.yaml",
+                      box + with_friction("0.5") +
+                          "initial_states:\n  list:\n"
+                          "    - {q: [0, 0, 0.049818, 0, 0, 0, 1], qd: [0, 0, 0, 1.0, 1.0, 0]}\n"
+                          "    - {q: [0, 0, 0.049818, 0, 0, 0, 1], qd: [0, 0, 0, -1.8, -0.4, 0]}\n"
+                          "controls: {type: zero}\n" + sim);
+  ASSERT_EQ(run_command(testing::app_path("rollout") + " -q --config " + dir + "/truth_test.yaml --out " + dir +
+                        "/truth_test")
+                .exit_code,
+            0);
+  const std::string with_test = testing::app_path("discover") + " -q --set output.plot=false --seed 1 --config " + dir +
+                                "/discover.yaml --set data.test=" + dir + "/truth_test/trajectories.h5";
+  const auto t = run_command(with_test + " --set discover.retrain.epochs=20 --out " + dir + "/out_test");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto mt = read_json(dir + "/out_test/summary.json")["metrics"];
+  EXPECT_EQ(mt["num_test_trajectories"].get<int>(), 2);
+  ASSERT_TRUE(mt.contains("test")) << mt.dump();
+  const double model = mt["test"]["mean_rmse_q"].get<double>();
+  const double analytical = mt["test"]["reference"]["analytical_model"]["mean_rmse_q"].get<double>();
+  const double no_motion = mt["test"]["reference"]["no_motion"]["mean_rmse_q"].get<double>();
+  EXPECT_LT(model, 0.7 * analytical);
+  EXPECT_LT(analytical, no_motion);
+  EXPECT_EQ(mt["test"]["per_trajectory"].size(), 2u);
+  // Without a retrain nothing would score the selected model on them: refused.
+  const auto refused = run_command(with_test + " --out " + dir + "/out_refused");
+  EXPECT_EQ(refused.exit_code, 2);
+  testing::expect_contains(refused.err, {"data.test", "discover.retrain.epochs > 0"});
 }
 
 // Two repetitions of a path of 3 points: the same discovery at 1 and 2

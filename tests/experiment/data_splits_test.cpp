@@ -123,14 +123,6 @@ TEST(DataSplits, BadFractionsAreRefusedNamingTheKey) {
                            {"data.validation_fraction", "finite"});
   testing::expect_contains(split_config_error(dir, "data: {train: all.h5, test: other.h5, test_fraction: 0.2}\n"),
                            {"data.test_fraction", "either test or test_fraction"});
-  // A tool without a test evaluation refuses the key rather than drop it.
-  try {
-    refuse_test_split(Config::parse("data: {train: all.h5, test: other.h5}\n", dir + "/case.yaml").at("data"),
-                      "discover");
-    ADD_FAILURE() << "no error";
-  } catch (const ConfigError& e) {
-    testing::expect_contains(e.what(), {"data.test", "discover does not evaluate a test split"});
-  }
 }
 
 TEST(DataSplits, NoMotionPredictionHoldsTheFirstPosition) {

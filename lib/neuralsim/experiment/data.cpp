@@ -257,12 +257,6 @@ DataSplit load_data(const Config& data, const Model<double>& model, std::vector<
   return split;
 }
 
-void refuse_test_split(const Config& data, const std::string& tool) {
-  for (const char* key : {"test", "test_fraction"})
-    if (data.has(key))
-      data.fail(key, tool + " does not evaluate a test split; remove it (train-augment reports data.test)");
-}
-
 void validate_against_model(const TrajectorySet& set, const Model<double>& model, const std::string& source,
                             bool require_tau) {
   TrajectoryExpectations expect;

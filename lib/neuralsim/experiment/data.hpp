@@ -52,10 +52,6 @@ struct DataSplit {
 // W/2 samples at each end; `velocity: recorded` (default) keeps q̇.
 DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes = nullptr);
 
-// For a tool that has no test evaluation: a ConfigError on data.test or
-// data.test_fraction saying that `tool` does not report a test split, so a
-// held-out set is never silently dropped or trained on.
-void refuse_test_split(const Config& data, const std::string& tool);
 
 // Throws DataError naming the file and dataset when `set` does not fit
 // `model` (nq, nv, joint names; τ when `require_tau`).

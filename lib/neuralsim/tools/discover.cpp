@@ -505,6 +505,14 @@ void retrain(DiscoverResult& res, const Shared& sh, const std::function<bool()>&
   res.analytical_rollouts =
       evaluate_rollouts(pruned, analytical_x, model, setup.data.validation, setup.horizons, context);
   res.retrained_rollouts = evaluate_rollouts(pruned, s.best_x, model, setup.data.validation, setup.horizons, context);
+  if (!setup.data.test.trajectories.empty()) {
+    res.test = evaluate_rollouts(pruned, s.best_x, model, setup.data.test, setup.horizons, context);
+    res.test_reference = evaluate_references(setup.exp, setup.data.test, setup.horizons, context);
+    context.info(format_printf("test recordings (scored once): free-rollout RMSE q %.4g (analytical model %.4g, "
+                               "no motion %.4g)",
+                               res.test->mean_rmse_q, res.test_reference->analytical_model.mean_rmse_q,
+                               res.test_reference->no_motion.mean_rmse_q));
+  }
   res.timings["retrain_s"] = seconds_since(t0);
   context.info(format_printf("retrained pruned model: validation loss %.4g (analytical %.4g, dense candidates %.4g); "
                              "free-rollout RMSE q on validation %.4g (analytical %.4g)",
@@ -522,9 +530,6 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   using namespace discover_detail;
   const auto t_start = Clock::now();
   const Config& cfg = request.config;
-  // Discover selects its penalty on validation; a held-out test evaluation
-  // of the selected model is train-augment's (retrain the discovered model).
-  if (cfg.has("data") && cfg.is_map("data")) refuse_test_split(cfg.at("data"), "discover");
   TrainingSetup setup = read_training_setup(cfg, request.seed, {"discover"});
   const Model<double>& model = setup.exp.model;
   if (setup.tc.model != TrainedModel::kHybrid) cfg.at("train").fail("model", "discover trains hybrid models only");
@@ -536,6 +541,12 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   if (setup.data.validation.trajectories.empty())
     cfg.at("data").fail("", "discover chooses the penalty by validation: give validation recordings "
                             "(data.validation or data.validation_fraction)");
+  // Discover selects its penalty on validation; the test recordings score
+  // the model it selects, once, which only a retrain produces.
+  if (!setup.data.test.trajectories.empty() && spec.retrain_epochs <= 0)
+    cfg.at("data").fail(cfg.at("data").has("test") ? "test" : "test_fraction",
+                        "the test recordings score the retrained pruned model: expected discover.retrain.epochs > 0, "
+                        "got " + std::to_string(spec.retrain_epochs));
 
   Shared sh;
   sh.setup = &setup;
@@ -557,6 +568,7 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   res.planned_repetitions = sh.num_repetitions();
   res.num_train_trajectories = static_cast<int>(setup.train_set.trajectories.size());
   res.num_validation_trajectories = static_cast<int>(setup.data.validation.trajectories.size());
+  res.num_test_trajectories = static_cast<int>(setup.data.test.trajectories.size());
 
   DiscoverCheckpointSpec ck;
   ck.fingerprint = training_fingerprint(cfg, setup, request.seed);
@@ -668,6 +680,11 @@ DiscoverResult discover(const DiscoverRequest& request, const RunContext& contex
   res.pruned = pruned_blueprints(res, sh, model, context);
   context.info("verdict: " + res.verdict);
   if (!interrupted && !res.pruned.empty() && spec.retrain_epochs > 0) retrain(res, sh, on_epoch, context);
+  if (!interrupted && res.pruned.empty() && !setup.data.test.trajectories.empty()) {
+    // Nothing selected: the selected model is the analytical one.
+    res.test_reference = evaluate_references(setup.exp, setup.data.test, setup.horizons, context);
+    res.test = res.test_reference->analytical_model;
+  }
   res.augment_yaml = augment_section_yaml(
       res.pruned, model,
       res.pruned.empty() ? "discover selected nothing: " + res.verdict

@@ -114,7 +114,12 @@ struct DiscoverResult : RunReport {
   std::string augment_yaml;  // `augment:` of the pruned blueprints, for a train-augment config
   std::optional<double> retrained_validation_loss;
   std::optional<RolloutEvaluation> analytical_rollouts, retrained_rollouts;  // validation recordings
-  int num_train_trajectories = 0, num_validation_trajectories = 0, num_parameters = 0;
+  // data.test (with a retrain): the retrained pruned model scored once on
+  // recordings held out of training, selection and early stopping, with the
+  // reference rows (the analytical model, no motion).
+  std::optional<RolloutEvaluation> test;
+  std::optional<ReferenceEvaluations> test_reference;
+  int num_train_trajectories = 0, num_validation_trajectories = 0, num_test_trajectories = 0, num_parameters = 0;
 };
 
 DiscoverResult discover(const DiscoverRequest& request, const RunContext& context = {});
