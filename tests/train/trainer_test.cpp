@@ -285,14 +285,19 @@ TEST(TrainTrainer, EarlyStoppingKeepsTheBestEpoch) {
     xs.push_back(st.x);
     return true;
   });
+  // The start is the validation optimum: no epoch beats it, so the best
+  // parameters are the initial ones (best_epoch −1) and two epochs without
+  // improvement stop the run.
   EXPECT_TRUE(s.stopped_early);
-  ASSERT_EQ(s.history.size(), 3u);
-  EXPECT_EQ(s.best_epoch, 0);
-  EXPECT_EQ(s.best_x, xs[0]);
-  EXPECT_EQ(s.x, xs[2]);
+  ASSERT_EQ(s.history.size(), 2u);
+  EXPECT_EQ(s.best_epoch, -1);
+  EXPECT_EQ(s.best_x, theta_b);
+  EXPECT_EQ(s.best_validation, trainer.validation_loss(theta_b));
+  EXPECT_EQ(s.x, xs[1]);
+  EXPECT_LT(s.best_validation, s.history[0].validation_loss);
   EXPECT_LT(s.history[0].validation_loss, s.history[1].validation_loss);
   EXPECT_FALSE(trainer.run_epoch(s));  // over
-  EXPECT_EQ(s.history.size(), 3u);
+  EXPECT_EQ(s.history.size(), 2u);
 }
 
 TEST(TrainTrainer, CurriculumSequence) {

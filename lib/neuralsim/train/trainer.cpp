@@ -354,7 +354,20 @@ double Trainer::training_loss(const Eigen::VectorXd& x, Eigen::VectorXd* grad) {
   return loss;
 }
 
+void Trainer::consider_initial_parameters(TrainingState& s) {
+  // A fresh state only (a resumed one carries its best); collective with
+  // processes, as every validation pass.
+  if (s.epoch != 0 || !s.history.empty() || validation_windows_.empty() || std::isfinite(s.best_validation)) return;
+  const double v = validation_loss(s.x);
+  if (v < s.best_validation) {  // false for NaN
+    s.best_validation = v;
+    s.best_x = s.x;
+    s.best_epoch = -1;
+  }
+}
+
 bool Trainer::run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop) {
+  consider_initial_parameters(s);
   const int e = s.epoch;
   EpochRecord record;
   record.window_steps = current_window_steps(e);
@@ -390,6 +403,7 @@ void Trainer::run_lbfgs(TrainingState& s, const std::function<bool(const Trainin
                         const std::atomic<bool>* stop) {
   // Collective with processes: every rank stops at the same evaluation.
   const auto stopped = [&] { return any_of(options_.communicator, stop && stop->load()); };
+  consider_initial_parameters(s);
   while (!done(s)) {
     if (stopped()) return;
     const int K = current_window_steps(s.epoch);

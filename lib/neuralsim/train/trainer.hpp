@@ -119,6 +119,10 @@ class Trainer {
 
   // One epoch (L-BFGS: every remaining iteration). Returns false when
   // training is over (epochs done, early stop) or the stop flag was set.
+  // The starting parameters compete for the best validation loss (the
+  // first epoch of a fresh state evaluates them: best_epoch −1 when no
+  // epoch beats them), so a hybrid that starts at the analytical model
+  // (zero outputs) never ends worse than it on validation.
   bool run_epoch(TrainingState& s, const std::atomic<bool>* stop = nullptr);
 
   // Epochs until done, calling on_epoch after each completed one (the tool
@@ -172,6 +176,7 @@ class Trainer {
                                   const std::vector<int>& order, const std::string& where) const;
   void check_state(const TrainingState& s) const;
   bool run_adam_epoch(TrainingState& s, const std::atomic<bool>* stop);
+  void consider_initial_parameters(TrainingState& s);
   void run_lbfgs(TrainingState& s, const std::function<bool(const TrainingState&)>& on_epoch,
                  const std::atomic<bool>* stop);
   bool done(const TrainingState& s) const;
