@@ -12,7 +12,9 @@
 //    double pendulum) against central differences of the rollout;
 //  * identification: data from our engine, a single-shooting fit of the six
 //    parameters of a double pendulum from perturbed starts (1e-4 relative);
-//  * the YAML keys, their checks and the named parameters.
+//  * the YAML keys, their checks and the named parameters;
+//  * configs/rollout_sigmoid_friction_arm.yaml (the Panda's published
+//    friction of joints 2 and 4 on a two-link arm) runs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/scalar.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
+#include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/yaml_model.hpp"
@@ -33,6 +36,7 @@
 #include "neuralsim/parameters/named_parameter.hpp"
 #include "neuralsim/step/passive_forces.hpp"
 #include "neuralsim/step/stepper.hpp"
+#include "neuralsim/tools/rollout.hpp"
 #include "support/fit_support.hpp"
 #include "support/test_models.hpp"
 
@@ -374,6 +378,39 @@ TEST(SigmoidFriction, YamlRejectsBadLawsAndValues) {
   expect_sigmoid_yaml_error(", friction_law: stribeck, friction_shift: 0.1", {"friction_shift", "sigmoid"});
   expect_sigmoid_yaml_error(", friction_law: sigmoid, friction_slope: 5, stribeck_velocity: 0.1",
                             {"stribeck_velocity", "stribeck"});
+}
+
+// ---- the shipped example ----
+
+// The example's joints act as the authors' get_FrictionTorque.m with the
+// values published for the Panda's joints 2 and 4, and a rollout runs.
+TEST(SigmoidFriction, ShippedPandaStyleExampleRuns) {
+  const Config config = Config::load(testing::source_path("configs/rollout_sigmoid_friction_arm.yaml"));
+  const Model<double> m = load_model_section(config.at("model"));
+  const double phi[2][3] = {{0.87224, 9.0657, 0.025882}, {1.2794, 5.5903, 0.036194}};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(m.joints[static_cast<std::size_t>(i)].dynamics.friction_law, FrictionLaw::kSigmoid);
+    for (double v : {-0.5, 0.0, 0.02, 1.0}) {
+      Data<double> data(m);
+      Eigen::VectorXd qd = Eigen::VectorXd::Zero(2);
+      qd[i] = v;
+      passive_forces(m, data, Eigen::VectorXd::Zero(2), qd);
+      const double* p = phi[i];
+      const double tau_f = -p[0] / (1 + std::exp(-p[1] * p[2])) + p[0] / (1 + std::exp(-p[1] * (v + p[2])));
+      EXPECT_NEAR(data.tau_passive[i], -tau_f, 1e-15) << "joint " << i << " v=" << v;
+    }
+  }
+  RolloutRequest request;
+  request.config = config;
+  request.seed = 5;
+  const RolloutResult r = rollout(request);
+  ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
+  ASSERT_EQ(r.trajectories.trajectories.size(), 4u);
+  for (const Trajectory& t : r.trajectories.trajectories) {
+    EXPECT_TRUE(t.q.allFinite());
+    EXPECT_TRUE(t.qd.allFinite());
+    EXPECT_GT(t.qd.cwiseAbs().maxCoeff(), 0.1);  // the arm moves
+  }
 }
 
 }  // namespace neuralsim::sigmoid_friction_test
