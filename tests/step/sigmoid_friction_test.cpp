@@ -224,7 +224,7 @@ const char* const kSigmoidNames[] = {"joint.joint1.friction",       "joint.joint
 TEST(SigmoidFriction, RolloutGradientsMatchCentralDifferences) {
   const Model<double> model = sigmoid_double_pendulum({0.8, 0.5}, {6.0, 10.0}, {0.15, -0.1});
   std::string yaml = "p: [";
-  for (const char* n : kSigmoidNames) yaml += std::string(yaml.size() > 4 ? ", " : "") + n;
+  for (const char* n : kSigmoidNames) yaml += std::string(yaml.size() > 4 ? ", " : "") + "{name: " + n + "}";
   const ParameterSet params = read_parameter_set(Config::parse(yaml + "]", "test.yaml"), "p", model);
   const int T = 400;
   Eigen::MatrixXd U(2, T);
@@ -394,16 +394,14 @@ TEST(SigmoidFriction, ShippedPandaStyleExampleRuns) {
       Data<double> data(m);
       Eigen::VectorXd qd = Eigen::VectorXd::Zero(2);
       qd[i] = v;
-      passive_forces(m, data, Eigen::VectorXd::Zero(2), qd);
+      const Eigen::VectorXd q = Eigen::VectorXd::Zero(2);
+      passive_forces(m, data, q, qd);
       const double* p = phi[i];
       const double tau_f = -p[0] / (1 + std::exp(-p[1] * p[2])) + p[0] / (1 + std::exp(-p[1] * (v + p[2])));
       EXPECT_NEAR(data.tau_passive[i], -tau_f, 1e-15) << "joint " << i << " v=" << v;
     }
   }
-  RolloutRequest request;
-  request.config = config;
-  request.seed = 5;
-  const RolloutResult r = rollout(request);
+  const RolloutResult r = rollout(RolloutRequest{config, 5, ""});
   ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
   ASSERT_EQ(r.trajectories.trajectories.size(), 4u);
   for (const Trajectory& t : r.trajectories.trajectories) {
