@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/scalar.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
@@ -133,7 +134,46 @@ TEST(SigmoidFriction, AsymmetricWithAShiftAndAlwaysDissipative) {
     EXPECT_EQ(sigmoid_torque(v, fc, slope, 0.0), -sigmoid_torque(-v, fc, slope, 0.0));
   }
   for (double s : {-0.3, 0.0, 0.1, 2.0})
-    for (double v : {-50.0, -1.0, -1e-3, -1e-9, 1e-9, 1e-3, 1.0, 50.0}) EXPECT_LT(sigmoid_torque(v, fc, slope, s) * v, 0.0);
+    for (double v : {-50.0, -1.0, -1e-3, -1e-9, 1e-9, 1e-3, 1.0, 50.0})
+      EXPECT_LT(sigmoid_torque(v, fc, slope, s) * v, 0.0) << "shift " << s << " v=" << v;
+}
+
+// The augmentation site joint.<j>.friction changes φ1 within the sigmoid law
+// (φ = σ(φ2(q̇+φ3)) - σ(φ2φ3)): a network that outputs φ1' in replace mode is
+// the model with φ1 = φ1'.
+TEST(SigmoidFriction, AugmentFrictionSiteChangesTheLevelWithinTheLaw) {
+  const double fc_new = 0.45;
+  const Model<double> base = sigmoid_pendulum(0.3, 8.0, 0.1, 0.01);
+  Model<double> target = base;
+  target.joints[0].dynamics.coulomb_friction = fc_new;
+  AugmentBlueprint bp;
+  bp.name = "friction1";
+  bp.site.quantity = SiteQuantity::kJointFriction;
+  bp.site.joint = 0;
+  bp.mode = AugmentMode::kReplace;
+  bp.inputs = {*find_augment_input("joint.joint1.qd", base, false)};
+  bp.network = nn::Mlp(1, std::vector<nn::Index>{4}, 1, nn::Activation::kTanh);
+  bp.network.set_output_scaling(Eigen::VectorXd::Zero(1), Eigen::VectorXd::Constant(1, fc_new));
+  StepOptions opt;
+  opt.dt = 1e-3;
+  Stepper<double> augmented(base, opt), reference(target, opt), unchanged(base, opt);
+  const auto aug = install_augmentation<double>({bp}, base, augmented);
+  Eigen::VectorXd qa(1), qda(1), u(1);
+  qa << 0.4;
+  qda << 0.0;
+  Eigen::VectorXd qr = qa, qdr = qda, qu = qa, qdu = qda;
+  double err = 0, effect = 0;
+  for (int k = 0; k < 2000; ++k) {
+    const double t = k * opt.dt;
+    u << 1.5 * std::sin(3 * t);
+    augmented.step(qa, qda, u, t);
+    reference.step(qr, qdr, u, t);
+    unchanged.step(qu, qdu, u, t);
+    err = std::max({err, std::abs(qa[0] - qr[0]), std::abs(qda[0] - qdr[0])});
+    effect = std::max(effect, std::abs(qr[0] - qu[0]));
+  }
+  EXPECT_LT(err, 1e-11);
+  EXPECT_GT(effect, 1e-3) << "the change of φ1 must matter";
 }
 
 // Richardson-extrapolated central difference: truncation O(h⁴).
@@ -159,7 +199,8 @@ std::vector<double> sigmoid_fd_gradient(const double* x) {
 
 const double kDerivativePoints[][4] = {
     // q̇, φ1, φ2, φ3
-    {0.07, 0.4, 8.0, 0.1}, {-0.3, 0.4, 8.0, 0.1}, {1.5, 0.25, 3.0, -0.2}, {0.0, 0.4, 8.0, 0.1}, {-0.02, 0.6, 20.0, 0.0}};
+    {0.07, 0.4, 8.0, 0.1}, {-0.3, 0.4, 8.0, 0.1}, {1.5, 0.25, 3.0, -0.2},
+    {0.0, 0.4, 8.0, 0.1},  {-0.02, 0.6, 20.0, 0.0}};
 
 TEST(SigmoidFriction, JetDerivativesMatchCentralDifferences) {
   for (const auto& x : kDerivativePoints) {
@@ -171,9 +212,8 @@ TEST(SigmoidFriction, JetDerivativesMatchCentralDifferences) {
     const Jet8 t = sigmoid_passive_torque(m, Jet8(x[0], 0));
     EXPECT_NEAR(t.a, published_torque(x[0], x[1], x[2], x[3]), 1e-15);
     const std::vector<double> fd = sigmoid_fd_gradient(x);
-    for (int i = 0; i < 4; ++i)
-      EXPECT_NEAR(t.v[i], fd[static_cast<std::size_t>(i)], std::max(1e-7 * std::abs(fd[static_cast<std::size_t>(i)]), 1e-12))
-          << "q̇=" << x[0] << " d/dx" << i;
+    for (std::size_t i = 0; i < 4; ++i)
+      EXPECT_NEAR(t.v[i], fd[i], std::max(1e-7 * std::abs(fd[i]), 1e-12)) << "q̇=" << x[0] << " d/dx" << i;
   }
 }
 
@@ -194,10 +234,8 @@ TEST(SigmoidFriction, ReverseModeDerivativesMatchCentralDifferences) {
     std::vector<double> g(4);
     tape.adjoints(in.data(), 4, g.data());
     const std::vector<double> fd = sigmoid_fd_gradient(x);
-    for (int i = 0; i < 4; ++i)
-      EXPECT_NEAR(g[static_cast<std::size_t>(i)], fd[static_cast<std::size_t>(i)],
-                  std::max(1e-7 * std::abs(fd[static_cast<std::size_t>(i)]), 1e-12))
-          << "q̇=" << x[0] << " d/dx" << i;
+    for (std::size_t i = 0; i < 4; ++i)
+      EXPECT_NEAR(g[i], fd[i], std::max(1e-7 * std::abs(fd[i]), 1e-12)) << "q̇=" << x[0] << " d/dx" << i;
   }
 }
 
@@ -378,7 +416,8 @@ TEST(SigmoidFriction, YamlRejectsBadLawsAndValues) {
   expect_sigmoid_yaml_error(", friction_law: logistic",
                             {"joint 'shoulder'", "friction_law", "logistic", "tanh", "atan", "stribeck", "sigmoid"});
   expect_sigmoid_yaml_error(", friction_law: sigmoid", {"joint 'shoulder'", "friction_slope"});
-  expect_sigmoid_yaml_error(", friction_law: sigmoid, friction_slope: 0", {"joint 'shoulder'", "friction_slope", "> 0"});
+  expect_sigmoid_yaml_error(", friction_law: sigmoid, friction_slope: 0",
+                            {"joint 'shoulder'", "friction_slope", "> 0"});
   expect_sigmoid_yaml_error(", friction_law: sigmoid, friction_slope: -3", {"friction_slope", "> 0"});
   expect_sigmoid_yaml_error(", friction_law: sigmoid, friction_slope: .nan", {"friction_slope"});
   expect_sigmoid_yaml_error(", friction_law: sigmoid, friction_slope: 5, friction_shift: .nan", {"friction_shift"});

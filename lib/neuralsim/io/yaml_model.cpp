@@ -270,7 +270,7 @@ void read_friction_law(const Config& jn, Joint<double>& joint) {
     if (jn.has(key) && !sigmoid) jn.fail(key, where + "used only with friction_law: sigmoid (the law is " + law + ")");
   if (sigmoid) {
     if (jn.has("friction_law") && !jn.has("friction_slope"))
-      jn.fail("friction_law", where + "friction_law: sigmoid needs friction_slope (the logistic's slope, > 0, in s/rad)");
+      jn.fail("friction_law", where + "friction_law: sigmoid needs friction_slope (the logistic's slope, > 0, s/rad)");
     const double slope = jn.get_or<double>("friction_slope", joint.dynamics.friction_slope);
     if (!(slope > 0)) jn.fail("friction_slope", where + "must be > 0, got " + std::to_string(slope));
     joint.dynamics.friction_slope = slope;
