@@ -239,13 +239,15 @@ const char* friction_law_name(FrictionLaw law) {
     case FrictionLaw::kTanh: return "tanh";
     case FrictionLaw::kAtan: return "atan";
     case FrictionLaw::kStribeck: return "stribeck";
+    case FrictionLaw::kSigmoid: return "sigmoid";
   }
   return "tanh";
 }
 
-// friction_law (tanh | atan | stribeck; absent: the joint's current law) and
-// the Stribeck law's static level (default: the Coulomb level, i.e. no
-// Stribeck peak) and velocity.
+// friction_law (tanh | atan | stribeck | sigmoid; absent: the joint's current
+// law), the Stribeck law's static level (default: the Coulomb level, i.e. no
+// Stribeck peak) and velocity, and the sigmoid law's slope (required with
+// the law: no default would match a published model) and shift (default 0).
 void read_friction_law(const Config& jn, Joint<double>& joint) {
   const std::string where = "joint '" + joint.name + "': ";
   const std::string law = jn.get_or<std::string>("friction_law", friction_law_name(joint.dynamics.friction_law));
@@ -255,12 +257,26 @@ void read_friction_law(const Config& jn, Joint<double>& joint) {
     joint.dynamics.friction_law = FrictionLaw::kAtan;
   } else if (law == "stribeck") {
     joint.dynamics.friction_law = FrictionLaw::kStribeck;
+  } else if (law == "sigmoid") {
+    joint.dynamics.friction_law = FrictionLaw::kSigmoid;
   } else {
-    jn.fail("friction_law", where + "unknown friction law '" + law + "' (valid: tanh, atan, stribeck)");
+    jn.fail("friction_law", where + "unknown friction law '" + law + "' (valid: tanh, atan, stribeck, sigmoid)");
   }
   const bool stribeck = joint.dynamics.friction_law == FrictionLaw::kStribeck;
+  const bool sigmoid = joint.dynamics.friction_law == FrictionLaw::kSigmoid;
   for (const char* key : {"friction_static", "stribeck_velocity"})
     if (jn.has(key) && !stribeck) jn.fail(key, where + "used only with friction_law: stribeck (the law is " + law + ")");
+  for (const char* key : {"friction_slope", "friction_shift"})
+    if (jn.has(key) && !sigmoid) jn.fail(key, where + "used only with friction_law: sigmoid (the law is " + law + ")");
+  if (sigmoid) {
+    if (jn.has("friction_law") && !jn.has("friction_slope"))
+      jn.fail("friction_law", where + "friction_law: sigmoid needs friction_slope (the logistic's slope, > 0, s/rad)");
+    const double slope = jn.get_or<double>("friction_slope", joint.dynamics.friction_slope);
+    if (!(slope > 0)) jn.fail("friction_slope", where + "must be > 0, got " + std::to_string(slope));
+    joint.dynamics.friction_slope = slope;
+    joint.dynamics.friction_shift =
+        jn.get_or<double>("friction_shift", jn.has("friction_law") ? 0.0 : joint.dynamics.friction_shift);
+  }
   if (!stribeck) return;
   const double fs = jn.get_or<double>("friction_static", jn.has("friction_law") ? joint.dynamics.coulomb_friction
                                                                                : joint.dynamics.friction_static);
@@ -290,8 +306,8 @@ void read_rotor(const Config& jn, Joint<double>& joint) {
 
 void read_joint(const Config& jn, const std::string& body_name, Joint<double>& joint, bool& origin_at_parent_length) {
   jn.check_known_keys({"name", "type", "axis", "origin", "damping", "friction", "friction_velocity",
-                       "friction_law", "friction_static", "stribeck_velocity", "spring", "armature",
-                       "gear_ratio", "torque_offset", "rotor", "limits"});
+                       "friction_law", "friction_static", "stribeck_velocity", "friction_slope", "friction_shift",
+                       "spring", "armature", "gear_ratio", "torque_offset", "rotor", "limits"});
   joint.name = jn.get_or("name", body_name + "_joint");
   const std::string type = jn.get_or("type", "revolute");
   try {
@@ -416,7 +432,8 @@ void check_link_inertias(const Model<double>& model, const std::vector<Config>& 
 
 const std::vector<std::string>& joint_dynamics_keys() {
   static const std::vector<std::string> keys = {"damping", "friction", "friction_velocity", "friction_law",
-                                                "friction_static", "stribeck_velocity", "armature",
+                                                "friction_static", "stribeck_velocity", "friction_slope",
+                                                "friction_shift", "armature",
                                                 "gear_ratio", "torque_offset", "rotor"};
   return keys;
 }

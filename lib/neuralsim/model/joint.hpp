@@ -51,6 +51,7 @@ enum class FrictionLaw {
   kTanh,      // -Fc·tanh(q̇/v_s) (the default)
   kAtan,      // -Fc·(2/π)·atan(q̇/v_s)
   kStribeck,  // -[Fc + (Fs - Fc)·exp(-(q̇/v_st)²)]·tanh(q̇/v_s)
+  kSigmoid,   // -Fc·[σ(φ2(q̇+φ3)) - σ(φ2φ3)], σ the logistic (Gaz et al. 2019)
 };
 
 // Passive effects acting at a joint, in joint coordinates. All are named
@@ -63,6 +64,8 @@ struct JointDynamics {
   FrictionLaw friction_law = FrictionLaw::kTanh;
   S friction_static = S(0);       // Fs: static (breakaway) level, Stribeck law only
   S stribeck_velocity = S(0.1);   // v_st: Stribeck velocity, Stribeck law only
+  S friction_slope = S(1);        // φ2 > 0 (s/rad): logistic slope, sigmoid law only
+  S friction_shift = S(0);        // φ3 (rad/s): velocity shift, sigmoid law only
   S spring_stiffness = S(0);  // τ = -k·(q - q_rest)
   S spring_rest = S(0);
   S armature = S(0);          // constant inertia added to M_ii only (no coupling)
@@ -79,6 +82,8 @@ struct JointDynamics {
     r.friction_law = friction_law;
     r.friction_static = T(friction_static);
     r.stribeck_velocity = T(stribeck_velocity);
+    r.friction_slope = T(friction_slope);
+    r.friction_shift = T(friction_shift);
     r.spring_stiffness = T(spring_stiffness);
     r.spring_rest = T(spring_rest);
     r.armature = T(armature);

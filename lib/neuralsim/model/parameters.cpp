@@ -46,6 +46,8 @@ std::vector<Entry> all_parameters(const Model<double>& model) {
     add(j + "friction_velocity", K::kFrictionVelocity, i, 0);
     add(j + "friction_static", K::kFrictionStatic, i, 0);
     add(j + "stribeck_velocity", K::kStribeckVelocity, i, 0);
+    add(j + "friction_slope", K::kFrictionSlope, i, 0);
+    add(j + "friction_shift", K::kFrictionShift, i, 0);
     add(j + "armature", K::kArmature, i, 0);
     add(j + "spring.stiffness", K::kSpringStiffness, i, 0);
     add(j + "spring.rest", K::kSpringRest, i, 0);
@@ -71,6 +73,7 @@ std::pair<double, double> parameter_bounds(const ParameterRef& p) {
     case K::kSpringStiffness:
     case K::kFrictionStatic:
     case K::kStribeckVelocity:
+    case K::kFrictionSlope:
     case K::kRotorInertia: return {0.0, inf};
     case K::kInertia: return p.component < 3 ? std::make_pair(0.0, inf) : std::make_pair(-inf, inf);
     default: return {-inf, inf};

@@ -7,6 +7,7 @@
 //                    body axes) | .length (links declared with a length)
 //   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
 //                 .friction_static | .stribeck_velocity (act under friction_law: stribeck) |
+//                 .friction_slope | .friction_shift (act under friction_law: sigmoid) |
 //                 .armature | .spring.stiffness | .spring.rest | .gear_ratio | .torque_offset |
 //                 .rotor.inertia (joints declared with a rotor)
 // Resolve a name once (find_parameter) and use the ParameterRef in loops;
@@ -25,7 +26,7 @@ struct ParameterRef {
   enum class Kind {
     kGravity, kMass, kCom, kInertia, kLength, kOrigin, kDamping, kFriction,
     kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio, kTorqueOffset,
-    kFrictionStatic, kStribeckVelocity, kRotorInertia
+    kFrictionStatic, kStribeckVelocity, kRotorInertia, kFrictionSlope, kFrictionShift
   };
   Kind kind = Kind::kGravity;
   int index = -1;      // body/joint index
@@ -42,9 +43,10 @@ std::optional<ParameterRef> find_parameter(const Model<double>& model, const std
 // reported with their file and line).
 ParameterRef resolve_parameter(const Model<double>& model, const std::string& name);
 
-// The physical domain of a parameter: masses, lengths and principal
-// inertias are > 0 (reported as lower bound 0), dampings, frictions,
-// armatures, stiffnesses and rotor inertias >= 0, the rest unbounded
+// The physical domain of a parameter: masses, lengths, principal inertias
+// and the sigmoid friction slope are > 0 (reported as lower bound 0),
+// dampings, frictions, armatures, stiffnesses and rotor inertias >= 0, the
+// friction shift and the rest unbounded
 // (±inf). A value inside it can still make the model unphysical as a whole
 // (the triangle inequality of the principal moments): Model::validate says.
 std::pair<double, double> parameter_bounds(const ParameterRef& p);
@@ -77,6 +79,8 @@ S get_parameter(const Model<S>& model, const ParameterRef& p) {
     case K::kFrictionStatic: return model.joints[p.index].dynamics.friction_static;
     case K::kStribeckVelocity: return model.joints[p.index].dynamics.stribeck_velocity;
     case K::kRotorInertia: return model.joints[p.index].dynamics.rotor_inertia;
+    case K::kFrictionSlope: return model.joints[p.index].dynamics.friction_slope;
+    case K::kFrictionShift: return model.joints[p.index].dynamics.friction_shift;
   }
   return S(0);
 }
@@ -125,6 +129,8 @@ void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
     case K::kFrictionStatic: model.joints[p.index].dynamics.friction_static = value; return;
     case K::kStribeckVelocity: model.joints[p.index].dynamics.stribeck_velocity = value; return;
     case K::kRotorInertia: model.joints[p.index].dynamics.rotor_inertia = value; return;
+    case K::kFrictionSlope: model.joints[p.index].dynamics.friction_slope = value; return;
+    case K::kFrictionShift: model.joints[p.index].dynamics.friction_shift = value; return;
   }
 }
 
