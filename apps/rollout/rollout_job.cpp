@@ -87,12 +87,20 @@ RunReport compare_job(ToolRun& run, const RolloutFlags& flags) {
     }
     return per;
   };
+  auto pooled = [](const PooledPredictionError& p) {
+    json hz = json::object();
+    for (const auto& [h, v] : p.rmse_q_by_horizon) hz[std::to_string(h)] = std::isfinite(v) ? json(v) : json(nullptr);
+    return json{{"rmse_q", finite_or_null(p.rmse_q)}, {"rmse_qd", finite_or_null(p.rmse_qd)},
+                {"rmse_q_by_horizon", hz}, {"samples", p.samples}};
+  };
   m["compare_file"] = flags.compare_path;
   m["per_trajectory"] = per_trajectory(r.per_trajectory);
   m["mean_rmse_q"] = r.mean_rmse_q;
   m["mean_rmse_qd"] = r.mean_rmse_qd;
+  m["pooled"] = pooled(r.pooled);
   m["reference"]["no_motion"] = {{"mean_rmse_q", r.no_motion_mean_rmse_q},
                                  {"mean_rmse_qd", r.no_motion_mean_rmse_qd},
+                                 {"pooled", pooled(r.no_motion_pooled)},
                                  {"per_trajectory", per_trajectory(r.no_motion)}};
   if (r.windows) m["windows"] = windows_json(*r.windows);
   if (r.torque) {

@@ -556,5 +556,39 @@ TEST(TorqueError, AbsentWithANoteWithoutRecordedTorques) {
   EXPECT_NE(note.find("1 of 2 trajectories"), std::string::npos) << note;
 }
 
+// Pooled errors weigh every sample once: a 10-sample recording predicted 1
+// off and a 30-sample one predicted 2 off pool to sqrt((10·1 + 30·4)/40),
+// where the mean of the per-trajectory RMSEs is 1.5; a horizon longer than
+// the short recording pools the long one alone.
+TEST(PooledPredictionError, EverySampleCountsOnceAndHorizonsPoolTheLongEnoughTrajectories) {
+  const Model<double> model = slider(9.81);
+  auto offset_pair = [](const char* name, Eigen::Index T, double offset) {
+    Trajectory rec;
+    rec.name = name;
+    rec.time = Eigen::VectorXd::LinSpaced(T, 0.0, 0.01 * static_cast<double>(T - 1));
+    rec.q = RowMatrixXd::Zero(T, 1);
+    rec.qd = RowMatrixXd::Zero(T, 1);
+    Trajectory pred = rec;
+    pred.q.setConstant(offset);
+    pred.qd.setConstant(-offset);
+    return std::make_pair(rec, pred);
+  };
+  const auto [a_rec, a_pred] = offset_pair("short", 10, 1.0);
+  const auto [b_rec, b_pred] = offset_pair("long", 30, 2.0);
+  const std::vector<long long> horizons = {5, 20, 50};
+  const std::vector<PredictionError> errors = {prediction_error(model, a_rec, a_pred, horizons),
+                                               prediction_error(model, b_rec, b_pred, horizons)};
+  const PooledPredictionError p = pooled_prediction_error(errors);
+  EXPECT_EQ(p.samples, 40);
+  EXPECT_NEAR(p.rmse_q, std::sqrt(130.0 / 40.0), 1e-14);
+  EXPECT_NEAR(p.rmse_qd, std::sqrt(130.0 / 40.0), 1e-14);
+  ASSERT_EQ(p.rmse_q_by_horizon.size(), 3u);
+  EXPECT_EQ(p.rmse_q_by_horizon[0].first, 5);
+  EXPECT_NEAR(p.rmse_q_by_horizon[0].second, std::sqrt((1.0 + 4.0) / 2.0), 1e-14);
+  EXPECT_NEAR(p.rmse_q_by_horizon[1].second, 2.0, 1e-14);  // only "long" has 20 samples
+  EXPECT_TRUE(std::isnan(p.rmse_q_by_horizon[2].second));  // none has 50
+  EXPECT_TRUE(std::isnan(pooled_prediction_error({}).rmse_q));
+}
+
 }  // namespace
 }  // namespace neuralsim

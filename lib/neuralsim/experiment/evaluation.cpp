@@ -31,6 +31,7 @@ PredictionError prediction_error(const Model<double>& model, const Trajectory& r
   }
   e.rmse_q = std::sqrt(sum_q / (T * model.nv));
   e.rmse_qd = std::sqrt(sum_qd / (T * model.nv));
+  e.samples = T;
   for (long long h : horizons) {
     if (h > T) {  // missing, under its own key: a renamed horizon would be compared with the wrong one
       e.rmse_q_by_horizon.emplace_back(h, std::numeric_limits<double>::quiet_NaN());
@@ -41,6 +42,34 @@ PredictionError prediction_error(const Model<double>& model, const Trajectory& r
     e.rmse_q_by_horizon.emplace_back(h, std::sqrt(s / (h * model.nv)));
   }
   return e;
+}
+
+PooledPredictionError pooled_prediction_error(const std::vector<PredictionError>& errors) {
+  PooledPredictionError p;
+  double sum_q = 0, sum_qd = 0;  // Σ T·rmse² = Σ over samples of |e|²/nv
+  for (const PredictionError& e : errors) {
+    sum_q += static_cast<double>(e.samples) * e.rmse_q * e.rmse_q;
+    sum_qd += static_cast<double>(e.samples) * e.rmse_qd * e.rmse_qd;
+    p.samples += e.samples;
+  }
+  p.rmse_q = p.samples > 0 ? std::sqrt(sum_q / static_cast<double>(p.samples)) : std::numeric_limits<double>::quiet_NaN();
+  p.rmse_qd = p.samples > 0 ? std::sqrt(sum_qd / static_cast<double>(p.samples)) : std::numeric_limits<double>::quiet_NaN();
+  if (errors.empty()) return p;
+  for (std::size_t h = 0; h < errors.front().rmse_q_by_horizon.size(); ++h) {
+    // Every trajectory long enough contributes its first N samples: the
+    // mean of their squared RMSEs.
+    double sum = 0;
+    int count = 0;
+    for (const PredictionError& e : errors) {
+      const double v = e.rmse_q_by_horizon.at(h).second;
+      if (std::isnan(v)) continue;
+      sum += v * v;
+      ++count;
+    }
+    p.rmse_q_by_horizon.emplace_back(errors.front().rmse_q_by_horizon[h].first,
+                                     count > 0 ? std::sqrt(sum / count) : std::numeric_limits<double>::quiet_NaN());
+  }
+  return p;
 }
 
 double link_position_rmse(const std::vector<std::string>& links, const Trajectory& recorded,

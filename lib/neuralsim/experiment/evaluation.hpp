@@ -28,10 +28,22 @@ struct PredictionError {
   // given. A horizon longer than the trajectory keeps its key N with a NaN
   // value (missing: reported as null), never a shorter, renamed horizon.
   std::vector<std::pair<long long, double>> rmse_q_by_horizon;
+  long long samples = 0;  // T
 };
 
 PredictionError prediction_error(const Model<double>& model, const Trajectory& recorded, const Trajectory& predicted,
                                  const std::vector<long long>& horizons = {});
+
+// The same errors pooled over trajectories: every sample counts once (a
+// long recording weighs more than a short one), where the mean of the
+// per-trajectory RMSEs weighs every recording alike. A horizon N pools the
+// first N samples of every trajectory at least N long (NaN when none is).
+struct PooledPredictionError {
+  double rmse_q = 0, rmse_qd = 0;
+  std::vector<std::pair<long long, double>> rmse_q_by_horizon;  // the per-trajectory horizons, in order
+  long long samples = 0;
+};
+PooledPredictionError pooled_prediction_error(const std::vector<PredictionError>& errors);
 
 // RMSE in metres of the observed link positions over every sample but the
 // first (where the prediction starts from the data); 0 without links.

@@ -564,6 +564,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
     r.no_motion_mean_rmse_q += r.no_motion.back().rmse_q / n;
     r.no_motion_mean_rmse_qd += r.no_motion.back().rmse_qd / n;
   }
+  r.pooled = pooled_prediction_error(r.per_trajectory);
+  r.no_motion_pooled = pooled_prediction_error(r.no_motion);
   r.timings["replay_s"] = seconds_since(t0);
   if (c.windows) {
     const auto t_windows = Clock::now();

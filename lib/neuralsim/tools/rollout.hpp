@@ -91,12 +91,14 @@ struct CompareResult : RunReport {
   ModelSummary model;
   TrajectorySet predictions;  // one per recording, with its name; meta as in RolloutResult
   std::vector<PredictionError> per_trajectory;
-  double mean_rmse_q = 0, mean_rmse_qd = 0;
+  double mean_rmse_q = 0, mean_rmse_qd = 0;  // the mean of the per-trajectory RMSEs
+  PooledPredictionError pooled;               // over every sample of every trajectory
   // The no-motion reference (no_motion_prediction, experiment/evaluation.hpp:
   // q held at its first recorded value, q̇ = 0) scored the same way, so a
   // reader sees what predicting nothing scores on these recordings.
   std::vector<PredictionError> no_motion;
   double no_motion_mean_rmse_q = 0, no_motion_mean_rmse_qd = 0;
+  PooledPredictionError no_motion_pooled;
   std::optional<WindowedEvaluation> windows;  // compare.windows
   std::optional<TorqueError> torque;          // compare.torque
   DerivativeOptions torque_derivatives;       // how its q̇, q̈ were estimated
