@@ -187,6 +187,16 @@ void bind_rollout(py::module_& m) {
   c.def_property_readonly("predictions", [](const CompareResult& x) { return trajectories_dict(x.predictions); })
       .def_readonly("mean_rmse_q", &CompareResult::mean_rmse_q)
       .def_readonly("mean_rmse_qd", &CompareResult::mean_rmse_qd)
+      .def_property_readonly("pooled", [](const CompareResult& x) {
+        py::dict d;
+        d["rmse_q"] = x.pooled.rmse_q;
+        d["rmse_qd"] = x.pooled.rmse_qd;
+        d["samples"] = x.pooled.samples;
+        py::dict hz;
+        for (const auto& [h, v] : x.pooled.rmse_q_by_horizon) hz[py::int_(h)] = v;
+        d["rmse_q_by_horizon"] = hz;
+        return d;
+      }, "Errors pooled over every sample of every recording (docs/rollout.md, 'Pooled errors').")
       .def_property_readonly("per_trajectory", [](const CompareResult& x) {
         py::list l;
         for (const PredictionError& e : x.per_trajectory)

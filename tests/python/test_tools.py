@@ -70,6 +70,7 @@ def test_rollout_and_compare_from_a_dict(tmp_path):
     c = neuralsim.compare(source("configs/rollout_double_pendulum.yaml"), source("datasets/double_pendulum.h5"))
     assert c.status == "ok" and len(c.per_trajectory) > 0
     assert c.mean_rmse_q < 1e-12
+    assert c.pooled["rmse_q"] < 1e-12 and c.pooled["samples"] == sum(len(t["time"]) for t in c.predictions.values())
 
 
 def test_discover_returns_the_command_lines_discovery(tmp_path):
