@@ -4,7 +4,9 @@
 // Names (stable; `parameter_names(model)` lists every one a model has):
 //   gravity.{x,y,z}
 //   link.<body>.mass | .com.{x,y,z} | .inertia.{xx,yy,zz,xy,xz,yz} (about the COM,
-//                    body axes) | .length (links declared with a length)
+//                    body axes) | .length (links declared with a length) |
+//                    .drag.linear.{x,y,z,rx,ry,rz} | .drag.quadratic.{x,y,z,rx,ry,rz}
+//                    (links declared with drag; model.hpp, BodyDrag)
 //   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
 //                 .friction_static | .stribeck_velocity (act under friction_law: stribeck) |
 //                 .armature | .spring.stiffness | .spring.rest | .gear_ratio | .torque_offset |
@@ -25,11 +27,11 @@ struct ParameterRef {
   enum class Kind {
     kGravity, kMass, kCom, kInertia, kLength, kOrigin, kDamping, kFriction,
     kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio, kTorqueOffset,
-    kFrictionStatic, kStribeckVelocity, kRotorInertia
+    kFrictionStatic, kStribeckVelocity, kRotorInertia, kDragLinear, kDragQuadratic
   };
   Kind kind = Kind::kGravity;
   int index = -1;      // body/joint index
-  int component = 0;   // x/y/z, or inertia entry 0..5 = xx yy zz xy xz yz
+  int component = 0;   // x/y/z, inertia entry 0..5 = xx yy zz xy xz yz, or drag axis 0..5 = x y z rx ry rz
   std::string name;
 };
 
@@ -44,7 +46,7 @@ ParameterRef resolve_parameter(const Model<double>& model, const std::string& na
 
 // The physical domain of a parameter: masses, lengths and principal
 // inertias are > 0 (reported as lower bound 0), dampings, frictions,
-// armatures, stiffnesses and rotor inertias >= 0, the rest unbounded
+// armatures, stiffnesses, rotor inertias and drag coefficients >= 0, the rest unbounded
 // (±inf). A value inside it can still make the model unphysical as a whole
 // (the triangle inequality of the principal moments): Model::validate says.
 std::pair<double, double> parameter_bounds(const ParameterRef& p);
@@ -77,6 +79,8 @@ S get_parameter(const Model<S>& model, const ParameterRef& p) {
     case K::kFrictionStatic: return model.joints[p.index].dynamics.friction_static;
     case K::kStribeckVelocity: return model.joints[p.index].dynamics.stribeck_velocity;
     case K::kRotorInertia: return model.joints[p.index].dynamics.rotor_inertia;
+    case K::kDragLinear: return model.bodies[p.index].drag.linear[p.component];
+    case K::kDragQuadratic: return model.bodies[p.index].drag.quadratic[p.component];
   }
   return S(0);
 }
@@ -125,6 +129,8 @@ void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
     case K::kFrictionStatic: model.joints[p.index].dynamics.friction_static = value; return;
     case K::kStribeckVelocity: model.joints[p.index].dynamics.stribeck_velocity = value; return;
     case K::kRotorInertia: model.joints[p.index].dynamics.rotor_inertia = value; return;
+    case K::kDragLinear: model.bodies[p.index].drag.linear[p.component] = value; return;
+    case K::kDragQuadratic: model.bodies[p.index].drag.quadratic[p.component] = value; return;
   }
 }
 
