@@ -184,7 +184,7 @@ std::vector<std::string> Model<S>::validate(InertiaCheck check) const {
     }
   }
   static const char* const drag_axis_names[6] = {"x", "y", "z", "rx", "ry", "rz"};
-  for (const Body<S>& b : bodies) {
+  for (const ::neuralsim::Body<S>& b : bodies) {
     if (!b.drag.enabled) continue;
     for (int k = 0; k < 6; ++k)
       for (const auto& [law, value] : {std::make_pair("linear", &b.drag.linear[k]),

@@ -44,7 +44,7 @@ Vec6<S> body_drag_wrench_at_com(const BodyDrag<S>& drag, const Vec3<S>& v_com, c
 // The drag wrench of body i at its origin, body coordinates (as
 // data.f_ext), from the body velocity data.v[i] = [ω; v_o].
 template <class S>
-Vec6<S> body_drag_wrench(const Body<S>& body, const Vec6<S>& v_body) {
+Vec6<S> body_drag_wrench(const ::neuralsim::Body<S>& body, const Vec6<S>& v_body) {
   const Vec3<S> omega = v_body.template head<3>();
   const Vec3<S> c = body.inertia.com();
   const Vec3<S> v_com = v_body.template tail<3>() + omega.cross(c);
@@ -58,7 +58,7 @@ Vec6<S> body_drag_wrench(const Body<S>& body, const Vec6<S>& v_body) {
 template <class S>
 void add_body_drag(const Model<S>& model, Data<S>& data) {
   for (int i = 0; i < model.num_bodies(); ++i) {
-    const Body<S>& b = model.bodies[i];
+    const ::neuralsim::Body<S>& b = model.bodies[i];
     if (b.drag.enabled) data.f_ext[i] += body_drag_wrench(b, data.v[i]);
   }
 }
@@ -67,7 +67,7 @@ void add_body_drag(const Model<S>& model, Data<S>& data) {
 // stepper then runs forward kinematics before the forces every step).
 template <class S>
 bool has_body_drag(const Model<S>& model) {
-  for (const Body<S>& b : model.bodies)
+  for (const ::neuralsim::Body<S>& b : model.bodies)
     if (b.drag.enabled) return true;
   return false;
 }
