@@ -26,6 +26,7 @@
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/parameters/hybrid_rollout.hpp"
 #include "neuralsim/step/stepper.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/files.hpp"
 #include "support/fit_support.hpp"
 
@@ -352,6 +353,21 @@ TEST(BodyDrag, ZeroCoefficientKeepsItsDerivative) {
   st.forward_dynamics(q, qd, u, 0.0);
   // ∂F_x/∂D_l,x = -v_x = -1.5, so ∂v̇_x/∂D_l,x = -1.5 / m.
   EXPECT_NEAR(st.data().qdd[3].v[0], -1.5 / 2.0, 1e-12);
+}
+
+// Drag adds no heap allocation to a step (either integrator).
+TEST(BodyDrag, StepAllocatesNothing) {
+  if (!testing::AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
+  const Model<double> model = parse_yaml_model(chain_yaml(true, -9.81), "t.yaml");
+  for (Integrator integ : {Integrator::kSemiImplicitEuler, Integrator::kRK4}) {
+    Stepper<double> stepper(model, StepOptions{integ, 1e-3, 2});
+    Eigen::VectorXd q = model.neutral_configuration(), qd = Eigen::VectorXd::Constant(model.nv, 0.5);
+    const Eigen::VectorXd u = Eigen::VectorXd::Constant(model.nv, 0.1);
+    stepper.step(q, qd, u, 0.0);
+    testing::AllocationCounter counter;
+    for (int k = 1; k <= 20; ++k) stepper.step(q, qd, u, k * 1e-3);
+    EXPECT_EQ(counter.count(), 0) << integrator_name(integ);
+  }
 }
 
 // ---- (d) identification
