@@ -373,7 +373,12 @@ TEST(BodyDrag, StepAllocatesNothing) {
 // ---- (d) identification
 
 TEST(BodyDrag, SingleShootingRecoversDragCoefficients) {
-  const Model<double> truth = parse_yaml_model(chain_yaml(false, 0.0), "t.yaml");
+  // The shipped example: the chain of chain_yaml(false, 0), gravity off.
+  const Model<double> truth = load_yaml_model(testing::source_path("configs/models/drag_chain.yaml"));
+  const Model<double> inline_chain = parse_yaml_model(chain_yaml(false, 0.0), "t.yaml");
+  for (const std::string& n : parameter_names(truth))
+    ASSERT_EQ(get_parameter(truth, resolve_parameter(truth, n)), get_parameter(inline_chain, resolve_parameter(inline_chain, n)))
+        << n;
   const StepOptions step{Integrator::kRK4, 0.01, 1};
   std::vector<testing::SinusoidRun> runs(2);
   runs[0].q0 = Eigen::Vector3d(0.2, -0.4, 0.6);
