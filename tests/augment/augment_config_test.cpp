@@ -193,7 +193,7 @@ TEST_F(AugmentConfig, BadInputIsAConfigErrorWithFileLineColumnAndKey) {
       {"augment:\n  - {name: a, site: {link: segment0, quantity: force, frame: left}, inputs: [time]}\n",
        "augment.0.site.frame", {"one of world, body", "left"}},
       {"augment:\n  - {name: a, site: {link: segment0, quantity: force, drag: {linear: 1}}, inputs: [time]}\n",
-       "augment.0.site.drag", {"drag_force and drag_coefficient"}},
+       "augment.0.site.drag", {"drag_force, drag_coefficient and drag_wrench"}},
       {"augment:\n  - {name: a, site: {link: segment0, quantity: drag_force, drag: {linear: -1}}, inputs: [time]}\n",
        "augment.0.site.drag.linear", {"out of range"}},
       {"augment:\n  - {name: a, site: joint.joint1.torque, inputs: [joint.joint1.qdd]}\n", "augment.0.inputs.0",
@@ -224,6 +224,9 @@ TEST_F(AugmentConfig, BadInputIsAConfigErrorWithFileLineColumnAndKey) {
        {"must be > 0"}},
       {"augment:\n  - {name: a, site: link.segment0.force, mode: scale, inputs: [time]}\n", "augment.0.mode",
        {"needs an analytical value"}},
+      {"augment:\n  - {name: a, site: {link: segment0, quantity: drag_wrench, drag: {linear: 1}}, mode: scale, "
+       "inputs: [time]}\n",
+       "augment.0.mode", {"couple of link.drag_wrench has none"}},
       {"augment:\n  - {name: a/b, site: joint.joint1.torque, inputs: [time]}\n", "augment.0.name", {"without '/'"}},
       {"augment:\n  - {name: a, site: joint.joint1.torque, inputs: [time]}\n  - {name: a, site: joint.joint2.torque, "
        "inputs: [time]}\n",
@@ -381,6 +384,21 @@ TEST_F(AugmentConfig, ZeroOutputScaleFromTheConfigLeavesTheRolloutBitIdentical) 
     return out;
   };
   EXPECT_TRUE(testing::bit_identical(run(false), run(true)));
+}
+
+// A drag wrench site: the drag law's force and a couple, 6 network outputs,
+// framed, written back as it was read.
+TEST_F(AugmentConfig, ReadsADragWrenchSite) {
+  const std::vector<AugmentBlueprint> bps = read(kSwimmerModel, R"(augment:
+  - {name: wrench, site: {link: segment1, quantity: drag_wrench, frame: body, drag: {linear: 0.1, quadratic: 0.3}},
+     inputs: [link.segment1.linear_velocity.body, link.segment1.angular_velocity.body], hidden: [4]}
+)");
+  ASSERT_EQ(bps.size(), 1u);
+  EXPECT_EQ(bps[0].site.quantity, SiteQuantity::kDragWrench);
+  EXPECT_EQ(bps[0].site.frame, AugmentFrame::kBody);
+  EXPECT_EQ(bps[0].site.drag.quadratic, 0.3);
+  EXPECT_EQ(bps[0].network.output_dim(), 6);
+  EXPECT_EQ(describe_site(bps[0].site, experiment_.model), "link.segment1.drag_wrench (body)");
 }
 
 }  // namespace

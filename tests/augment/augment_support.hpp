@@ -204,8 +204,7 @@ inline std::vector<SiteCase> every_site_kind(const std::vector<nn::Index>& hidde
   auto add = [&](const std::string& label, const Scene& scene, std::vector<AugmentBlueprint> bps) {
     SiteCase c{label, scene, std::move(bps)};
     for (const AugmentBlueprint& bp : c.blueprints)
-      if (bp.site.quantity == SiteQuantity::kDragForce || bp.site.quantity == SiteQuantity::kDragCoefficient)
-        c.scene.drags.emplace_back(bp.site.body, bp.site.drag);
+      if (is_drag_site(bp.site.quantity)) c.scene.drags.emplace_back(bp.site.body, bp.site.drag);
     cases.push_back(std::move(c));
   };
   const AugmentMode link_mode = mode == AugmentMode::kScale ? AugmentMode::kResidual : mode;  // scale refused there
@@ -247,6 +246,14 @@ inline std::vector<SiteCase> every_site_kind(const std::vector<nn::Index>& hidde
       {make_blueprint(sm, "drag2", link_site(sm, "segment2", SiteQuantity::kDragForce, AugmentFrame::kBody, water),
                       mode, {"link.segment2.linear_velocity.body", "link.segment2.angle_of_attack"}, hidden, 0.02,
                       12)});
+  // A force and a couple (the couple's analytical value is 0: scale refused, as link.torque).
+  add("link.drag_wrench (body)", swim,
+      {make_blueprint(sm, "dragw3", link_site(sm, "segment3", SiteQuantity::kDragWrench, AugmentFrame::kBody, water),
+                      link_mode, {"link.segment3.linear_velocity.body", "link.segment3.angular_velocity.body"}, hidden,
+                      0.02, 16)});
+  add("link.drag_wrench (world)", swim,
+      {make_blueprint(sm, "dragw1", link_site(sm, "segment1", SiteQuantity::kDragWrench, AugmentFrame::kWorld, water),
+                      link_mode, {"link.segment1.speed", "link.segment1.angle_of_attack"}, hidden, 0.02, 17)});
   add("link.drag_coefficient", swim,
       {make_blueprint(sm, "dragc1", link_site(sm, "segment1", SiteQuantity::kDragCoefficient, AugmentFrame::kWorld,
                                               water),

@@ -85,7 +85,7 @@ TEST(AugmentZeroNetwork, EverySiteKindIsBitIdenticalToTheAnalyticalModel) {
       }
     }
   }
-  EXPECT_EQ(checked, 2 * 15 * 2 * 2);  // modes × site cases × integrators × variants
+  EXPECT_EQ(checked, 2 * 17 * 2 * 2);  // modes × site cases × integrators × variants
 }
 
 // ---------------------------------------------------------------------------

@@ -126,6 +126,10 @@ void taped_drag_site(SiteQuantity quantity, AugmentMode mode, AugmentFrame frame
     }
   }
   add_world_force_at_point<Rev>(data, 0, body_point_world(data, 0, c), f);
+  if (quantity == SiteQuantity::kDragWrench) {  // the couple, residual or replace of 0
+    const Vec3<Rev> yt(y[3], y[4], y[5]);
+    data.f_ext[0].head<3>() += frame == AugmentFrame::kBody ? yt : Vec3<Rev>(E * yt);
+  }
   for (int k = 0; k < 6; ++k) out[k] = data.f_ext[0][k];
 }
 
@@ -135,11 +139,12 @@ TEST(DragSiteNode, VjpMatchesCentralDifferencesAndTheTapedExpressions) {
   const Eigen::Vector3d axis = Eigen::Vector3d(1.0, 0.2, -0.3).normalized();
   int cases = 0;
   double worst_fd = 0, worst_tape = 0;
-  for (SiteQuantity quantity : {SiteQuantity::kDragForce, SiteQuantity::kDragCoefficient})
+  for (SiteQuantity quantity : {SiteQuantity::kDragForce, SiteQuantity::kDragCoefficient, SiteQuantity::kDragWrench})
     for (AugmentMode mode : {AugmentMode::kResidual, AugmentMode::kScale, AugmentMode::kReplace})
       for (AugmentFrame frame : {AugmentFrame::kWorld, AugmentFrame::kBody})
         for (const DragLaw& law : laws) {
           if (quantity == SiteQuantity::kDragCoefficient && frame == AugmentFrame::kBody) continue;  // no frame
+          if (quantity == SiteQuantity::kDragWrench && mode == AugmentMode::kScale) continue;  // refused: no couple to scale
           DragSiteNode node(quantity, mode, frame, law, axis);
           std::vector<double> x = random_link_state(rng);
           for (double yk : random_vector(rng, node.num_network_outputs())) x.push_back(yk);
@@ -164,7 +169,7 @@ TEST(DragSiteNode, VjpMatchesCentralDifferencesAndTheTapedExpressions) {
           std::vector<double> gt(x.size());
           for (std::size_t k = 0; k < x.size(); ++k) gt[k] = tape.adjoint(xr[k]);
           const double e_tape = relative_error(g, gt);
-          const std::string label = std::string(quantity == SiteQuantity::kDragForce ? "force" : "coefficient") +
+          const std::string label = std::string(site_quantity_name(quantity)) +
                                     " mode " + std::to_string(static_cast<int>(mode)) + " frame " +
                                     std::to_string(static_cast<int>(frame)) + " law (" + std::to_string(law.linear) +
                                     ", " + std::to_string(law.normal) + ", " + std::to_string(law.quadratic) + ")";

@@ -125,7 +125,7 @@ AugmentedDynamics<S>::AugmentedDynamics(const Model<S>& model, const Model<doubl
         s->link_node = std::move(link);
       }
       const SiteQuantity q = s->bp.site.quantity;
-      if (q == SiteQuantity::kDragForce || q == SiteQuantity::kDragCoefficient) {
+      if (is_drag_site(q)) {
         s->drag_node = std::make_unique<DragSiteNode>(q, s->bp.mode, s->bp.site.frame, s->bp.site.drag, s->site_axis);
         s->drag_in.assign(static_cast<std::size_t>(s->drag_node->num_inputs()), S(0.0));
       }
@@ -403,7 +403,8 @@ void AugmentedDynamics<S>::apply_step_site(Slot& s, Data<S>& data) {
       return;
     }
     case SiteQuantity::kDragForce:
-    case SiteQuantity::kDragCoefficient: {
+    case SiteQuantity::kDragCoefficient:
+    case SiteQuantity::kDragWrench: {
       const int b = site.body;
       if constexpr (kReverse) {  // one DragSiteNode: the same computation, its VJP by hand
         S* in = s.drag_in.data();
@@ -415,7 +416,7 @@ void AugmentedDynamics<S>::apply_step_site(Slot& s, Data<S>& data) {
         if (tape != nullptr) {
           s.drag_node->record(*tape, in, w);
         } else {
-          double xv[kLinkStateSize + 3], wv[6];
+          double xv[DragSiteNode::kMaxInputs], wv[6];
           for (std::size_t k = 0; k < s.drag_in.size(); ++k) xv[k] = in[k].value();
           s.drag_node->evaluate(xv, wv);
           for (int k = 0; k < 6; ++k) w[k] = Rev(wv[k]);
@@ -446,6 +447,11 @@ void AugmentedDynamics<S>::apply_step_site(Slot& s, Data<S>& data) {
         }
       }
       add_world_force_at_point<S>(data, b, link_com_world(model_, data, b), f);
+      if (site.quantity == SiteQuantity::kDragWrench) {  // the couple: residual or replace of 0 add y
+        const Vec3<S> y(s.y[3], s.y[4], s.y[5]);
+        if (!all_exactly_zero(y))
+          data.f_ext[b].template head<3>() += site.frame == AugmentFrame::kBody ? y : Vec3<S>(data.X_world[b].E * y);
+      }
       return;
     }
     default:

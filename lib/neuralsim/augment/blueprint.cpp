@@ -24,7 +24,8 @@ const QuantityName kJointQuantities[] = {{SiteQuantity::kJointTorque, "torque"},
 const QuantityName kLinkQuantities[] = {{SiteQuantity::kLinkForce, "force"},
                                         {SiteQuantity::kLinkTorque, "torque"},
                                         {SiteQuantity::kDragForce, "drag_force"},
-                                        {SiteQuantity::kDragCoefficient, "drag_coefficient"}};
+                                        {SiteQuantity::kDragCoefficient, "drag_coefficient"},
+                                        {SiteQuantity::kDragWrench, "drag_wrench"}};
 const QuantityName kContactQuantities[] = {{SiteQuantity::kContactNormalForce, "normal_force"},
                                            {SiteQuantity::kContactFrictionForce, "friction_force"},
                                            {SiteQuantity::kContactFrictionCoefficient, "friction_coefficient"}};
@@ -128,15 +129,18 @@ bool is_joint_site(SiteQuantity q) {
          q == SiteQuantity::kJointSpringStiffness || q == SiteQuantity::kJointTorqueOffset;
 }
 bool is_link_site(SiteQuantity q) {
-  return q == SiteQuantity::kLinkForce || q == SiteQuantity::kLinkTorque || q == SiteQuantity::kDragForce ||
-         q == SiteQuantity::kDragCoefficient;
+  return q == SiteQuantity::kLinkForce || q == SiteQuantity::kLinkTorque || is_drag_site(q);
+}
+bool is_drag_site(SiteQuantity q) {
+  return q == SiteQuantity::kDragForce || q == SiteQuantity::kDragCoefficient || q == SiteQuantity::kDragWrench;
 }
 bool is_contact_site(SiteQuantity q) {
   return q == SiteQuantity::kContactNormalForce || q == SiteQuantity::kContactFrictionForce ||
          q == SiteQuantity::kContactFrictionCoefficient;
 }
 bool site_has_frame(SiteQuantity q) {
-  return q == SiteQuantity::kLinkForce || q == SiteQuantity::kLinkTorque || q == SiteQuantity::kDragForce;
+  return q == SiteQuantity::kLinkForce || q == SiteQuantity::kLinkTorque || q == SiteQuantity::kDragForce ||
+         q == SiteQuantity::kDragWrench;
 }
 
 std::string describe_site(const AugmentSite& site, const Model<double>& model) {
@@ -172,6 +176,8 @@ int site_output_dim(const AugmentSite& site, const Model<double>& model) {
     case SiteQuantity::kLinkTorque:
     case SiteQuantity::kDragForce:
       return 3;
+    case SiteQuantity::kDragWrench:
+      return 6;
     case SiteQuantity::kContactFrictionForce:
       return 2;
   }
@@ -190,6 +196,9 @@ std::string site_problem(const AugmentSite& site, AugmentMode mode, const Model<
   }
   if (is_link_site(site.quantity)) {
     if (site.body < 0 || site.body >= n) return "link index out of range";
+    if (mode == AugmentMode::kScale && site.quantity == SiteQuantity::kDragWrench)
+      return "mode 'scale' needs an analytical value, and the couple of link.drag_wrench has none (it is 0): use "
+             "residual or replace (or drag_force to scale the force)";
     if (mode == AugmentMode::kScale &&
         (site.quantity == SiteQuantity::kLinkForce || site.quantity == SiteQuantity::kLinkTorque))
       return std::string("mode 'scale' needs an analytical value, and link.") + site_quantity_name(site.quantity) +

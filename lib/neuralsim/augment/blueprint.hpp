@@ -21,6 +21,10 @@
 //                                   body (3 outputs); analytical value the DragLaw below
 //   link.<link>.drag_coefficient    the linear drag coefficient c of the DragLaw made
 //                                   state-dependent (1 output)
+//   link.<link>.drag_wrench         drag_force plus a couple: outputs 0-2 the force as
+//                                   drag_force, 3-5 a torque in the site's frame
+//                                   (analytical value 0: residual or replace, as
+//                                   link.torque; fluid moments, Fossen 2011 §6.4)
 //   contact.normal_force            force-level contact models only (Hunt–Crossley,
 //   contact.friction_force          penalty): per contact in penetration, for every
 //   contact.friction_coefficient    contact or only those touching one link. Normal
@@ -90,6 +94,7 @@ enum class SiteQuantity {
   kLinkTorque,
   kDragForce,
   kDragCoefficient,
+  kDragWrench,
   kContactNormalForce,
   kContactFrictionForce,
   kContactFrictionCoefficient,
@@ -165,7 +170,7 @@ const std::vector<std::string>& augment_mode_names();
 const char* augment_mode_name(AugmentMode mode);
 // "torque", "damping", "friction", "spring.stiffness", "torque_offset" (joint sites).
 const std::vector<std::string>& joint_site_quantity_names();
-// "force", "torque", "drag_force", "drag_coefficient" (link sites).
+// "force", "torque", "drag_force", "drag_coefficient", "drag_wrench" (link sites).
 const std::vector<std::string>& link_site_quantity_names();
 // "normal_force", "friction_force", "friction_coefficient" (contact sites).
 const std::vector<std::string>& contact_site_quantity_names();
@@ -178,8 +183,10 @@ std::optional<SiteQuantity> find_contact_site_quantity(const std::string& name);
 
 bool is_joint_site(SiteQuantity q);
 bool is_link_site(SiteQuantity q);  // force, torque, drag
+// drag_force, drag_coefficient, drag_wrench: the sites of a DragLaw.
+bool is_drag_site(SiteQuantity q);
 bool is_contact_site(SiteQuantity q);
-// Vector sites with a frame: link force/torque and drag force.
+// Vector sites with a frame: link force/torque, drag force and wrench.
 bool site_has_frame(SiteQuantity q);
 
 // "joint.elbow.torque", "link.segment0.drag_force (world)", "contact.friction_force (contacts of box)".

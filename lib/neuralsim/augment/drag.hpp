@@ -107,17 +107,23 @@ class LinkInputsNode final : public ExternalFunction {
   std::vector<double> xv_, yv_;
 };
 
-// A drag site (SiteQuantity kDragForce or kDragCoefficient) as ONE node:
-// inputs the link state (kLinkStateSize, pack_link_state) then the network's
-// outputs (3 for a force, 1 for a coefficient); outputs the increment of
+// A drag site (SiteQuantity kDragForce, kDragCoefficient or kDragWrench) as
+// ONE node: inputs the link state (kLinkStateSize, pack_link_state) then the
+// network's outputs (3 for a force, 1 for a coefficient, 6 for a wrench:
+// the force's 3 then the couple's 3); outputs the increment of
 // Data::f_ext[body] (6, body coordinates [torque; force]), the force of the
-// drag law with the network's change applied at the centre of mass, exactly
-// as AugmentedDynamics::apply_step_site computes it.
+// drag law with the network's change applied at the centre of mass (plus,
+// for a wrench, the couple in the site's frame, residual or replace: its
+// analytical value is 0), exactly as AugmentedDynamics::apply_step_site
+// computes it.
 class DragSiteNode final : public ExternalFunction {
  public:
   DragSiteNode(SiteQuantity quantity, AugmentMode mode, AugmentFrame frame, const DragLaw& law,
                const Eigen::Vector3d& axis_body);
-  int num_network_outputs() const { return quantity_ == SiteQuantity::kDragForce ? 3 : 1; }
+  int num_network_outputs() const {
+    return quantity_ == SiteQuantity::kDragWrench ? 6 : quantity_ == SiteQuantity::kDragForce ? 3 : 1;
+  }
+  static constexpr int kMaxInputs = kLinkStateSize + 6;
   int num_inputs() const { return kLinkStateSize + num_network_outputs(); }
   static constexpr int num_outputs() { return 6; }
 

@@ -220,8 +220,9 @@ inline void LinkInputsNode::vjp(const ExternalCall& call, const double* ybar, do
 inline DragSiteNode::DragSiteNode(SiteQuantity quantity, AugmentMode mode, AugmentFrame frame, const DragLaw& law,
                                   const Eigen::Vector3d& axis_body)
     : quantity_(quantity), mode_(mode), frame_(frame), law_(law), axis_(axis_body) {
-  if (quantity != SiteQuantity::kDragForce && quantity != SiteQuantity::kDragCoefficient)
-    throw InvalidArgument("DragSiteNode: not a drag site");
+  if (!is_drag_site(quantity)) throw InvalidArgument("DragSiteNode: not a drag site");
+  if (quantity == SiteQuantity::kDragWrench && mode == AugmentMode::kScale)
+    throw InvalidArgument("DragSiteNode: a drag wrench's couple has no analytical value to scale");
 }
 
 inline void DragSiteNode::evaluate(const double* x, double* out) const {
@@ -252,7 +253,10 @@ inline void DragSiteNode::evaluate(const double* x, double* out) const {
   const Vec3d p = s.r + s.E.transpose() * s.c;
   const Vec3d fb = s.E * f;
   const Vec3d pb = s.E * (p - s.r);
-  const Vec3d t = pb.cross(fb);
+  Vec3d t = pb.cross(fb);
+  // A wrench's couple (residual or replace of 0: y itself), in the site's frame.
+  if (quantity_ == SiteQuantity::kDragWrench) t += frame_ == AugmentFrame::kBody ? Vec3d(y[3], y[4], y[5])
+                                                                               : Vec3d(s.E * Vec3d(y[3], y[4], y[5]));
   for (int k = 0; k < 3; ++k) {
     out[k] = t[k];
     out[3 + k] = fb[k];
@@ -260,7 +264,7 @@ inline void DragSiteNode::evaluate(const double* x, double* out) const {
 }
 
 inline void DragSiteNode::record(Tape& tape, const Rev* x, Rev* out) {
-  double xv[kLinkStateSize + 3], yv[6];
+  double xv[kMaxInputs], yv[6];
   for (int k = 0; k < num_inputs(); ++k) xv[k] = x[k].value();
   evaluate(xv, yv);
   tape.external(*this, x, num_inputs(), yv, out, 6);
@@ -278,7 +282,7 @@ inline void DragSiteNode::vjp(const ExternalCall& call, const double* obar, doub
   const Vec3d a = s.E.transpose() * axis_;
   const Vec3d fd = drag_force_world(law_, a, v);
   Vec3d f = fd;
-  const Vec3d yv = quantity_ == SiteQuantity::kDragForce ? Vec3d(y[0], y[1], y[2]) : Vec3d(y[0], 0.0, 0.0);
+  const Vec3d yv = quantity_ != SiteQuantity::kDragCoefficient ? Vec3d(y[0], y[1], y[2]) : Vec3d(y[0], 0.0, 0.0);
   const bool body = frame_ == AugmentFrame::kBody;
   double delta_c = 0.0;
   Vec3d f_frame = Vec3d::Zero(), delta = Vec3d::Zero();
@@ -300,6 +304,13 @@ inline void DragSiteNode::vjp(const ExternalCall& call, const double* obar, doub
   const Vec3d fb = s.E * f, pb = s.E * d;
   // out = [pb × fb; fb]: ⟨t̄, p × f⟩ = ⟨p, f × t̄⟩ = ⟨f, t̄ × p⟩.
   const Vec3d tbar(obar[0], obar[1], obar[2]);
+  if (quantity_ == SiteQuantity::kDragWrench) {
+    // t += y_τ (body) or E y_τ (world): ȳ_τ = t̄ or Eᵀ t̄, Ē += t̄ y_τᵀ.
+    const Vec3d yt(y[3], y[4], y[5]);
+    const Vec3d ytbar = frame_ == AugmentFrame::kBody ? tbar : Vec3d(s.E.transpose() * tbar);
+    if (frame_ != AugmentFrame::kBody) g.E += tbar * yt.transpose();
+    for (int k = 0; k < 3; ++k) ybar[3 + k] += ytbar[k];
+  }
   const Vec3d fbbar = Vec3d(obar[3], obar[4], obar[5]) + tbar.cross(pb);
   const Vec3d pbbar = fb.cross(tbar);
   // fb = E f, pb = E d: Ē += x̄ xᵀ.

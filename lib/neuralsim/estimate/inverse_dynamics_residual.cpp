@@ -1,4 +1,5 @@
 #include "neuralsim/estimate/residual_common.hpp"
+#include "neuralsim/step/body_drag.hpp"
 #include "neuralsim/step/passive_forces.hpp"
 
 namespace neuralsim {
@@ -19,6 +20,12 @@ struct InverseDynamics {
     const VecX<T> q = s->q.row(row).transpose().cast<T>();
     const VecX<T> qd = s->qd.row(row).transpose().cast<T>();
     const VecX<T> qdd = s->qdd.row(row).transpose().cast<T>();
+    // Body drag enters as the external wrench it is (step/body_drag.hpp);
+    // rnea reads data.f_ext.
+    if (has_body_drag(model)) {
+      forward_kinematics(model, data, q, qd);
+      add_body_drag(model, data);
+    }
     rnea(model, data, q, qd, qdd);
     passive_forces(model, data, q, qd);
     for (const Joint<T>& j : model.joints)

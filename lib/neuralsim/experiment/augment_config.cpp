@@ -145,13 +145,13 @@ AugmentSite read_augment_site(const Config& entry, const std::string& key, const
     if (c.has("frame")) {
       if (!site_has_frame(site.quantity))
         c.fail("frame", std::string("'") + site_quantity_name(site.quantity) +
-                            "' has no frame (frames apply to link force, torque and drag_force)");
+                            "' has no frame (frames apply to link force, torque, drag_force and drag_wrench)");
       site.frame = c.get_choice("frame", {"world", "body"}, "world") == "body" ? AugmentFrame::kBody
                                                                              : AugmentFrame::kWorld;
     }
     if (c.has("drag")) {
-      if (site.quantity != SiteQuantity::kDragForce && site.quantity != SiteQuantity::kDragCoefficient)
-        c.fail("drag", "an analytical drag law belongs to drag_force and drag_coefficient sites");
+      if (!is_drag_site(site.quantity))
+        c.fail("drag", "an analytical drag law belongs to drag_force, drag_coefficient and drag_wrench sites");
       const Config d = c.at("drag");
       d.check_known_keys({"linear", "normal", "quadratic"});
       const double inf = std::numeric_limits<double>::infinity();
@@ -436,7 +436,7 @@ std::string augment_section_yaml(const std::vector<AugmentBlueprint>& blueprints
     out << YAML::Key << "quantity" << YAML::Value << site_quantity_name(site.quantity);
     if (site_has_frame(site.quantity))
       out << YAML::Key << "frame" << YAML::Value << (site.frame == AugmentFrame::kBody ? "body" : "world");
-    if (site.quantity == SiteQuantity::kDragForce || site.quantity == SiteQuantity::kDragCoefficient)
+    if (is_drag_site(site.quantity))
       out << YAML::Key << "drag" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "linear"
           << YAML::Value << site.drag.linear << YAML::Key << "normal" << YAML::Value << site.drag.normal
           << YAML::Key << "quadratic" << YAML::Value << site.drag.quadratic << YAML::EndMap;

@@ -75,6 +75,11 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
       p.lower = c.get_limit("bounds.0", 0);
       p.upper = c.get_limit("bounds.1", 0);
       if (!(p.lower < p.upper)) c.fail("bounds", "are inverted or empty: [" + number(p.lower) + ", " + number(p.upper) + "]");
+      // A drag coefficient below 0 would feed energy in (step/body_drag.hpp).
+      const bool drag = p.kind() == ParameterKind::kModel && (p.target.model.kind == ParameterRef::Kind::kDragLinear ||
+                                                                p.target.model.kind == ParameterRef::Kind::kDragQuadratic);
+      if (drag && p.lower < 0)
+        c.fail("bounds", "drag coefficient '" + name + "' must be >= 0: lower bound " + number(p.lower) + " is below 0");
     }
     if (c.has("range")) {
       const std::vector<double> r = c.get<std::vector<double>>("range");

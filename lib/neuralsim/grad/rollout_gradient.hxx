@@ -185,7 +185,7 @@ inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::
   stats_.checkpoint_interval = k;
   stats_.checkpoints = segments;
   stats_.checkpoint_bytes = ckpt_.size() * sizeof(double);
-  // Reverse, segment by segment, last first. With force hooks the stepper
+  // Reverse, segment by segment, last first. With force hooks (or body drag) the stepper
   // runs forward kinematics of each step's starting state on the tape
   // (Stepper::forward_dynamics), so the link poses of state j are taken
   // from step j's first dynamics call (the same Revs a separate kinematics
@@ -193,7 +193,7 @@ inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::
   // recorded after step j; only the segment's final state gets kinematics
   // of its own. (Hooks read data.X_world; a hook that overwrote it with
   // the poses of another configuration would break this.)
-  const bool reuse_poses = !rev_.hooks().empty();
+  const bool reuse_poses = rev_.runs_kinematics();  // force hooks or body drag
   for (int s = segments - 1; s >= 0; --s) {
     tape_.rewind(prefix);
     const double* c = ckpt_.data() + static_cast<std::size_t>(s) * (nq + nv);

@@ -304,6 +304,28 @@ void read_rotor(const Config& jn, Joint<double>& joint) {
   joint.dynamics.rotor_inertia = Ir;
 }
 
+// `drag: {linear: [6], quadratic: [6]}`: the body's diagonal damping
+// (model/model.hpp, BodyDrag), coefficients per body axis x, y, z, rx, ry,
+// rz; an omitted list is zeros. Declaring the block makes the body dragged
+// (and its 12 coefficients named parameters) even when they are all 0.
+void read_body_drag(const Config& b, Body<double>& body) {
+  if (!b.has("drag")) return;
+  if (!b.is_map("drag")) b.fail("drag", "link '" + body.name + "': expected {linear: [6 numbers], quadratic: [6 numbers]}");
+  const Config d = b.at("drag");
+  d.check_known_keys({"linear", "quadratic"});
+  body.drag.enabled = true;
+  for (const char* key : {"linear", "quadratic"}) {
+    if (!d.has(key)) continue;
+    const Eigen::VectorXd v = d.get<Eigen::VectorXd>(key);
+    if (v.size() != 6)
+      d.fail(key, "link '" + body.name + "': expected a list of 6 numbers (x, y, z, rx, ry, rz), got " +
+                      std::to_string(v.size()));
+    for (int k = 0; k < 6; ++k)
+      if (!(v[k] >= 0)) d.fail(key, "link '" + body.name + "': drag coefficients must be >= 0, got " + std::to_string(v[k]));
+    (std::string(key) == "linear" ? body.drag.linear : body.drag.quadratic) = v;
+  }
+}
+
 void read_joint(const Config& jn, const std::string& body_name, Joint<double>& joint, bool& origin_at_parent_length) {
   jn.check_known_keys({"name", "type", "axis", "origin", "damping", "friction", "friction_velocity",
                        "friction_law", "friction_static", "stribeck_velocity", "friction_slope", "friction_shift",
@@ -356,7 +378,8 @@ void read_bodies(const Config& node, Model<double>& model, std::vector<Config>& 
   if (!node.has("bodies") || node.list("bodies").empty())
     node.fail("bodies", "a model needs 'generator' or a non-empty 'bodies' list");
   for (const Config& b : node.list("bodies")) {
-    b.check_known_keys({"name", "parent", "joint", "mass", "com", "inertia", "inertia_about", "length", "geometry"});
+    b.check_known_keys({"name", "parent", "joint", "mass", "com", "inertia", "inertia_about", "length", "geometry",
+                        "drag"});
     const std::string name = b.get<std::string>("name");
     const std::string parent_name = b.get_or("parent", "world");
     const int parent = parent_name == "world" ? -1 : model.body_index(parent_name);
@@ -408,6 +431,7 @@ void read_bodies(const Config& node, Model<double>& model, std::vector<Config>& 
       model.origin_follows_parent_length[idx] = true;
     }
     read_geometry(b, idx, model);
+    read_body_drag(b, model.bodies[idx]);
     sources.push_back(b);
   }
 }

@@ -48,12 +48,42 @@ struct Frame {
   Frame<T> cast() const { return Frame<T>{name, body, placement.template cast<T>()}; }
 };
 
+// Hydrodynamic (or aerodynamic) damping of a body moving through a fluid:
+// the diagonal damping D(ν)ν of marine craft (Fossen 2011, "Handbook of
+// Marine Craft Hydrodynamics and Motion Control", §6.4), linear plus
+// quadratic in the body-frame velocity ν = [v; ω] of the body's centre of
+// mass (v the COM's linear velocity, ω the angular velocity, both in body
+// axes). Coefficient k of each 6-vector belongs to body axis k in the order
+// x, y, z, rx, ry, rz:
+//   F = -D_l,lin ∘ v - D_q,lin ∘ |v| ∘ v,   τ = -D_l,rot ∘ ω - D_q,rot ∘ |ω| ∘ ω
+// (|·| and ∘ component-wise), a wrench at the COM (step/body_drag.hpp).
+// Every coefficient is ≥ 0 and a named parameter (link.<body>.drag.linear.x,
+// ...). `enabled` is structural, like Joint::has_rotor: a body that declares
+// drag is dragged even while its coefficients are 0, so a coefficient fitted
+// from 0 keeps its derivative.
+template <class S>
+struct BodyDrag {
+  bool enabled = false;
+  Vec6<S> linear = Vec6<S>::Zero();     // D_l: N·s/m (x, y, z), N·m·s/rad (rx, ry, rz)
+  Vec6<S> quadratic = Vec6<S>::Zero();  // D_q: N·s²/m² (x, y, z), N·m·s²/rad² (rx, ry, rz)
+
+  template <class T>
+  BodyDrag<T> cast() const {
+    BodyDrag<T> d;
+    d.enabled = enabled;
+    d.linear = linear.template cast<T>();
+    d.quadratic = quadratic.template cast<T>();
+    return d;
+  }
+};
+
 template <class S>
 struct Body {
   std::string name;
   Inertia<S> inertia;  // in the body frame
   S length = S(0);     // used when length_spec.enabled
   LinkLength length_spec;
+  BodyDrag<S> drag;    // fluid damping at the COM (disabled by default)
 
   template <class T>
   Body<T> cast() const {
@@ -62,6 +92,7 @@ struct Body {
     b.inertia = inertia.template cast<T>();
     b.length = T(length);
     b.length_spec = length_spec;
+    b.drag = drag.template cast<T>();
     return b;
   }
 };

@@ -183,6 +183,16 @@ std::vector<std::string> Model<S>::validate(InertiaCheck check) const {
         throw ModelError("joint '" + j.name + "': gear_ratio must be finite");
     }
   }
+  static const char* const drag_axis_names[6] = {"x", "y", "z", "rx", "ry", "rz"};
+  for (const ::neuralsim::Body<S>& b : bodies) {
+    if (!b.drag.enabled) continue;
+    for (int k = 0; k < 6; ++k)
+      for (const auto& [law, value] : {std::make_pair("linear", &b.drag.linear[k]),
+                                        std::make_pair("quadratic", &b.drag.quadratic[k])})
+        if (!(to_double(*value) >= 0) || !is_finite(*value))
+          throw ModelError("link '" + b.name + "': drag." + law + "." + drag_axis_names[k] + " must be finite and >= 0, got " +
+                           std::to_string(to_double(*value)));
+  }
   for (int c = 0; c < 3; ++c)
     if (!is_finite(gravity[c])) throw ModelError("gravity must be finite");
   return warnings;

@@ -12,6 +12,7 @@ namespace {
 
 const char* kAxis[3] = {"x", "y", "z"};
 const char* kInertiaEntry[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
+const char* kDragAxis[6] = {"x", "y", "z", "rx", "ry", "rz"};
 
 struct Entry {
   std::string name;
@@ -36,6 +37,10 @@ std::vector<Entry> all_parameters(const Model<double>& model) {
     for (int c = 0; c < 3; ++c) add(b + "com." + kAxis[c], K::kCom, i, c);
     for (int c = 0; c < 6; ++c) add(b + "inertia." + kInertiaEntry[c], K::kInertia, i, c);
     if (model.bodies[i].length_spec.enabled) add(b + "length", K::kLength, i, 0);
+    if (model.bodies[i].drag.enabled) {
+      for (int c = 0; c < 6; ++c) add(b + "drag.linear." + kDragAxis[c], K::kDragLinear, i, c);
+      for (int c = 0; c < 6; ++c) add(b + "drag.quadratic." + kDragAxis[c], K::kDragQuadratic, i, c);
+    }
   }
   for (int i = 0; i < model.num_bodies(); ++i) {
     const std::string j = "joint." + model.joints[i].name + ".";
@@ -74,7 +79,9 @@ std::pair<double, double> parameter_bounds(const ParameterRef& p) {
     case K::kFrictionStatic:
     case K::kStribeckVelocity:
     case K::kFrictionSlope:
-    case K::kRotorInertia: return {0.0, inf};
+    case K::kRotorInertia:
+    case K::kDragLinear:
+    case K::kDragQuadratic: return {0.0, inf};
     case K::kInertia: return p.component < 3 ? std::make_pair(0.0, inf) : std::make_pair(-inf, inf);
     default: return {-inf, inf};
   }

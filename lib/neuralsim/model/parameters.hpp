@@ -4,7 +4,9 @@
 // Names (stable; `parameter_names(model)` lists every one a model has):
 //   gravity.{x,y,z}
 //   link.<body>.mass | .com.{x,y,z} | .inertia.{xx,yy,zz,xy,xz,yz} (about the COM,
-//                    body axes) | .length (links declared with a length)
+//                    body axes) | .length (links declared with a length) |
+//                    .drag.linear.{x,y,z,rx,ry,rz} | .drag.quadratic.{x,y,z,rx,ry,rz}
+//                    (links declared with drag; model.hpp, BodyDrag)
 //   joint.<joint>.origin.{x,y,z} | .damping | .friction | .friction_velocity |
 //                 .friction_static | .stribeck_velocity (act under friction_law: stribeck) |
 //                 .friction_slope | .friction_shift (act under friction_law: sigmoid) |
@@ -26,11 +28,12 @@ struct ParameterRef {
   enum class Kind {
     kGravity, kMass, kCom, kInertia, kLength, kOrigin, kDamping, kFriction,
     kFrictionVelocity, kArmature, kSpringStiffness, kSpringRest, kGearRatio, kTorqueOffset,
-    kFrictionStatic, kStribeckVelocity, kRotorInertia, kFrictionSlope, kFrictionShift
+    kFrictionStatic, kStribeckVelocity, kRotorInertia, kFrictionSlope, kFrictionShift, kDragLinear,
+    kDragQuadratic
   };
   Kind kind = Kind::kGravity;
   int index = -1;      // body/joint index
-  int component = 0;   // x/y/z, or inertia entry 0..5 = xx yy zz xy xz yz
+  int component = 0;   // x/y/z, inertia entry 0..5 = xx yy zz xy xz yz, or drag axis 0..5 = x y z rx ry rz
   std::string name;
 };
 
@@ -45,8 +48,8 @@ ParameterRef resolve_parameter(const Model<double>& model, const std::string& na
 
 // The physical domain of a parameter: masses, lengths, principal inertias
 // and the sigmoid friction slope are > 0 (reported as lower bound 0),
-// dampings, frictions, armatures, stiffnesses and rotor inertias >= 0, the
-// friction shift and the rest unbounded
+// dampings, frictions, armatures, stiffnesses, rotor inertias and drag
+// coefficients >= 0, the friction shift and the rest unbounded
 // (±inf). A value inside it can still make the model unphysical as a whole
 // (the triangle inequality of the principal moments): Model::validate says.
 std::pair<double, double> parameter_bounds(const ParameterRef& p);
@@ -81,6 +84,8 @@ S get_parameter(const Model<S>& model, const ParameterRef& p) {
     case K::kRotorInertia: return model.joints[p.index].dynamics.rotor_inertia;
     case K::kFrictionSlope: return model.joints[p.index].dynamics.friction_slope;
     case K::kFrictionShift: return model.joints[p.index].dynamics.friction_shift;
+    case K::kDragLinear: return model.bodies[p.index].drag.linear[p.component];
+    case K::kDragQuadratic: return model.bodies[p.index].drag.quadratic[p.component];
   }
   return S(0);
 }
@@ -131,6 +136,8 @@ void set_parameter(Model<S>& model, const ParameterRef& p, const S& value) {
     case K::kRotorInertia: model.joints[p.index].dynamics.rotor_inertia = value; return;
     case K::kFrictionSlope: model.joints[p.index].dynamics.friction_slope = value; return;
     case K::kFrictionShift: model.joints[p.index].dynamics.friction_shift = value; return;
+    case K::kDragLinear: model.bodies[p.index].drag.linear[p.component] = value; return;
+    case K::kDragQuadratic: model.bodies[p.index].drag.quadratic[p.component] = value; return;
   }
 }
 

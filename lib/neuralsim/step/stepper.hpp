@@ -13,6 +13,7 @@
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/aba.hpp"
+#include "neuralsim/step/body_drag.hpp"
 #include "neuralsim/step/control_signal.hpp"
 #include "neuralsim/step/passive_forces.hpp"
 
@@ -86,6 +87,10 @@ class Stepper {
   const StepOptions& options() const { return options_; }
   Data<S>& data() { return data_; }
   std::vector<ForceHook<S>>& hooks() { return hooks_; }
+  // Whether forward_dynamics runs forward kinematics before the forces:
+  // with force hooks, or when a body declares drag (step/body_drag.hpp; a
+  // structural property of the model, fixed at construction).
+  bool runs_kinematics() const { return !hooks_.empty() || body_drag_; }
   // Only semi-implicit Euler runs velocity hooks (an impulse solve has no
   // meaning inside RK4 stages); step() throws InvalidArgument for RK4 with
   // velocity hooks.
@@ -137,6 +142,7 @@ class Stepper {
   std::vector<ForceHook<S>> hooks_;
   std::vector<VelocityHook<S>> velocity_hooks_;
   DynamicsSolver<S> solver_;
+  bool body_drag_ = false;  // some body declares drag (has_body_drag)
   VecX<S> q_tmp_, q_start_, qd_tmp_, qd_start_, dv_, acc_sum_, vel_sum_, rate_, u_;
 };
 
@@ -152,11 +158,12 @@ void Stepper<S>::forward_dynamics(const VecX<S>& q, const VecX<S>& qd, const Vec
   for (const Joint<S>& j : model_.joints)
     for (int k = 0; k < j.nv; ++k) data_.tau[j.idx_v + k] = j.dynamics.gear_ratio * control[j.idx_v + k];
   data_.tau += data_.tau_passive;
-  if (!hooks_.empty()) {
+  if (runs_kinematics()) {
     if (solver_.kinematics)
       solver_.kinematics(solver_.context, model_, data_, q, qd);
     else
       forward_kinematics(model_, data_, q, qd);
+    if (body_drag_) add_body_drag(model_, data_);
     for (auto& hook : hooks_) hook(model_, data_, q, qd, t);
   }
   if (solver_.solve)
@@ -229,7 +236,7 @@ void Stepper<S>::rk4_step(VecX<S>& q, VecX<S>& qd, const VecX<S>* control, const
 
 template <class S>
 Stepper<S>::Stepper(const Model<S>& model, const StepOptions& options)
-    : model_(model), options_(options), data_(model) {
+    : model_(model), options_(options), data_(model), body_drag_(has_body_drag(model)) {
   if (!(options.dt > 0) || !std::isfinite(options.dt) || options.substeps < 1)
     throw InvalidArgument("Stepper: dt must be finite and > 0 and substeps >= 1");
   const int nq = model.nq, nv = model.nv;
