@@ -344,5 +344,36 @@ TEST(AbaNode, NetworkNodeCacheSurvivesRewindsAndOtherTapes) {
   EXPECT_EQ(g, wref[1]);
 }
 
+// The double copy the external nodes keep of a Model<Rev> is the whole
+// model: every joint-dynamics field (the friction laws' parameters
+// included), body drag and frames, not only what ABA reads today.
+TEST(ModelValues, CopiesEveryFieldOfTheModel) {
+  Model<double> md = testing::mixed_joint_model();
+  JointDynamics<double>& jd = md.joints[2].dynamics;
+  jd.damping = 0.1, jd.coulomb_friction = 0.2, jd.friction_velocity = 0.3, jd.friction_law = FrictionLaw::kSigmoid;
+  jd.friction_static = 0.4, jd.stribeck_velocity = 0.5, jd.friction_slope = 6.0, jd.friction_shift = -0.7;
+  jd.spring_stiffness = 0.8, jd.spring_rest = 0.9, jd.armature = 1.1, jd.gear_ratio = 1.2, jd.torque_offset = 1.3;
+  md.bodies[1].drag.enabled = true;
+  md.bodies[1].drag.linear << 1, 2, 3, 4, 5, 6;
+  md.bodies[1].drag.quadratic << 7, 8, 9, 10, 11, 12;
+  md.add_frame("tip", 2, Transform<double>(rpy_rotation<double>(0.1, 0.2, 0.3).transpose(), Vec3<double>(0.1, 0, -0.2)));
+  const Model<double> back = model_values(md.cast<Rev>());
+  const JointDynamics<double>& b = back.joints[2].dynamics;
+  EXPECT_EQ(b.friction_law, FrictionLaw::kSigmoid);
+  for (const auto& [got, want] : std::vector<std::pair<double, double>>{
+           {b.damping, 0.1}, {b.coulomb_friction, 0.2}, {b.friction_velocity, 0.3}, {b.friction_static, 0.4},
+           {b.stribeck_velocity, 0.5}, {b.friction_slope, 6.0}, {b.friction_shift, -0.7}, {b.spring_stiffness, 0.8},
+           {b.spring_rest, 0.9}, {b.armature, 1.1}, {b.gear_ratio, 1.2}, {b.torque_offset, 1.3}})
+    EXPECT_EQ(got, want);
+  EXPECT_TRUE(back.bodies[1].drag.enabled);
+  EXPECT_EQ(back.bodies[1].drag.linear, md.bodies[1].drag.linear);
+  EXPECT_EQ(back.bodies[1].drag.quadratic, md.bodies[1].drag.quadratic);
+  ASSERT_EQ(back.frames.size(), md.frames.size());
+  EXPECT_EQ(back.frames.back().name, "tip");
+  EXPECT_EQ(back.frames.back().body, 2);
+  EXPECT_EQ(back.frames.back().placement.E, md.frames.back().placement.E);
+  EXPECT_EQ(back.frames.back().placement.r, md.frames.back().placement.r);
+}
+
 }  // namespace
 }  // namespace neuralsim

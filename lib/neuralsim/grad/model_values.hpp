@@ -12,7 +12,9 @@
 namespace neuralsim {
 
 // The structure and current values of a Model<Rev> in double (Model::cast
-// converts with T(x), which a Rev deliberately does not offer).
+// converts with T(x), which a Rev deliberately does not offer): every field,
+// passive forces and body drag included, so that the copy is the model
+// whatever algorithm later reads it.
 inline Model<double> model_values(const Model<Rev>& m) {
   Model<double> d;
   d.name = m.name;
@@ -22,6 +24,11 @@ inline Model<double> model_values(const Model<Rev>& m) {
     bd.inertia = b.inertia.values();
     bd.length = to_double(b.length);
     bd.length_spec = b.length_spec;
+    bd.drag.enabled = b.drag.enabled;
+    for (int k = 0; k < 6; ++k) {
+      bd.drag.linear[k] = to_double(b.drag.linear[k]);
+      bd.drag.quadratic[k] = to_double(b.drag.quadratic[k]);
+    }
     d.bodies.push_back(bd);
   }
   auto vec = [](const Vec3<Rev>& v) { return Vec3<double>(to_double(v[0]), to_double(v[1]), to_double(v[2])); };
@@ -43,6 +50,11 @@ inline Model<double> model_values(const Model<Rev>& m) {
     b.damping = to_double(a.damping);
     b.coulomb_friction = to_double(a.coulomb_friction);
     b.friction_velocity = to_double(a.friction_velocity);
+    b.friction_law = a.friction_law;
+    b.friction_static = to_double(a.friction_static);
+    b.stribeck_velocity = to_double(a.stribeck_velocity);
+    b.friction_slope = to_double(a.friction_slope);
+    b.friction_shift = to_double(a.friction_shift);
     b.spring_stiffness = to_double(a.spring_stiffness);
     b.spring_rest = to_double(a.spring_rest);
     b.armature = to_double(a.armature);
@@ -57,6 +69,15 @@ inline Model<double> model_values(const Model<Rev>& m) {
     jd.effort = j.effort;
     jd.velocity = j.velocity;
     d.joints.push_back(jd);
+  }
+  for (const Frame<Rev>& f : m.frames) {
+    Frame<double> fd;
+    fd.name = f.name;
+    fd.body = f.body;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) fd.placement.E(r, c) = to_double(f.placement.E(r, c));
+    fd.placement.r = vec(f.placement.r);
+    d.frames.push_back(fd);
   }
   d.geometries = m.geometries;
   d.gravity = vec(m.gravity);
