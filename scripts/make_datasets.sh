@@ -12,4 +12,6 @@ build/rollout --config configs/rollout_double_pendulum_friction.yaml --seed 1 --
 cp "$tmp/dpf/trajectories.h5" datasets/double_pendulum_friction.h5
 build/rollout --config configs/rollout_ball_bounce_slide.yaml --seed 1 --out "$tmp/bbs" -q
 cp "$tmp/bbs/trajectories.h5" datasets/ball_bounce_slide.h5
-echo "wrote datasets/double_pendulum.h5 datasets/pendulum_pd.h5 datasets/double_pendulum_friction.h5 datasets/ball_bounce_slide.h5"
+build/rollout --config configs/rollout_drag_chain.yaml --seed 1 --out "$tmp/dc" -q
+cp "$tmp/dc/trajectories.h5" datasets/drag_chain.h5
+echo "wrote datasets/double_pendulum.h5 datasets/pendulum_pd.h5 datasets/double_pendulum_friction.h5 datasets/ball_bounce_slide.h5 datasets/drag_chain.h5"

@@ -53,7 +53,8 @@ INSTANTIATE_TEST_SUITE_P(Rollout, ShippedConfig,
                                            "rollout_ball_resting", "rollout_box_sliding", "rollout_ball_throw",
                                            "rollout_laikago_standing", "rollout_planar_pushing",
                                            "rollout_ball_bounce_slide", "rollout_laikago_trot",
-                                           "rollout_laikago_mjcf"));
+                                           "rollout_laikago_mjcf", "rollout_drag_chain",
+                                           "rollout_sigmoid_friction_arm"));
 
 TEST(RolloutApp, SameSeedSameDataDifferentSeedDifferentData) {
   const std::string a = fresh_dir("seed_a"), b = fresh_dir("seed_b"), c = fresh_dir("seed_c");
