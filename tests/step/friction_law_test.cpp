@@ -250,11 +250,16 @@ TEST(FrictionLaw, DefaultLawIsBitIdenticalToTheTanhFormula) {
 
 // The augmentation site joint.<j>.friction changes Fc within the joint's law
 // (φ = -∂τ_f/∂Fc): a network that outputs Fc' in replace mode is the model
-// with Fc = Fc', under every law.
+// with Fc = Fc', under every law (the sigmoid one with slope 8 and a shift).
 TEST(FrictionLaw, AugmentFrictionSiteFollowsTheJointLaw) {
-  for (FrictionLaw law : kLaws) {
+  for (FrictionLaw law : {FrictionLaw::kTanh, FrictionLaw::kAtan, FrictionLaw::kStribeck, FrictionLaw::kSigmoid}) {
     const double fc_new = 0.45;
-    const Model<double> base = pendulum(law, 0.3, 0.05, 0.6, 0.2, 0.01);
+    Model<double> base = pendulum(law == FrictionLaw::kSigmoid ? FrictionLaw::kTanh : law, 0.3, 0.05, 0.6, 0.2, 0.01);
+    if (law == FrictionLaw::kSigmoid) {
+      base.joints[0].dynamics.friction_law = FrictionLaw::kSigmoid;
+      base.joints[0].dynamics.friction_slope = 8.0;
+      base.joints[0].dynamics.friction_shift = 0.1;
+    }
     Model<double> target = base;
     target.joints[0].dynamics.coulomb_friction = fc_new;
     AugmentBlueprint bp;

@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/scalar.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
@@ -136,44 +135,6 @@ TEST(SigmoidFriction, AsymmetricWithAShiftAndAlwaysDissipative) {
   for (double s : {-0.3, 0.0, 0.1, 2.0})
     for (double v : {-50.0, -1.0, -1e-3, -1e-9, 1e-9, 1e-3, 1.0, 50.0})
       EXPECT_LT(sigmoid_torque(v, fc, slope, s) * v, 0.0) << "shift " << s << " v=" << v;
-}
-
-// The augmentation site joint.<j>.friction changes φ1 within the sigmoid law
-// (φ = σ(φ2(q̇+φ3)) - σ(φ2φ3)): a network that outputs φ1' in replace mode is
-// the model with φ1 = φ1'.
-TEST(SigmoidFriction, AugmentFrictionSiteChangesTheLevelWithinTheLaw) {
-  const double fc_new = 0.45;
-  const Model<double> base = sigmoid_pendulum(0.3, 8.0, 0.1, 0.01);
-  Model<double> target = base;
-  target.joints[0].dynamics.coulomb_friction = fc_new;
-  AugmentBlueprint bp;
-  bp.name = "friction1";
-  bp.site.quantity = SiteQuantity::kJointFriction;
-  bp.site.joint = 0;
-  bp.mode = AugmentMode::kReplace;
-  bp.inputs = {*find_augment_input("joint.joint1.qd", base, false)};
-  bp.network = nn::Mlp(1, std::vector<nn::Index>{4}, 1, nn::Activation::kTanh);
-  bp.network.set_output_scaling(Eigen::VectorXd::Zero(1), Eigen::VectorXd::Constant(1, fc_new));
-  StepOptions opt;
-  opt.dt = 1e-3;
-  Stepper<double> augmented(base, opt), reference(target, opt), unchanged(base, opt);
-  const auto aug = install_augmentation<double>({bp}, base, augmented);
-  Eigen::VectorXd qa(1), qda(1), u(1);
-  qa << 0.4;
-  qda << 0.0;
-  Eigen::VectorXd qr = qa, qdr = qda, qu = qa, qdu = qda;
-  double err = 0, effect = 0;
-  for (int k = 0; k < 2000; ++k) {
-    const double t = k * opt.dt;
-    u << 1.5 * std::sin(3 * t);
-    augmented.step(qa, qda, u, t);
-    reference.step(qr, qdr, u, t);
-    unchanged.step(qu, qdu, u, t);
-    err = std::max({err, std::abs(qa[0] - qr[0]), std::abs(qda[0] - qdr[0])});
-    effect = std::max(effect, std::abs(qr[0] - qu[0]));
-  }
-  EXPECT_LT(err, 1e-11);
-  EXPECT_GT(effect, 1e-3) << "the change of φ1 must matter";
 }
 
 // Richardson-extrapolated central difference: truncation O(h⁴).
