@@ -29,32 +29,22 @@ namespace {
 
 const FrictionLaw kLaws[] = {FrictionLaw::kTanh, FrictionLaw::kAtan, FrictionLaw::kStribeck};
 
-// One revolute joint: a 1 kg point mass at 1 m (q = 0 hangs down).
+// The shared one-joint pendulum (support/test_models.hpp) under `law`.
 Model<double> pendulum(FrictionLaw law, double fc, double vs, double fs, double vst, double damping = 0) {
-  static const Model<double> base = parse_yaml_model("generator: pendulum\nlength: 1.0\nmass: 1.0\n", "inline");
-  Model<double> m = base;
-  JointDynamics<double>& d = m.joints[0].dynamics;
+  JointDynamics<double> d;
   d.friction_law = law;
   d.coulomb_friction = fc;
   d.friction_velocity = vs;
   d.friction_static = fs;
   d.stribeck_velocity = vst;
   d.damping = damping;
-  return m;
+  return testing::pendulum_with_dynamics(d);
 }
 
-// τ_passive of a one-joint model at velocity v (q = 0).
-template <class S>
-S passive_torque(const Model<S>& m, const S& v) {
-  Data<S> data(m);
-  VecX<S> q = VecX<S>::Zero(1), qd(1);
-  qd[0] = v;
-  passive_forces(m, data, q, qd);
-  return data.tau_passive[0];
-}
+using testing::one_joint_passive_torque;
 
 double torque(FrictionLaw law, double v, double fc = 0.5, double vs = 0.2, double fs = 0.8, double vst = 0.3) {
-  return passive_torque(pendulum(law, fc, vs, fs, vst), v);
+  return one_joint_passive_torque(pendulum(law, fc, vs, fs, vst), v);
 }
 
 // Values from the formulas evaluated separately (Python's math module) with
@@ -70,7 +60,7 @@ TEST(FrictionLaw, TorquesEqualTheirClosedForms) {
   EXPECT_NEAR(torque(FrictionLaw::kStribeck, 0.45), -0.519938015597824, 1e-15);
   // Viscous damping adds -b·q̇ to any law.
   for (FrictionLaw law : kLaws)
-    EXPECT_NEAR(passive_torque(pendulum(law, 0.5, 0.2, 0.8, 0.3, 0.7), 0.1), torque(law, 0.1) - 0.07, 1e-15);
+    EXPECT_NEAR(one_joint_passive_torque(pendulum(law, 0.5, 0.2, 0.8, 0.3, 0.7), 0.1), torque(law, 0.1) - 0.07, 1e-15);
   // friction_torque() is the same law without the other passive terms.
   JointDynamics<double> d = pendulum(FrictionLaw::kStribeck, 0.5, 0.2, 0.8, 0.3, 0.7).joints[0].dynamics;
   EXPECT_NEAR(friction_torque(d, 0.1), -0.35511475901722866, 1e-15);
@@ -144,7 +134,7 @@ TEST(FrictionLaw, JetDerivativesMatchCentralDifferences) {
       d.friction_velocity = J(x[2], 2);
       d.friction_static = J(x[3], 3);
       d.stribeck_velocity = J(x[4], 4);
-      const J t = passive_torque(m, J(v, 0));
+      const J t = one_joint_passive_torque(m, J(v, 0));
       EXPECT_NEAR(t.a, eval(law, x), 1e-15);
       for (int i = 0; i < 5; ++i) {
         const double h = 1e-5 * std::max(1.0, std::abs(x[i]));
@@ -172,7 +162,7 @@ TEST(FrictionLaw, StribeckFromZeroLevelsKeepsDerivatives) {
   Model<Jet8> m = pendulum(FrictionLaw::kStribeck, 0, 0.2, 0, 0.3).cast<Jet8>();
   m.joints[0].dynamics.coulomb_friction = Jet8(0.0, 0);
   m.joints[0].dynamics.friction_static = Jet8(0.0, 1);
-  const Jet8 t = passive_torque(m, Jet8(0.1));
+  const Jet8 t = one_joint_passive_torque(m, Jet8(0.1));
   const double e = std::exp(-(0.1 / 0.3) * (0.1 / 0.3)), th = std::tanh(0.1 / 0.2);
   EXPECT_NEAR(t.v[0], -(1 - e) * th, 1e-15);
   EXPECT_NEAR(t.v[1], -e * th, 1e-15);

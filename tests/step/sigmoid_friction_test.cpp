@@ -43,30 +43,19 @@
 
 namespace neuralsim::sigmoid_friction_test {
 
-// One revolute joint (q = 0 hangs down) with the sigmoid law.
+// The shared one-joint pendulum (support/test_models.hpp) with the sigmoid law.
 Model<double> sigmoid_pendulum(double fc, double slope, double shift, double damping = 0) {
-  static const Model<double> base = parse_yaml_model("generator: pendulum\nlength: 1.0\nmass: 1.0\n", "inline");
-  Model<double> m = base;
-  JointDynamics<double>& d = m.joints[0].dynamics;
+  JointDynamics<double> d;
   d.friction_law = FrictionLaw::kSigmoid;
   d.coulomb_friction = fc;
   d.friction_slope = slope;
   d.friction_shift = shift;
   d.damping = damping;
-  return m;
-}
-
-template <class S>
-S sigmoid_passive_torque(const Model<S>& m, const S& v) {
-  Data<S> data(m);
-  VecX<S> q = VecX<S>::Zero(1), qd(1);
-  qd[0] = v;
-  passive_forces(m, data, q, qd);
-  return data.tau_passive[0];
+  return testing::pendulum_with_dynamics(d);
 }
 
 double sigmoid_torque(double v, double fc, double slope, double shift) {
-  return sigmoid_passive_torque(sigmoid_pendulum(fc, slope, shift), v);
+  return testing::one_joint_passive_torque(sigmoid_pendulum(fc, slope, shift), v);
 }
 
 // The published formula, literally, in long double (its exponent range
@@ -96,7 +85,7 @@ TEST(SigmoidFriction, TorqueEqualsThePublishedFormula) {
   EXPECT_NEAR(friction_torque(d, 0.2), published_torque(0.2, fc, slope, 0.05), 1e-15);
   EXPECT_NEAR(coulomb_friction_shape(d, 0.2), -published_torque(0.2, 1.0, slope, 0.05), 1e-15);
   // Viscous damping adds -b·q̇.
-  EXPECT_NEAR(sigmoid_passive_torque(sigmoid_pendulum(fc, slope, 0.05, 0.3), 0.2),
+  EXPECT_NEAR(testing::one_joint_passive_torque(sigmoid_pendulum(fc, slope, 0.05, 0.3), 0.2),
               published_torque(0.2, fc, slope, 0.05) - 0.06, 1e-15);
 }
 
@@ -117,7 +106,7 @@ TEST(SigmoidFriction, SteepSlopesStayFiniteAndReachTheAsymmetricLevels) {
   m.joints[0].dynamics.friction_slope = Jet8(slope, 1);
   m.joints[0].dynamics.friction_shift = Jet8(2e-3, 2);
   for (double v : {-10.0, 10.0}) {
-    const Jet8 t = sigmoid_passive_torque(m, Jet8(v, 0));
+    const Jet8 t = testing::one_joint_passive_torque(m, Jet8(v, 0));
     for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isfinite(t.v[i])) << v << " d/dx" << i;
   }
 }
@@ -170,7 +159,7 @@ TEST(SigmoidFriction, JetDerivativesMatchCentralDifferences) {
     d.coulomb_friction = Jet8(x[1], 1);
     d.friction_slope = Jet8(x[2], 2);
     d.friction_shift = Jet8(x[3], 3);
-    const Jet8 t = sigmoid_passive_torque(m, Jet8(x[0], 0));
+    const Jet8 t = testing::one_joint_passive_torque(m, Jet8(x[0], 0));
     EXPECT_NEAR(t.a, published_torque(x[0], x[1], x[2], x[3]), 1e-15);
     const std::vector<double> fd = sigmoid_fd_gradient(x);
     for (std::size_t i = 0; i < 4; ++i)
@@ -189,7 +178,7 @@ TEST(SigmoidFriction, ReverseModeDerivativesMatchCentralDifferences) {
     d.coulomb_friction = in[1];
     d.friction_slope = in[2];
     d.friction_shift = in[3];
-    const Rev t = sigmoid_passive_torque(m, in[0]);
+    const Rev t = testing::one_joint_passive_torque(m, in[0]);
     EXPECT_NEAR(t.value(), published_torque(x[0], x[1], x[2], x[3]), 1e-15);
     tape.reverse(t);
     std::vector<double> g(4);
@@ -344,7 +333,7 @@ TEST(SigmoidFriction, YamlJointLoadsAndActsAsPublished) {
   EXPECT_EQ(d.coulomb_friction, 0.2);
   EXPECT_EQ(d.friction_slope, 7.5);
   EXPECT_EQ(d.friction_shift, -0.04);
-  EXPECT_NEAR(sigmoid_passive_torque(m, 0.3), published_torque(0.3, 0.2, 7.5, -0.04), 1e-15);
+  EXPECT_NEAR(testing::one_joint_passive_torque(m, 0.3), published_torque(0.3, 0.2, 7.5, -0.04), 1e-15);
   // The shift defaults to 0 (a symmetric sigmoid).
   EXPECT_EQ(parse_yaml_model(sigmoid_arm(", friction_law: sigmoid, friction_slope: 2"), "inline")
                 .joints[0]

@@ -8,6 +8,7 @@
 
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/io/yaml_model.hpp"
+#include "neuralsim/step/passive_forces.hpp"
 #include "support/files.hpp"
 
 namespace neuralsim::testing {
@@ -71,6 +72,25 @@ inline void random_state(const Model<double>& model, std::mt19937& rng, Eigen::V
   normalize_configuration(model, q);
   qd = Eigen::VectorXd(model.nv);
   for (int i = 0; i < model.nv; ++i) qd[i] = u(rng);
+}
+
+// One revolute joint, a 1 kg point mass at 1 m (q = 0 hangs down), whose
+// joint has `dynamics` (the friction-law tests).
+inline Model<double> pendulum_with_dynamics(const JointDynamics<double>& dynamics) {
+  static const Model<double> base = parse_yaml_model("generator: pendulum\nlength: 1.0\nmass: 1.0\n", "inline");
+  Model<double> m = base;
+  m.joints[0].dynamics = dynamics;
+  return m;
+}
+
+// τ_passive of a one-joint model at velocity v (q = 0).
+template <class S>
+S one_joint_passive_torque(const Model<S>& m, const S& v) {
+  Data<S> data(m);
+  VecX<S> q = VecX<S>::Zero(1), qd(1);
+  qd[0] = v;
+  passive_forces(m, data, q, qd);
+  return data.tau_passive[0];
 }
 
 }  // namespace neuralsim::testing
