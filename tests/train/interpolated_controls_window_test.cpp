@@ -90,8 +90,8 @@ TEST(InterpolatedControlsWindow, PerfectModelReplaysToTheInterpolationError) {
   HybridWindowModel held_10ms(p);
   const double e_held = largest_q_error(held_10ms, tr, nullptr);
   std::printf("[window replay] largest q error over 40 samples: cubic %.2e, zero-order hold %.2e\n", e_cubic, e_held);
-  EXPECT_LT(e_cubic, 2e-5) << "cubic " << e_cubic << ", held " << e_held;
-  EXPECT_GT(e_held, 50 * e_cubic) << "cubic " << e_cubic << ", held " << e_held;
+  EXPECT_LT(e_cubic, 1e-7) << "cubic " << e_cubic << ", held " << e_held;
+  EXPECT_GT(e_held, 1e4 * e_cubic) << "cubic " << e_cubic << ", held " << e_held;
 }
 
 TEST(InterpolatedControlsWindow, RolloutAndLossAreTheReplayOfSimid) {
