@@ -116,21 +116,12 @@ void check_spec(const EvaluationWindows& spec) {
     throw InvalidArgument("evaluation windows: 'horizon' must be finite and > 0 seconds");
 }
 
-WindowedEvaluation evaluate_windows_with(Stepper<double>& stepper, const TrajectorySet& data,
-                                         const EvaluationWindows& spec, const TrajectoryDone& done = {}) {
-  WindowedEvaluation out;
-  out.spec = spec;
-  long long skipped = 0;
-  for (const Trajectory& tr : data.trajectories) {
-    const WindowSelection sel = select_windows(tr.time, spec);
-    std::vector<WindowError> errors = window_errors(stepper, tr, sel);
-    out.per_trajectory.emplace_back(tr.name, window_statistics(errors, sel.skipped));
-    skipped += sel.skipped;
-    for (WindowError& e : errors) out.per_window.push_back(std::move(e));
-    if (done) done(tr);
-  }
-  out.overall = window_statistics(out.per_window, skipped);
-  return out;
+// The physical model's predictor: the one replay routine on `stepper`.
+WindowPredictor replay_predictor(Stepper<double>& stepper) {
+  return [&stepper](const Trajectory& recorded, int start, int length, Eigen::VectorXd& q, Eigen::VectorXd& qd,
+                    const WindowSampleSink& on_sample) {
+    return replay_window(stepper, recorded, start, length, q, qd, on_sample);
+  };
 }
 
 }  // namespace
@@ -187,9 +178,8 @@ WindowSelection select_windows(const Eigen::VectorXd& time, const EvaluationWind
   return sel;
 }
 
-std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajectory& recorded,
-                                       const WindowSelection& selection) {
-  const Model<double>& model = stepper.model();
+std::vector<WindowError> window_errors(const Model<double>& model, const Trajectory& recorded,
+                                       const WindowSelection& selection, const WindowPredictor& predict) {
   std::vector<WindowError> out;
   out.reserve(selection.windows.size());
   Eigen::VectorXd q, qd, dq(model.nv), qk(model.nq);
@@ -205,18 +195,18 @@ std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajector
     double sum_q = 0, sum_qd = 0;
     bool finite = false;
     try {
-      finite = replay_window(stepper, recorded, static_cast<int>(w.start), static_cast<int>(w.end - w.start), q, qd,
-                             [&](int k, const Eigen::VectorXd& qp, const Eigen::VectorXd& qdp) {
-                               qk = recorded.q.row(k).transpose();
-                               difference_configuration(model, qk, qp, dq);
-                               sum_q += dq.squaredNorm();
-                               sum_qd += (qdp - recorded.qd.row(k).transpose()).squaredNorm();
-                             });
+      finite = predict(recorded, static_cast<int>(w.start), static_cast<int>(w.end - w.start), q, qd,
+                       [&](int k, const Eigen::VectorXd& qp, const Eigen::VectorXd& qdp) {
+                         qk = recorded.q.row(k).transpose();
+                         difference_configuration(model, qk, qp, dq);
+                         sum_q += dq.squaredNorm();
+                         sum_qd += (qdp - recorded.qd.row(k).transpose()).squaredNorm();
+                       });
     } catch (const NumericalError&) {
       finite = false;
     }
     const double n = static_cast<double>(w.end - w.start) * std::max(1, model.nv);
-    if (finite) {
+    if (finite && std::isfinite(sum_q) && std::isfinite(sum_qd)) {
       e.rmse_q = std::sqrt(sum_q / n);
       e.rmse_qd = std::sqrt(sum_qd / n);
     } else {
@@ -256,7 +246,7 @@ WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOption
                                     const EvaluationWindows& spec, const std::vector<AugmentBlueprint>& augment) {
   check_spec(spec);
   ReplayStepper r(model, options, contact, augment);
-  return evaluate_windows_with(r.stepper, data, spec);
+  return evaluate_windows(model, data, spec, replay_predictor(r.stepper));
 }
 
 WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vector<double>& x,
@@ -271,7 +261,26 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
     const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());
   }
-  return evaluate_windows_with(stepper, data, spec, done);
+  return evaluate_windows(model, data, spec, replay_predictor(stepper), done);
+}
+
+WindowedEvaluation evaluate_windows(const Model<double>& model, const TrajectorySet& data,
+                                    const EvaluationWindows& spec, const WindowPredictor& predict,
+                                    const TrajectoryDone& done) {
+  check_spec(spec);
+  WindowedEvaluation out;
+  out.spec = spec;
+  long long skipped = 0;
+  for (const Trajectory& tr : data.trajectories) {
+    const WindowSelection sel = select_windows(tr.time, spec);
+    std::vector<WindowError> errors = window_errors(model, tr, sel, predict);
+    out.per_trajectory.emplace_back(tr.name, window_statistics(errors, sel.skipped));
+    skipped += sel.skipped;
+    for (WindowError& e : errors) out.per_window.push_back(std::move(e));
+    if (done) done(tr);
+  }
+  out.overall = window_statistics(out.per_window, skipped);
+  return out;
 }
 
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,

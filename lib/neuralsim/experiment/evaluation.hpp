@@ -124,10 +124,19 @@ struct WindowedEvaluation {
   std::vector<WindowError> per_window;  // trajectory order, then time order
 };
 
-// Errors of each selected window of `recorded`, replayed with the one
-// replay routine (step/replay.hpp: replay_window) on `stepper`.
-std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajectory& recorded,
-                                       const WindowSelection& selection);
+// What predicts a window: from the measured state at sample `start` of
+// `recorded` (q normalized), the states of samples start+1 .. start+length,
+// each handed to on_sample(k, q, q̇) in order. Returns false (or throws
+// NumericalError) when the prediction diverged. The physical model's is
+// the one replay routine (step/replay.hpp: replay_window); a trained
+// data-driven model's is its free rollout (tools/rollout.cpp).
+using WindowSampleSink = std::function<void(int k, const Eigen::VectorXd& q, const Eigen::VectorXd& qd)>;
+using WindowPredictor = std::function<bool(const Trajectory& recorded, int start, int length, Eigen::VectorXd& q,
+                                           Eigen::VectorXd& qd, const WindowSampleSink& on_sample)>;
+
+// Errors of each selected window of `recorded` under `predict`.
+std::vector<WindowError> window_errors(const Model<double>& model, const Trajectory& recorded,
+                                       const WindowSelection& selection, const WindowPredictor& predict);
 
 // Every trajectory of `data` with `model`, its options, optional contact
 // and augmentations (as replay_recording builds them).
@@ -137,6 +146,11 @@ WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOption
 
 // Called after each trajectory of a long evaluation (progress).
 using TrajectoryDone = std::function<void(const Trajectory&)>;
+
+// Every trajectory of `data` under any predictor (a trained baseline's).
+WindowedEvaluation evaluate_windows(const Model<double>& model, const TrajectorySet& data,
+                                    const EvaluationWindows& spec, const WindowPredictor& predict,
+                                    const TrajectoryDone& done = {});
 
 // Every trajectory of `data` with the parameters x of `ctx` applied exactly
 // as the residuals apply them (model and contact parameters; every window

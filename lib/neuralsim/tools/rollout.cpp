@@ -500,6 +500,24 @@ void compare_torque(const Experiment& exp, const TrajectorySet& data, const Deri
   if (!note.empty()) context.info(note);
 }
 
+// A trained baseline's window prediction: its free rollout from the
+// measured state at the window's start under the recorded controls, as
+// free_rollout does for a whole recording.
+WindowPredictor baseline_predictor(const WindowModel& baseline, bool use_controls) {
+  auto own = std::shared_ptr<WindowModel>(baseline.clone());  // a model has workspaces
+  const Eigen::VectorXd x = own->initial_parameters();
+  return [own, x, use_controls](const Trajectory& tr, int start, int length, Eigen::VectorXd& q, Eigen::VectorXd& qd,
+                                const WindowSampleSink& on_sample) {
+    const Eigen::MatrixXd controls = use_controls ? Eigen::MatrixXd(tr.tau.middleRows(start, length).transpose())
+                                                  : Eigen::MatrixXd(0, length);
+    Eigen::MatrixXd Q, QD;
+    own->rollout(x, q, qd, controls, &Q, &QD);
+    if (!Q.allFinite() || !QD.allFinite()) return false;
+    for (int j = 0; j < length; ++j) on_sample(start + 1 + j, Q.col(j), QD.col(j));
+    return true;
+  };
+}
+
 }  // namespace rollout_detail
 
 CompareResult compare(const CompareRequest& request, const RunContext& context) {
@@ -516,9 +534,6 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   const ComparisonSetup c = read_comparison(cfg, data, model);
   const bool use_controls = trained.baseline && baseline_uses_controls(*trained.baseline);
   if (trained.baseline) {
-    if (c.windows)
-      cfg.fail("compare.windows", "restarts the physical model from measured states; the " + trained.kind +
-                                      " baseline of " + trained.path + " is scored per trajectory and horizon");
     if (use_controls)
       for (const Trajectory& t : data.trajectories)
         if (!t.has_tau())
@@ -569,7 +584,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.timings["replay_s"] = seconds_since(t0);
   if (c.windows) {
     const auto t_windows = Clock::now();
-    r.windows = evaluate_windows(model, exp.step, exp.contact, data, *c.windows, exp.augment);
+    r.windows = trained.baseline ? evaluate_windows(model, data, *c.windows, baseline_predictor(*trained.baseline, use_controls))
+                                 : evaluate_windows(model, exp.step, exp.contact, data, *c.windows, exp.augment);
     r.timings["windows_s"] = seconds_since(t_windows);
     const WindowStatistics& o = r.windows->overall;
     context.info(format_printf("%lld windows of %.4g s every %.4g s (%lld skipped): mean RMSE q = %.6g, median %.6g",
