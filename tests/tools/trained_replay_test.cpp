@@ -134,7 +134,8 @@ std::string expect_replay_reproduces_training(const std::string& name, const std
        recordings().validation, ""});
   EXPECT_EQ(windowed.status, RunStatus::kOk) << windowed.message;
   if (windowed.windows) {
-    const Trajectory& recorded = read_trajectories(recordings().validation).trajectories[0];
+    const TrajectorySet validation = read_trajectories(recordings().validation);
+    const Trajectory& recorded = validation.trajectories[0];
     const Trajectory& predicted = by_config.predictions.trajectories[0];
     const WindowError& first = windowed.windows->per_window[0];
     EXPECT_EQ(first.trajectory, recorded.name);
