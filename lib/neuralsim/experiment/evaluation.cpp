@@ -14,6 +14,56 @@
 
 namespace neuralsim {
 
+namespace {
+
+// PredictionError's task-space part: squared position errors per sample,
+// summed over the observed links with a finite recorded position.
+void position_error(const Trajectory& recorded, const Trajectory& predicted, const std::vector<long long>& horizons,
+                    PredictionError& e) {
+  const Eigen::Index T = recorded.size();
+  std::vector<double> sq(static_cast<size_t>(T), 0.0);
+  std::vector<long long> count(static_cast<size_t>(T), 0);
+  for (const auto& [link, observed] : recorded.link_poses) {
+    const auto p = predicted.link_poses.find(link);
+    if (p == predicted.link_poses.end() || p->second.rows() != T || observed.rows() != T) continue;
+    e.position_links.push_back(link);
+    for (Eigen::Index k = 0; k < T; ++k) {
+      const Eigen::Vector3d measured = observed.row(k).head<3>().transpose();
+      if (!measured.allFinite()) continue;
+      sq[static_cast<size_t>(k)] += (measured - p->second.row(k).head<3>().transpose()).squaredNorm();
+      ++count[static_cast<size_t>(k)];
+    }
+  }
+  if (e.position_links.empty()) return;
+  const auto rmse = [&](Eigen::Index n_samples, long long* pairs) {
+    double s = 0;
+    long long n = 0;
+    for (Eigen::Index k = 0; k < n_samples; ++k) {
+      s += sq[static_cast<size_t>(k)];
+      n += count[static_cast<size_t>(k)];
+    }
+    if (pairs) *pairs = n;
+    return n > 0 ? std::sqrt(s / (3.0 * static_cast<double>(n))) : std::numeric_limits<double>::quiet_NaN();
+  };
+  e.rmse_position = rmse(T, &e.position_samples);
+  for (long long h : horizons)
+    e.rmse_position_by_horizon.emplace_back(h, h > T ? std::numeric_limits<double>::quiet_NaN() : rmse(h, nullptr));
+}
+
+// The root mean square of the non-NaN values (NaN when there are none).
+double root_mean_square(const std::vector<double>& values) {
+  double sum = 0;
+  int count = 0;
+  for (double v : values)
+    if (!std::isnan(v)) {
+      sum += v * v;
+      ++count;
+    }
+  return count > 0 ? std::sqrt(sum / count) : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
 PredictionError prediction_error(const Model<double>& model, const Trajectory& recorded, const Trajectory& predicted,
                                  const std::vector<long long>& horizons) {
   PredictionError e;
@@ -41,6 +91,7 @@ PredictionError prediction_error(const Model<double>& model, const Trajectory& r
     for (long long k = 0; k < h; ++k) s += sq_q[k];
     e.rmse_q_by_horizon.emplace_back(h, std::sqrt(s / (h * model.nv)));
   }
+  position_error(recorded, predicted, horizons, e);
   return e;
 }
 
@@ -55,19 +106,28 @@ PooledPredictionError pooled_prediction_error(const std::vector<PredictionError>
   p.rmse_q = p.samples > 0 ? std::sqrt(sum_q / static_cast<double>(p.samples)) : std::numeric_limits<double>::quiet_NaN();
   p.rmse_qd = p.samples > 0 ? std::sqrt(sum_qd / static_cast<double>(p.samples)) : std::numeric_limits<double>::quiet_NaN();
   if (errors.empty()) return p;
+  // A horizon N: every trajectory long enough contributes its first N
+  // samples, so the pool is the root mean square of their RMSEs.
+  std::vector<double> values;
   for (std::size_t h = 0; h < errors.front().rmse_q_by_horizon.size(); ++h) {
-    // Every trajectory long enough contributes its first N samples: the
-    // mean of their squared RMSEs.
-    double sum = 0;
-    int count = 0;
-    for (const PredictionError& e : errors) {
-      const double v = e.rmse_q_by_horizon.at(h).second;
-      if (std::isnan(v)) continue;
-      sum += v * v;
-      ++count;
+    values.clear();
+    for (const PredictionError& e : errors) values.push_back(e.rmse_q_by_horizon.at(h).second);
+    p.rmse_q_by_horizon.emplace_back(errors.front().rmse_q_by_horizon[h].first, root_mean_square(values));
+  }
+  double sum_position = 0;
+  long long position_samples = 0;
+  for (const PredictionError& e : errors)
+    if (e.position_samples > 0) {
+      sum_position += static_cast<double>(e.position_samples) * e.rmse_position * e.rmse_position;
+      position_samples += e.position_samples;
     }
-    p.rmse_q_by_horizon.emplace_back(errors.front().rmse_q_by_horizon[h].first,
-                                     count > 0 ? std::sqrt(sum / count) : std::numeric_limits<double>::quiet_NaN());
+  if (position_samples == 0) return p;
+  p.rmse_position = std::sqrt(sum_position / static_cast<double>(position_samples));
+  for (std::size_t h = 0; h < errors.front().rmse_q_by_horizon.size(); ++h) {
+    values.clear();
+    for (const PredictionError& e : errors)
+      if (h < e.rmse_position_by_horizon.size()) values.push_back(e.rmse_position_by_horizon[h].second);
+    p.rmse_position_by_horizon.emplace_back(errors.front().rmse_q_by_horizon[h].first, root_mean_square(values));
   }
   return p;
 }

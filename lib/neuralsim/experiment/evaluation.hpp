@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ struct PredictionError {
   // value (missing: reported as null), never a shorter, renamed horizon.
   std::vector<std::pair<long long, double>> rmse_q_by_horizon;
   long long samples = 0;  // T
+  // Task space: the positions of the links or frames (markers) that the
+  // recording observes (its link_poses) and the prediction holds, in
+  // metres: sqrt(Σ |p_k − p̂_k|² / (3·n)) over the n (sample, link) pairs
+  // whose recorded position is finite (a marker a tracker lost is NaN and
+  // skipped), overall and over the first N samples per horizon. NaN, and
+  // no links, when the recording observes none.
+  std::vector<std::string> position_links;
+  double rmse_position = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<long long, double>> rmse_position_by_horizon;
+  long long position_samples = 0;  // n
 };
 
 PredictionError prediction_error(const Model<double>& model, const Trajectory& recorded, const Trajectory& predicted,
@@ -42,6 +53,10 @@ struct PooledPredictionError {
   double rmse_q = 0, rmse_qd = 0;
   std::vector<std::pair<long long, double>> rmse_q_by_horizon;  // the per-trajectory horizons, in order
   long long samples = 0;
+  // Observed link positions (NaN when no trajectory observes any): every
+  // (sample, link) pair counts once; a horizon pools as rmse_q_by_horizon.
+  double rmse_position = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<long long, double>> rmse_position_by_horizon;
 };
 PooledPredictionError pooled_prediction_error(const std::vector<PredictionError>& errors);
 

@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -541,13 +542,28 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
                           " baseline of " + trained.path + " reads the recorded controls");
   }
   // output.link_poses: the predicted poses, as a rollout writes them.
-  const std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
+  std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
+  // Task-space metrics: the predictions also get the poses of every link or
+  // frame (marker) the recordings observe, so their errors are scored.
+  std::vector<std::string> unknown_links;
+  for (const Trajectory& t : data.trajectories)
+    for (const auto& [name, poses] : t.link_poses) {
+      const auto known = [&](const LinkRef& l) { return l.first == name; };
+      if (std::any_of(link_poses.begin(), link_poses.end(), known)) continue;
+      if (const auto link = find_link(model, name))
+        link_poses.push_back(*link);
+      else if (std::find(unknown_links.begin(), unknown_links.end(), name) == unknown_links.end())
+        unknown_links.push_back(name);
+    }
 
   CompareResult r;
   r.model = model_summary(exp, trained);
   r.warnings = exp.warnings;
   for (const std::string& w : plausibility_warnings(data, model, request.data_path)) r.warnings.push_back(w);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());  // rows a CSV import dropped
+  for (const std::string& name : unknown_links)
+    r.warnings.push_back(request.data_path + ": link_poses/" + name +
+                         " names no link or frame of the model, so its positions are not scored");
   context.started();
   for (const std::string& n : exp.notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
@@ -575,7 +591,9 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.mean_rmse_q /= n;
   r.mean_rmse_qd /= n;
   for (const Trajectory& t : data.trajectories) {
-    r.no_motion.push_back(prediction_error(model, t, no_motion_prediction(t), c.horizons));
+    Trajectory still = no_motion_prediction(t);
+    record_link_poses(model, link_poses, still);
+    r.no_motion.push_back(prediction_error(model, t, still, c.horizons));
     r.no_motion_mean_rmse_q += r.no_motion.back().rmse_q / n;
     r.no_motion_mean_rmse_qd += r.no_motion.back().rmse_qd / n;
   }
