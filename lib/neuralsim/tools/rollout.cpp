@@ -547,8 +547,9 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   // frame (marker) the recordings observe, so their errors are scored.
   std::vector<std::string> unknown_links;
   for (const Trajectory& t : data.trajectories)
-    for (const auto& [name, poses] : t.link_poses) {
-      const auto known = [&](const LinkRef& l) { return l.first == name; };
+    for (const auto& observed : t.link_poses) {
+      const std::string& name = observed.first;
+      const auto known = [&name](const LinkRef& l) { return l.first == name; };
       if (std::any_of(link_poses.begin(), link_poses.end(), known)) continue;
       if (const auto link = find_link(model, name))
         link_poses.push_back(*link);
