@@ -264,6 +264,21 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
   for (int i = 0; i < params.size(); ++i)
     r.parameters.push_back({params[i].name(), id.value[i], std_error[i], id.std_error[i], params[i].initial,
                             params[i].lower, params[i].upper});
+  // The covariance of the reported standard errors, for the inertias in
+  // physical coordinates: undetermined parameters' rows and columns NaN.
+  const int P = params.size();
+  Eigen::MatrixXd covariance(P, P);
+  for (int i = 0; i < P; ++i)
+    for (int j = 0; j < P; ++j)
+      covariance(i, j) = s.uncertainty.covariance.method != UncertaintyMethod::kGaussNewton
+                             ? r.robust.covariance(i, j)
+                             : id.correlation(i, j) * std_error[i] * std_error[j];
+  for (int i = 0; i < P; ++i)
+    if (std::isnan(std_error[i])) {
+      covariance.row(i).setConstant(std::numeric_limits<double>::quiet_NaN());
+      covariance.col(i).setConstant(std::numeric_limits<double>::quiet_NaN());
+    }
+  r.inertials = inertial_estimates(s.exp.model, params, id.value, covariance);
 }
 
 // Inverse-dynamics torque errors (the residual of residual type
@@ -639,6 +654,12 @@ std::string IdentificationResult::full_report() const {
   report << "Standard errors: " << uncertainty_method_name(uncertainty.covariance.method) << " ("
          << uncertainty_assumption(uncertainty.covariance.method) << ")\n";
   for (const IdentifiedParameter& p : parameters) report << "  " << p.name << " = " << p.value << " ± " << p.std_error << "\n";
+  for (const InertialEstimate& e : inertials) {
+    report << "Link " << e.link << " in physical coordinates (link frame; inertia about the centre of mass):\n";
+    for (int k = 0; k < 10; ++k)
+      report << "  " << InertialEstimate::coordinate_names()[static_cast<size_t>(k)] << " = " << e.value[k] << " ± "
+             << e.std_error[k] << "\n";
+  }
   report << "Singular values of the scaled Jacobian:";
   for (double v : identifiability.singular_values) report << " " << v;
   report << "\n";

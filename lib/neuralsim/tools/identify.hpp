@@ -25,6 +25,7 @@
 #include "neuralsim/estimate/basin_hopping.hpp"
 #include "neuralsim/estimate/covariance.hpp"
 #include "neuralsim/estimate/identifiability.hpp"
+#include "neuralsim/estimate/inertial_estimate.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
 #include "neuralsim/experiment/experiment.hpp"
@@ -88,6 +89,10 @@ struct IdentificationResult : RunReport {
   Identifiability identifiability;
   UncertaintyOptions uncertainty;
   CovarianceEstimate robust;  // the sandwich or bootstrap estimate (method kGaussNewton: unused)
+  // Each estimated link inertia (link.<body>.inertial) in physical
+  // coordinates (mass, COM, inertia about the COM) with the reported
+  // method's standard errors, beside its log-Cholesky coordinates.
+  std::vector<InertialEstimate> inertials;
 
   bool targets = false;       // the data are reach targets
   int prediction_window = 0;  // samples between restarts of the evaluation's predictions
