@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "support/files.hpp"
+#include "support/html_check.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -66,6 +67,13 @@ TEST(DiscoverApp, AttributesEachJointsFrictionToItsOwnVelocity) {
     if (label.find("noise") != std::string::npos) EXPECT_FALSE(g["selected"].get<bool>());
   }
   EXPECT_GT(weakest_true, 10 * strongest_other);
+  // report.html: self-contained; every group in the table, the two
+  // selected inputs listed, the path's two losses charted.
+  const std::string doc = read_text(out + "/report.html");
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  for (const auto& g : groups) EXPECT_NE(doc.find(g["label"].get<std::string>().substr(0, 20)), std::string::npos);
+  EXPECT_NE(doc.find("<li>joint_joint1_torque &lt;- joint.joint1.qd</li>"), std::string::npos);
+  EXPECT_EQ(testing::count_of(testing::html_section(doc, "Regularization path (repetition 0)"), "<polyline"), 2u);
 
   // augment.yaml is a train-augment config's augment: section.
   const std::string cfg = out + "/train.yaml";
