@@ -16,7 +16,7 @@ const char* const kStyle =
     "body{font-family:sans-serif;font-size:14px;color:#222;max-width:1180px;margin:16px auto;padding:0 12px}"
     "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:28px}h3{font-size:15px}"
     "table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}"
-    "th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}tr.flag td{background:#fdecea}"
+    "th{background:#f2f2f2}td:first-child,th:first-child,table.text td{text-align:left}tr.flag td{background:#fdecea}"
     "ul.warnings{background:#fff6e0;border:1px solid #e0b040;padding:8px 8px 8px 28px}"
     "pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:12px}"
     "figure{display:inline-block;margin:4px;vertical-align:top}svg{font-size:11px}";
@@ -168,9 +168,12 @@ void HtmlReport::warnings(const std::vector<std::string>& items) {
 }
 
 void HtmlReport::table(const HtmlTable& t) {
-  body_ += "<table><tr>";
-  for (const std::string& h : t.header) body_ += "<th>" + html_escape(h) + "</th>";
-  body_ += "</tr>\n";
+  body_ += t.numeric ? "<table>" : "<table class=\"text\">";
+  if (std::any_of(t.header.begin(), t.header.end(), [](const std::string& h) { return !h.empty(); })) {
+    body_ += "<tr>";
+    for (const std::string& h : t.header) body_ += "<th>" + html_escape(h) + "</th>";
+    body_ += "</tr>\n";
+  }
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     body_ += r < t.flagged.size() && t.flagged[r] ? "<tr class=\"flag\">" : "<tr>";
     for (const std::string& c : t.rows[r]) body_ += "<td>" + html_escape(c) + "</td>";
@@ -192,7 +195,7 @@ void HtmlReport::line_plot(const LinePlot& plot, int width, int height) {
   }
   if (!(x_lo <= x_hi)) x_lo = 0, x_hi = 1, y_lo = 0, y_hi = 1;
   const bool legend = plot.series.size() > 1;
-  const double x0 = 62, y0 = 24, x1 = width - (legend ? 34 + 6.2 * static_cast<double>(longest_name) : 14.0),
+  const double x0 = 62, y0 = 24, x1 = width - (legend ? 34 + 6.2 * static_cast<double>(longest_name) : 24.0),
                y1 = height - 40;
   const Axis ax = make_axis(x_lo, x_hi, false, std::max(3, static_cast<int>((x1 - x0) / 90)));
   const Axis ay = make_axis(y_lo, y_hi, plot.log_y, std::max(3, static_cast<int>((y1 - y0) / 50)));
@@ -230,8 +233,8 @@ void HtmlReport::histogram(const Histogram& h, int width, int height) {
     mean += x / static_cast<double>(v.size());
   }
   for (double x : v) sq += (x - mean) * (x - mean) / static_cast<double>(std::max<std::size_t>(1, v.size() - 1));
-  const double x0 = 50, y0 = 24, x1 = width - 12, y1 = height - 52;
-  const Axis ax = make_axis(lo, hi, false, 4);
+  const double x0 = 50, y0 = 24, x1 = width - 24, y1 = height - 52;
+  const Axis ax = make_axis(lo, hi, false, std::max(2, static_cast<int>((x1 - x0) / 100)));
   const Axis ay = make_axis(0, std::max(1, *std::max_element(count.begin(), count.end())), false, 4);
   std::string s = axes(ax, ay, x0, x1, y0, y1, h.title, h.x_label, "count");
   for (int b = 0; b < bins; ++b) {

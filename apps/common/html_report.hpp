@@ -57,6 +57,7 @@ struct HtmlTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;  // plain text, escaped when written
   std::vector<bool> flagged;                   // per row (may be empty): highlighted
+  bool numeric = true;  // numbers right-aligned after the first column; false: text, all left-aligned
 };
 
 class HtmlReport {

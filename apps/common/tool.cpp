@@ -189,7 +189,8 @@ void ToolRun::write_report(HtmlReport& report) {
                  {"started (UTC)", str(p["timestamp_utc"])},
                  {"compiler", str(p["compiler"])},
                  {"libraries", libraries}},
-                {}});
+                {},
+                false});
   report.subsection("Config, with the overrides applied");
   report.preformatted(s["config"].dump(2, ' ', false, json::error_handler_t::replace));
   write_text("report.html", report.document());

@@ -57,7 +57,7 @@ void parameter_section(const IdentificationResult& r, HtmlReport& report) {
   report.section("Parameters");
   const bool truth = !r.relative_error.empty();
   HtmlTable t{{"name", "transform", "initial", r.evaluate_only ? "evaluated" : "fitted", "std. error",
-               "95 % interval", "bounds", "at bound"},
+               "95 % interval", "bounds", "ended at bound"},
               {},
               {}};
   if (truth) t.header.push_back("rel. error vs truth");
@@ -65,8 +65,7 @@ void parameter_section(const IdentificationResult& r, HtmlReport& report) {
     const bool known = std::isfinite(p.std_error);
     std::vector<std::string> row{p.name, p.transformation, html_number(p.initial), html_number(p.value),
                                  known ? html_number(p.std_error) : "n/a",
-                                 known ? "[" + html_number(p.value - 1.96 * p.std_error) + ", " +
-                                             html_number(p.value + 1.96 * p.std_error) + "]"
+                                 known ? html_number(p.value) + " ± " + html_number(1.96 * p.std_error)
                                        : "(-inf, inf): not identifiable from this data",
                                  "[" + html_number(p.lower) + ", " + html_number(p.upper) + "]",
                                  p.at_bound.empty() ? "" : p.at_bound};
@@ -123,7 +122,7 @@ void identifiability_section(const IdentificationResult& r, HtmlReport& report) 
 void convergence_section(const IdentificationResult& r, HtmlReport& report) {
   report.section("Convergence");
   report.paragraph("Best local solve: " + r.best.report + (r.search.state.history.empty() ? "" :
-                   "; basin hopping: " + std::to_string(r.search.state.history.size()) + " rounds, stopped by '" +
+                   "; basin hopping: " + std::to_string(r.search.state.history.size()) + " round(s), stopped by '" +
                    r.search.stop_reason + "'."));
   PlotSeries cost{"cost", {}, r.best.cost_history};
   for (std::size_t k = 0; k < cost.y.size(); ++k) cost.x.push_back(static_cast<double>(k));
