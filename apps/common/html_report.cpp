@@ -39,7 +39,7 @@ struct Axis {
   std::string label(double t) const { return log ? format_printf("1e%d", static_cast<int>(std::lround(t))) : html_number(t); }
 };
 
-Axis make_axis(double lo, double hi, bool log, int target) {
+Axis make_axis(double lo, double hi, bool log, int target, bool integral = false) {
   Axis a;
   a.log = log;
   if (!(lo < hi)) {  // one value: a range around it
@@ -47,7 +47,9 @@ Axis make_axis(double lo, double hi, bool log, int target) {
     lo -= pad;
     hi += pad;
   }
-  const double step = log ? std::max(1.0, std::ceil((hi - lo) / target)) : nice_step(lo, hi, target);
+  // Decades on a log axis, whole numbers on an axis of counts or iterations.
+  const double step = log || integral ? std::max(1.0, log ? std::ceil((hi - lo) / target) : nice_step(lo, hi, target))
+                                      : nice_step(lo, hi, target);
   a.lo = std::floor(lo / step) * step;
   a.hi = std::ceil(hi / step) * step;
   for (double t = a.lo; t <= a.hi + step * 1e-9; t += step) a.ticks.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
@@ -186,9 +188,11 @@ void HtmlReport::line_plot(const LinePlot& plot, int width, int height) {
   std::vector<std::vector<std::pair<double, double>>> points;
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
   std::size_t longest_name = 0;
+  bool integral = true;
   for (const PlotSeries& s : plot.series) {
     points.push_back(plotted_points(s, plot.log_y));
     for (const auto& [x, y] : points.back()) {
+      integral = integral && x == std::round(x);
       x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
     }
     longest_name = std::max(longest_name, shortened(s.name, 28).size());
@@ -197,7 +201,7 @@ void HtmlReport::line_plot(const LinePlot& plot, int width, int height) {
   const bool legend = plot.series.size() > 1;
   const double x0 = 62, y0 = 24, x1 = width - (legend ? 34 + 6.2 * static_cast<double>(longest_name) : 24.0),
                y1 = height - 40;
-  const Axis ax = make_axis(x_lo, x_hi, false, std::max(3, static_cast<int>((x1 - x0) / 90)));
+  const Axis ax = make_axis(x_lo, x_hi, false, std::max(3, static_cast<int>((x1 - x0) / 90)), integral);
   const Axis ay = make_axis(y_lo, y_hi, plot.log_y, std::max(3, static_cast<int>((y1 - y0) / 50)));
   std::string s = axes(ax, ay, x0, x1, y0, y1, plot.title, plot.x_label, plot.y_label);
   for (std::size_t k = 0; k < points.size(); ++k) {
@@ -235,7 +239,7 @@ void HtmlReport::histogram(const Histogram& h, int width, int height) {
   for (double x : v) sq += (x - mean) * (x - mean) / static_cast<double>(std::max<std::size_t>(1, v.size() - 1));
   const double x0 = 50, y0 = 24, x1 = width - 24, y1 = height - 52;
   const Axis ax = make_axis(lo, hi, false, std::max(2, static_cast<int>((x1 - x0) / 100)));
-  const Axis ay = make_axis(0, std::max(1, *std::max_element(count.begin(), count.end())), false, 4);
+  const Axis ay = make_axis(0, std::max(1, *std::max_element(count.begin(), count.end())), false, 4, true);
   std::string s = axes(ax, ay, x0, x1, y0, y1, h.title, h.x_label, "count");
   for (int b = 0; b < bins; ++b) {
     const double a = ax.map(lo + (hi - lo) * b / bins, x0, x1), e = ax.map(lo + (hi - lo) * (b + 1) / bins, x0, x1);

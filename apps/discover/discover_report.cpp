@@ -22,7 +22,8 @@ void write_discover_report(const DiscoverResult& r, ToolRun& run) {
                "selection frequency", "selected"}, {}, {}};
   for (const DiscoverGroup& g : r.groups) {
     t.rows.push_back({g.label, html_number(g.norm), html_number(100 * g.removal_increase) + " %",
-                      std::isnan(g.entry_lambda) ? "never" : html_number(g.entry_lambda), std::to_string(g.entry_rank),
+                      std::isnan(g.entry_lambda) ? "never" : g.entry_lambda == 0 ? "only dense" : html_number(g.entry_lambda),
+                      std::to_string(g.entry_rank),
                       html_number(g.frequency), g.selected ? "yes" : ""});
     t.flagged.push_back(g.selected);
   }
@@ -45,8 +46,12 @@ void write_discover_report(const DiscoverResult& r, ToolRun& run) {
     train.x.push_back(std::log10(p.lambda)), train.y.push_back(p.train_loss);
     validation.x.push_back(std::log10(p.lambda)), validation.y.push_back(p.validation_loss);
   }
+  report.paragraph("Training and validation loss at each penalty of the path; the dense fit (no "
+                   "penalty) and the analytical model are the validation-loss table's rows.");
   report.line_plot({"loss along the path", "log10 penalty", "loss", {train, validation}, true});
   report.section("Free-rollout errors");
+  if (!r.analytical_rollouts && !r.retrained_rollouts && !r.test)
+    report.paragraph("Not evaluated: the pruned model is not retrained (discover.retrain).");
   if (r.analytical_rollouts) evaluation_report(report, "validation data: analytical model", "analytical model", *r.analytical_rollouts, std::nullopt);
   if (r.retrained_rollouts) evaluation_report(report, "validation data: retrained pruned model", "retrained pruned", *r.retrained_rollouts, std::nullopt);
   if (r.test) evaluation_report(report, "test data (held out)", "retrained pruned", *r.test, r.test_reference);

@@ -12,7 +12,8 @@ namespace neuralsim {
 void write_training_report(const TrainAugmentResult& r, ToolRun& run) {
   HtmlReport report("train-augment: " + r.model_name);
   const TrainingState& s = r.state;
-  report.paragraph("Trained " + r.description + " (" + r.trained_model + ", " + std::to_string(r.num_parameters) +
+  report.paragraph("Trained " + r.description + " (" + (r.description == r.trained_model ? "" : r.trained_model + ", ") +
+                   std::to_string(r.num_parameters) +
                    " parameters) in mode " + r.mode + " with " + r.optimizer + " on windows of " +
                    std::to_string(r.window_steps) + " steps: status " + run_status_name(r.status) + ", " +
                    std::to_string(s.epoch) + " epochs" + (s.stopped_early ? " (stopped early)" : "") +
