@@ -1,5 +1,6 @@
 // simid's report.html (docs/simid.md, "report.html"): what a person reads
 // of an identification, drawn from the typed result alone.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -15,35 +16,55 @@ namespace {
 // One compared signal of a trajectory: a column of q, q̇, τ or a link position.
 struct SimidChannel {
   std::string name, unit;
+  const Trajectory* measured_trajectory;
+  const Trajectory* fitted_trajectory;
   const RowMatrixXd* measured;
   const RowMatrixXd* fitted;
   Eigen::Index column;
 };
 
-std::vector<SimidChannel> simid_channels(const IdentificationResult& r, const Trajectory& m, const Trajectory& f,
-                                         bool torque) {
+// The channels the residuals compared: of the prediction `f` (q, q̇, link
+// positions; may be null) and of the inverse dynamics' torques `ft` (may be null).
+std::vector<SimidChannel> simid_channels(const IdentificationResult& r, const Trajectory& m, const Trajectory* f,
+                                         const Trajectory* ft) {
   const TrajectoryMetadata& meta = r.measured.meta;
+  const auto name = [](const std::vector<std::string>& names, Eigen::Index j) {
+    return j < static_cast<Eigen::Index>(names.size()) ? names[static_cast<std::size_t>(j)] : std::to_string(j);
+  };
   std::vector<SimidChannel> c;
-  if (torque) {
-    for (Eigen::Index j = 0; j < m.tau.cols() && j < f.tau.cols(); ++j)
-      c.push_back({"tau " + (j < static_cast<Eigen::Index>(meta.joint_names.size()) ? meta.joint_names[j] : std::to_string(j)),
-                   "N·m or N", &m.tau, &f.tau, j});
-    return c;
-  }
+  if (ft)
+    for (Eigen::Index j = 0; j < m.tau.cols() && j < ft->tau.cols(); ++j)
+      c.push_back({"tau " + name(meta.joint_names, j), "N·m or N", &m, ft, &m.tau, &ft->tau, j});
+  if (!f) return c;
   if (r.observe.q_weight > 0 && !r.targets)
-    for (Eigen::Index j = 0; j < m.q.cols() && j < f.q.cols(); ++j)
-      c.push_back({"q " + (j < static_cast<Eigen::Index>(meta.q_names.size()) ? meta.q_names[j] : std::to_string(j)),
-                   "rad or m", &m.q, &f.q, j});
+    for (Eigen::Index j = 0; j < m.q.cols() && j < f->q.cols(); ++j)
+      c.push_back({"q " + name(meta.q_names, j), "rad or m", &m, f, &m.q, &f->q, j});
   if (r.observe.qd_weight > 0)
-    for (Eigen::Index j = 0; j < m.qd.cols() && j < f.qd.cols(); ++j)
-      c.push_back({"qd " + (j < static_cast<Eigen::Index>(meta.joint_names.size()) ? meta.joint_names[j] : std::to_string(j)),
-                   "rad/s or m/s", &m.qd, &f.qd, j});
+    for (Eigen::Index j = 0; j < m.qd.cols() && j < f->qd.cols(); ++j)
+      c.push_back({"qd " + name(meta.joint_names, j), "rad/s or m/s", &m, f, &m.qd, &f->qd, j});
   for (const LinkPositionChannel& l : r.observe.link_positions) {
-    const auto a = m.link_poses.find(l.link), b = f.link_poses.find(l.link);
-    if (a == m.link_poses.end() || b == f.link_poses.end()) continue;
-    for (Eigen::Index k = 0; k < 3; ++k) c.push_back({l.link + " " + "xyz"[k], "m", &a->second, &b->second, k});
+    const auto a = m.link_poses.find(l.link), b = f->link_poses.find(l.link);
+    if (a == m.link_poses.end() || b == f->link_poses.end()) continue;
+    for (Eigen::Index k = 0; k < 3; ++k) c.push_back({l.link + " " + "xyz"[k], "m", &m, f, &a->second, &b->second, k});
   }
   return c;
+}
+
+// Measured − fitted at the fitted samples, the measured signal interpolated
+// linearly where the times differ (the inverse dynamics uses every
+// sample_stride-th sample).
+void add_residuals(const SimidChannel& c, std::vector<double>& out) {
+  const Eigen::VectorXd &tm = c.measured_trajectory->time, &tf = c.fitted_trajectory->time;
+  const Eigen::Index n = std::min<Eigen::Index>(tm.size(), c.measured->rows());
+  Eigen::Index k = 0;
+  for (Eigen::Index i = 0; i < tf.size() && i < c.fitted->rows() && n > 0; ++i) {
+    const double t = tf(i);
+    if (t < tm(0) || t > tm(n - 1)) continue;
+    while (k + 1 < n && tm(k + 1) <= t) ++k;
+    double v = (*c.measured)(k, c.column);
+    if (k + 1 < n && t > tm(k)) v += ((*c.measured)(k + 1, c.column) - v) * (t - tm(k)) / (tm(k + 1) - tm(k));
+    out.push_back(v - (*c.fitted)(i, c.column));
+  }
 }
 
 std::vector<double> column(const Eigen::VectorXd& v) { return {v.data(), v.data() + v.size()}; }
@@ -140,41 +161,41 @@ void convergence_section(const IdentificationResult& r, HtmlReport& report) {
 void trajectory_section(const IdentificationResult& r, HtmlReport& report) {
   report.section("Measured and fitted");
   const bool torque = r.problem.formulation == Formulation::kInverseDynamics;
-  report.paragraph(torque ? "Inverse dynamics: the recorded joint forces (solid) and the fitted model's at the recorded "
-                            "states (dashed)."
-                          : "Recorded (solid) and predicted (dashed); predictions restart from the recorded state every " +
-                                std::to_string(r.prediction_window) + " samples.");
+  report.paragraph("Recorded (solid) and predicted (dashed); predictions restart from the recorded state every " +
+                   std::to_string(r.prediction_window) + " samples." +
+                   (torque ? " Joint forces: the recorded ones and the fitted model's inverse dynamics at the "
+                             "recorded states, which the fit compared."
+                           : ""));
   const std::size_t n_train = r.train.per_trajectory.size(),
                     n_validation = r.validation ? r.validation->per_trajectory.size() : 0;
   std::vector<std::vector<double>> residuals;
   std::vector<std::string> names;
+  const auto fitted = [&](const std::string& name) -> const Trajectory* {
+    for (const Trajectory& c : r.fitted.trajectories)
+      if (c.name == name) return &c;
+    return nullptr;
+  };
   for (std::size_t t = 0; t < r.measured.trajectories.size(); ++t) {
     const Trajectory& m = r.measured.trajectories[t];
     const char* role = t < n_train ? "training" : t < n_train + n_validation ? "validation" : "test";
     // An inverse-dynamics fit's torques are named inverse_dynamics_NAME
     // (validation_inverse_dynamics_NAME); predictions have the data's names.
-    const std::string fitted_name = !torque ? m.name
-                                    : t < n_train ? "inverse_dynamics_" + m.name
-                                                  : "validation_inverse_dynamics_" + m.name.substr(std::string("validation_").size());
-    const Trajectory* f = nullptr;
-    for (const Trajectory& c : r.fitted.trajectories)
-      if (c.name == fitted_name) f = &c;
+    const Trajectory* ft = !torque ? nullptr
+                           : t < n_train ? fitted("inverse_dynamics_" + m.name)
+                                         : fitted("validation_inverse_dynamics_" + m.name.substr(std::string("validation_").size()));
     report.subsection(std::string(role) + ": " + m.name);
-    if (!f) {
-      report.paragraph("No prediction (it diverged or is not evaluated).");
-      continue;
-    }
-    for (const SimidChannel& c : simid_channels(r, m, *f, torque)) {
+    const std::vector<SimidChannel> channels = simid_channels(r, m, fitted(m.name), ft);
+    if (channels.empty()) report.paragraph("No prediction (it diverged or is not evaluated).");
+    for (const SimidChannel& c : channels) {
       report.line_plot({c.name, "time [s]", c.unit,
                         {{"measured", column(m.time), column(*c.measured, c.column)},
-                         {"fitted", column(f->time), column(*c.fitted, c.column), true}}},
+                         {"fitted", column(c.fitted_trajectory->time), column(*c.fitted, c.column), true}}},
                        380, 230);
-      if (t >= n_train || c.measured->rows() != c.fitted->rows()) continue;
+      if (t >= n_train) continue;
       std::size_t k = 0;
       while (k < names.size() && names[k] != c.name) ++k;
       if (k == names.size()) names.push_back(c.name), residuals.emplace_back();
-      for (Eigen::Index i = 0; i < c.measured->rows(); ++i)
-        residuals[k].push_back((*c.measured)(i, c.column) - (*c.fitted)(i, c.column));
+      add_residuals(c, residuals[k]);
     }
   }
   report.section("Residuals");
