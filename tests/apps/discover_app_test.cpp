@@ -74,7 +74,7 @@ TEST(DiscoverApp, AttributesEachJointsFrictionToItsOwnVelocity) {
   EXPECT_EQ(testing::html_report_violation(doc), "");
   for (const auto& g : groups) EXPECT_NE(doc.find(html_escape(g["label"].get<std::string>())), std::string::npos) << g;
   EXPECT_NE(doc.find("<li>joint_joint1_torque &lt;- joint.joint1.qd</li>"), std::string::npos);
-  EXPECT_EQ(testing::count_of(testing::html_section(doc, "Regularization path (repetition 0)"), "<polyline"), 2u);
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Regularization path (repetition 0)"), "<polyline"), 2u);
 
   // augment.yaml is a train-augment config's augment: section.
   const std::string cfg = out + "/train.yaml";

@@ -90,10 +90,10 @@ TEST(SimidApp, ReportIsSelfContainedAndShowsEveryChannel) {
   const auto& m = s["metrics"];
   const std::size_t trajectories = m["train_per_trajectory"].size() + m["validation_per_trajectory"].size();
   const std::string fits = testing::html_section(doc, "Measured and fitted");
-  EXPECT_EQ(testing::count_of(fits, "<h3>"), trajectories);
-  EXPECT_EQ(testing::count_of(fits, "<polyline"), 2 * 2 * trajectories);  // q1 and q2, measured and fitted
-  EXPECT_EQ(testing::count_of(testing::html_section(doc, "Residuals"), "<figure>"), 2u);
-  EXPECT_GE(testing::count_of(testing::html_section(doc, "Convergence"), "<polyline"), 1u);
+  EXPECT_EQ(testing::html_count(fits, "<h3>"), trajectories);
+  EXPECT_EQ(testing::html_count(fits, "<polyline"), 2 * 2 * trajectories);  // q1 and q2, measured and fitted
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Residuals"), "<figure>"), 2u);
+  EXPECT_GE(testing::html_count(testing::html_section(doc, "Convergence"), "<polyline"), 1u);
   EXPECT_NE(testing::html_section(doc, "Provenance").find(s["provenance"]["git_revision"].get<std::string>()),
             std::string::npos);
   // An XML parser agrees (where the helper scripts' python3 is installed: 127 when not).

@@ -90,7 +90,7 @@ TEST(TrainAugmentApp, LearnsUnmodeledDampingAndTheWeightsReplayInRollout) {
   // and the free-rollout errors with the reference rows.
   const std::string doc = testing::read_text(out + "/report.html");
   EXPECT_EQ(testing::html_report_violation(doc), "");
-  EXPECT_EQ(testing::count_of(testing::html_section(doc, "Loss"), "<polyline"), 2u);
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Loss"), "<polyline"), 2u);
   const std::string rollouts = testing::html_section(doc, "Free-rollout errors");
   for (const char* row : {"<td>trained model</td>", "<td>analytical model</td>", "<td>no motion</td>"})
     EXPECT_NE(rollouts.find(row), std::string::npos) << row;

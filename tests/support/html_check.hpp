@@ -66,7 +66,7 @@ inline std::string html_report_problem(const std::string& doc) {
   return open.empty() ? "" : "<" + open.back() + "> is never closed";
 }
 
-inline std::size_t count_of(const std::string& text, const std::string& what) {
+inline std::size_t html_count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (std::size_t i = text.find(what); i != std::string::npos; i = text.find(what, i + 1)) ++n;
   return n;
