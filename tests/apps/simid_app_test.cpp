@@ -102,6 +102,25 @@ TEST(SimidApp, ReportIsSelfContainedAndShowsEveryChannel) {
   if (x.exit_code != 127) EXPECT_EQ(x.exit_code, 0) << x.err;
 }
 
+// A body named like markup (model files are user input): its parameter's
+// name is escaped wherever the report shows it (parameter table, heat map,
+// identifiability, provenance), and the document stays well-formed.
+TEST(SimidApp, ReportEscapesAHostileLinkName) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum");
+  const std::string out = fresh_dir("simid_report_hostile");
+  std::string model = testing::read_text(testing::source_path("configs/models/dfki_pendulum.yaml"));
+  model.replace(model.find("name: link1"), 11, "name: \"<script>l1&\"");
+  testing::write_file(out + "_model.yaml", model);
+  const auto r = run_command(simid() + " --config configs/simid_real_dfki_sg.yaml -q --set model.file=" + out +
+                             "_model.yaml --set 'estimate.parameters.0.name=link.<script>l1&.mass'"
+                             " --set estimate.solver.max_iterations=3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string doc = testing::read_text(out + "/report.html");
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  EXPECT_NE(testing::html_section(doc, "Parameters").find("<td>link.&lt;script&gt;l1&amp;.mass</td>"), std::string::npos);
+  EXPECT_NE(doc.find(">1 link.&lt;script&gt;l1&amp;.mass</text>"), std::string::npos);  // the heat map's row
+}
+
 // params.json records the values held fixed beside the estimates, and a
 // params_file reads both back (the estimate wins where a name is in both).
 TEST(SimidApp, ParamsJsonRecordsTheFixedValues) {
