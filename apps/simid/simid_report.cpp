@@ -87,6 +87,8 @@ void parameter_section(const IdentificationResult& r, HtmlReport& report) {
     std::vector<std::string> row{p.name, p.transformation, html_number(p.initial), html_number(p.value),
                                  known ? html_number(p.std_error) : "n/a",
                                  known ? html_number(p.value) + " ± " + html_number(1.96 * p.std_error)
+                                 : std::isnan(r.identifiability.residual_variance)
+                                       ? "n/a: no more residuals than parameters (no noise estimate)"
                                        : "(-inf, inf): not identifiable from this data",
                                  "[" + html_number(p.lower) + ", " + html_number(p.upper) + "]",
                                  p.at_bound.empty() ? "" : p.at_bound};
@@ -98,7 +100,7 @@ void parameter_section(const IdentificationResult& r, HtmlReport& report) {
   const UncertaintyMethod method = r.uncertainty.covariance.method;
   report.paragraph(std::string("Standard errors: ") + uncertainty_method_name(method) + " (" +
                    uncertainty_assumption(method) + "). Intervals are value ± 1.96 standard errors in physical "
-                   "units; highlighted rows ended at a bound or are not determined by the data.");
+                   "units; highlighted rows ended at a bound or have no standard error.");
   if (!r.fixed.empty()) {
     HtmlTable f{{"held fixed", "value", "from"}, {}, {}};
     for (const ExperimentParameter& p : r.fixed) f.rows.push_back({p.target.name, html_number(p.value), p.source});
@@ -161,8 +163,9 @@ void convergence_section(const IdentificationResult& r, HtmlReport& report) {
 void trajectory_section(const IdentificationResult& r, HtmlReport& report) {
   report.section("Measured and fitted");
   const bool torque = r.problem.formulation == Formulation::kInverseDynamics;
-  report.paragraph("Recorded (solid) and predicted (dashed); predictions restart from the recorded state every " +
-                   std::to_string(r.prediction_window) + " samples." +
+  report.paragraph((r.targets ? std::string("Reach targets (solid) and the fitted motion (dashed).")
+                              : "Recorded (solid) and predicted (dashed); predictions restart from the recorded state "
+                                "every " + std::to_string(r.prediction_window) + " samples.") +
                    (torque ? " Joint forces: the recorded ones and the fitted model's inverse dynamics at the "
                              "recorded states, which the fit compared."
                            : ""));
