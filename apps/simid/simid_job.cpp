@@ -193,6 +193,7 @@ RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
   evaluation_metrics(r, m);
   fit_metrics(r, m);
   write_predictions(r, parameter_records_json(params.parameters).dump(), run);
+  write_simid_report(r, run);
   if (r.targets)
     spdlog::info("{} done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}",
                  r.evaluate_only ? "evaluation" : "fit", r.cost, m["mean_target_distance"].get<double>(),

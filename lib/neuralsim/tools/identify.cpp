@@ -261,9 +261,12 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
     for (int i = 0; i < params.size(); ++i)
       std_error[i] = std::isnan(id.std_error[i]) ? id.std_error[i] : r.robust.std_error[i];
   }
-  for (int i = 0; i < params.size(); ++i)
+  for (int i = 0; i < params.size(); ++i) {
+    const char* bound = r.evaluate_only ? nullptr : bound_reached(params, i, x[static_cast<size_t>(i)]);
     r.parameters.push_back({params[i].name(), id.value[i], std_error[i], id.std_error[i], params[i].initial,
-                            params[i].lower, params[i].upper});
+                            params[i].lower, params[i].upper, transformation_name(params[i].transformation),
+                            bound ? bound : ""});
+  }
   // The covariance of the reported standard errors, for the inertias in
   // physical coordinates: undetermined parameters' rows and columns NaN.
   const int P = params.size();
@@ -501,7 +504,8 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   if (context.resume && !context.checkpoint)
     throw InvalidArgument("identify: resume requested without a checkpoint store");
   BasinHoppingState state;
-  if (context.resume) state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds);
+  if (context.resume) state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds,
+                                                             s.solver.max_iterations);
 
   IdentificationResult r;
   r.model_name = model.name;
@@ -509,6 +513,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   r.basin_hopping = s.bh;
   r.uncertainty = s.uncertainty;
   r.problem = s.problem;
+  r.observe = s.observe;
   r.targets = s.data.targets;
   r.prediction_window = s.window;
   r.evaluate_only = evaluate_only;

@@ -51,6 +51,8 @@ struct IdentifiedParameter {
   double std_error = 0;               // of the reported method; NaN: the data do not determine it
   double gauss_newton_std_error = 0;  // NaN likewise
   double initial = 0, lower = 0, upper = 0;  // bounds may be infinite
+  std::string transformation = "identity";   // the optimizer's variable: "identity", "log", "log_cholesky"
+  std::string at_bound;                      // "lower", "upper": the fit ended at that bound; empty: inside
 };
 
 // Predictions restarted from the measured state every `prediction_window`
@@ -104,6 +106,7 @@ struct IdentificationResult : RunReport {
   std::optional<WindowedEvaluation> train_windows, validation_windows;
   std::optional<TorqueEvaluation> train_torque, validation_torque;
   ProblemOptions problem;  // the residual's options (the torque metric's derivatives and filter window)
+  ObservationSpec observe;  // the channels the residuals compare (q, q̇, link positions)
   std::string torque_note;  // why a torque error is missing or what it leaves out
   bool physically_consistent = true;
   std::map<std::string, double> relative_error;  // |fit − truth| / |truth| for each `ground_truth` entry
