@@ -116,11 +116,137 @@ void apply_inverse_inertia_joint(const Model<S>& model, const Data<S>& data, con
   }
 }
 
+// The whole matrix M⁻¹ (both triangles, armature included) into data.Minv:
+// the two sweeps above with the nv columns of the identity as μ at once
+// (Carpentier & Mansard, RSS 2018, the M⁻¹ of their ABA derivatives). Row c
+// of M⁻¹ is D⁻¹u_c - D⁻¹U_cᵀ A_λ: the backward sweep leaves D⁻¹u (non-zero
+// in the columns of the joint's subtree), the forward sweep subtracts the
+// parent's accelerations A_λ (6 × nv, one column per unit μ). Rows are formed
+// in the columns of data.Minv (contiguous; M⁻¹ is symmetric). Workspace:
+// data.minv_F (per body 6 × nv: the force sums, then the accelerations).
+// Same precondition as apply_inverse_inertia_joint; no allocation.
+template <class S>
+void inverse_inertia_matrix(const Model<S>& model, Data<S>& data) {
+  check_argument_size("inverse_inertia_matrix", "data.Minv (Data built for the model)", data.Minv.rows(), model.nv);
+  const int n = model.num_bodies();
+  const int nv = model.nv;
+  MatX<S>& X = data.Minv;  // X.col(c) = row c of M⁻¹
+  auto* const F = data.minv_F.data();
+  for (int i = 0; i < n; ++i) F[i].setZero();
+  // Backward sweep: u = E - SᵀF, X rows D⁻¹u; F ← F + U D⁻¹u to the parent.
+  for (int i = n - 1; i >= 0; --i) {
+    const Joint<S>& j = model.joints[i];
+    auto& Fi = F[i];
+    switch (j.nv) {
+      case 0: break;
+      case 1: {
+        const int c = j.idx_v;
+        const Vec6<S>& s = data.oS[i];
+        const S dinv = data.Dinv[i](0, 0);
+        auto x = X.col(c);
+        x.noalias() = Fi.transpose() * (-dinv * s);
+        x[c] += dinv;
+        if (j.parent >= 0) Fi.noalias() += data.U[i].col(0) * x.transpose();
+        break;
+      }
+      case 3:
+      case 6: {
+        const Transform<S>& Xw = data.X_world[i];
+        if (internal::is_free_root(j)) {
+          // Iᴬ A = Xᵀ E_base - F by one Cholesky of the world Iᴬ; rows X A.
+          Mat6<S> L;
+          S inv_diag[6];
+          internal::cholesky_lower<6>(data.oYaba[i], L, inv_diag);
+          for (int col = 0; col < nv; ++col) {
+            Vec6<S> rhs = -Fi.col(col);
+            const int k = col - j.idx_v;
+            if (k >= 0 && k < 6) {
+              Vec6<S> e = Vec6<S>::Zero();
+              e[k] = S(1);
+              rhs += Xw.apply_force_inverse(e);
+            }
+            for (int r = 0; r < 6; ++r) {  // L y = rhs, Lᵀ a = y
+              S acc = rhs[r];
+              for (int m = 0; m < r; ++m) acc -= L(r, m) * rhs[m];
+              rhs[r] = acc * inv_diag[r];
+            }
+            for (int r = 5; r >= 0; --r) {
+              S acc = rhs[r];
+              for (int m = r + 1; m < 6; ++m) acc -= L(m, r) * rhs[m];
+              rhs[r] = acc * inv_diag[r];
+            }
+            Fi.col(col) = rhs;  // now the acceleration A of the base
+            X.block(col, j.idx_v, 1, 6) = Xw.apply_motion(rhs).transpose();
+          }
+          break;
+        }
+        const int nvj = j.nv;
+        const auto U = data.U[i].leftCols(nvj);
+        const auto Dinv = data.Dinv[i].topLeftCorner(nvj, nvj);
+        for (int col = 0; col < nv; ++col) {
+          Vec6<S> pb = Xw.apply_force(Vec6<S>(Fi.col(col)));
+          Vec6<S> u = Vec6<S>::Zero();
+          for (int k = 0; k < nvj; ++k) u[k] = (col == j.idx_v + k ? S(1) : S(0)) - pb[k];
+          Vec6<S> y = Vec6<S>::Zero();
+          y.head(nvj).noalias() = Dinv * u.head(nvj);
+          for (int k = 0; k < nvj; ++k) X(col, j.idx_v + k) = y[k];
+          if (j.parent >= 0) {
+            pb.noalias() += U * y.head(nvj);
+            Fi.col(col) = Xw.apply_force_inverse(pb);
+          }
+        }
+        break;
+      }
+    }
+    if (j.parent >= 0) F[j.parent] += Fi;
+  }
+  // Forward sweep: X rows -= D⁻¹UᵀA_λ; A_i = A_λ + S X rows (into F[i]).
+  for (int i = 0; i < n; ++i) {
+    const Joint<S>& j = model.joints[i];
+    if (internal::is_free_root(j)) continue;  // F[i] holds its A already
+    auto& Ai = F[i];
+    const bool root = j.parent < 0;
+    switch (j.nv) {
+      case 0:
+        if (root) Ai.setZero(); else Ai = F[j.parent];
+        break;
+      case 1: {
+        const int c = j.idx_v;
+        auto x = X.col(c);
+        if (!root) x.noalias() -= F[j.parent].transpose() * (data.Dinv[i](0, 0) * data.U[i].col(0));
+        if (root) Ai.noalias() = data.oS[i] * x.transpose();
+        else Ai.noalias() = F[j.parent] + data.oS[i] * x.transpose();
+        break;
+      }
+      case 3:
+      case 6: {
+        const Transform<S>& Xw = data.X_world[i];
+        const int nvj = j.nv;
+        const auto U = data.U[i].leftCols(nvj);
+        const auto Dinv = data.Dinv[i].topLeftCorner(nvj, nvj);
+        for (int col = 0; col < nv; ++col) {
+          Vec6<S> ab = root ? Vec6<S>::Zero() : Xw.apply_motion(Vec6<S>(F[j.parent].col(col)));
+          Vec6<S> y = Vec6<S>::Zero();
+          if (!root) y.head(nvj).noalias() = Dinv * (U.transpose() * ab);
+          for (int k = 0; k < nvj; ++k) {
+            const S xk = X(col, j.idx_v + k) - y[k];
+            X(col, j.idx_v + k) = xk;
+            ab[k] += xk;
+          }
+          Ai.col(col) = Xw.apply_motion_inverse(ab);
+        }
+        break;
+      }
+    }
+  }
+}
+
 // Explicit instantiation for double (dynamics/instantiate_double.cpp); other
 // scalars instantiate the template on use.
 #define NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(PREFIX, S)                                         \
   PREFIX template void apply_inverse_inertia_joint<S>(const Model<S>&, const Data<S>&, const VecX<S>&, \
-                                                      InverseInertiaWorkspace<S>&, VecX<S>&);
+                                                      InverseInertiaWorkspace<S>&, VecX<S>&);        \
+  PREFIX template void inverse_inertia_matrix<S>(const Model<S>&, Data<S>&);
 NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(extern, double)
 
 }  // namespace neuralsim
