@@ -113,104 +113,127 @@ inline void inertia_velocity_variation(const Mat6<S>& I, const Vec6<S>& v, const
 }
 
 // The two sweeps, given data.X_world at the configuration. When tau is not
-// null, writes τ = RNEA(q, q̇, q̈) into it.
+// null, writes τ = RNEA(q, q̇, q̈) into it. Raw pointers throughout (as in
+// aba.hpp): a store through a double* would otherwise make the compiler
+// reload every std::vector's and Eigen matrix's data pointer.
 template <class S>
 void rnea_derivatives_sweeps(const Model<S>& model, Data<S>& data, const VecX<S>& qd, const VecX<S>& qdd,
                              VecX<S>* tau) {
+  using CVec6 = Eigen::Map<const Vec6<S>>;
+  using MVec6 = Eigen::Map<Vec6<S>>;
   const int n = model.num_bodies();
-  auto& oJ = data.oJ;
-  auto& dVdq = data.dVdq;
-  auto& dAdq = data.dAdq;
-  auto& dAdv = data.dAdv;
+  const int nv = model.nv;
+  const Joint<S>* const joints = model.joints.data();
+  S* const oJ = data.oJ.data();  // column c at oJ + 6c
+  S* const dVdq = data.dVdq.data();
+  S* const dAdq = data.dAdq.data();
+  S* const dAdv = data.dAdv.data();
   Vec6<S>* const ov = data.ov_rnea.data();
   Vec6<S>* const oa = data.oa_rnea.data();
   Vec6<S>* const of = data.of_rnea.data();
   Mat6<S>* const Yc = data.oYcrb.data();
   Mat6<S>* const dYc = data.doYcrb.data();
+  const Transform<S>* const Xworld = data.X_world.data();
+  const Vec6<S>* const f_ext = data.f_ext.data();
+  const S* const qd_ = qd.data();
+  const S* const qdd_ = qdd.data();
   const Vec6<S> a0 = spatial<S>(Vec3<S>::Zero(), Vec3<S>(-model.gravity));
 
   // Forward sweep: S, v, a, I, f, dY per body; dVdq, dAdq, dAdv per column.
   for (int i = 0; i < n; ++i) {
-    const Joint<S>& j = model.joints[i];
-    const Transform<S>& Xw = data.X_world[i];
+    const Joint<S>& j = joints[i];
+    const Transform<S>& Xw = Xworld[i];
     const bool root = j.parent < 0;
     const Vec6<S> vp = root ? Vec6<S>::Zero() : ov[j.parent];
-    const Vec6<S>& ap = root ? a0 : oa[j.parent];
+    const Vec6<S> ap = root ? a0 : oa[j.parent];
     Vec6<S> vJ = Vec6<S>::Zero(), aJ = Vec6<S>::Zero();
     if (j.nv > 0) {
-      world_motion_subspace(j, Xw, oJ);
+      world_motion_subspace(j, Xw, data.oJ);
       for (int k = 0; k < j.nv; ++k) {
         const int c = j.idx_v + k;
-        vJ += oJ.col(c) * qd[c];
-        aJ += oJ.col(c) * qdd[c];
+        const CVec6 s(oJ + 6 * c);
+        vJ += s * qd_[c];
+        aJ += s * qdd_[c];
       }
     }
     const Vec6<S> v = vp + vJ;
+    const Vec6<S> a = ap + aJ + cross_motion(v, vJ);
     ov[i] = v;
-    oa[i] = ap + aJ + cross_motion(v, vJ);
+    oa[i] = a;
     Mat6<S>& I = Yc[i];
     Inertia<S>::to_parent_matrix(Xw, model.bodies[i].inertia, I);
     const Vec6<S> h = I * v;
-    of[i] = I * oa[i] + cross_force(v, h);
-    if (!all_zero(data.f_ext[i])) of[i] -= Xw.apply_force_inverse(data.f_ext[i]);
+    Vec6<S> f = I * a + cross_force(v, h);
+    if (!all_zero(f_ext[i])) f -= Xw.apply_force_inverse(f_ext[i]);
+    of[i] = f;
     inertia_velocity_variation(I, v, h, dYc[i]);
     const Vec6<S> vsum = v + vp;
     for (int k = 0; k < j.nv; ++k) {
       const int c = j.idx_v + k;
-      const Vec6<S> s = oJ.col(c);
+      const Vec6<S> s = CVec6(oJ + 6 * c);
       const Vec6<S> w = cross_motion(vp, s);
-      dVdq.col(c) = w;
-      dAdq.col(c) = cross_motion(ap, s) + cross_motion(vp, w);
-      dAdv.col(c) = cross_motion(vsum, s);
+      MVec6(dVdq + 6 * c) = w;
+      MVec6(dAdq + 6 * c) = cross_motion(ap, s) + cross_motion(vp, w);
+      MVec6(dAdv + 6 * c) = cross_motion(vsum, s);
     }
   }
 
   // Backward sweep: composites complete at i; column i's rows (i and its
   // ancestors), row i's ancestor columns; then the sums into the parent.
-  MatX<S>& Dq = data.dtau_dq;
-  MatX<S>& Dv = data.dtau_dv;
-  MatX<S>& M = data.M;
-  Dq.setZero();
-  Dv.setZero();
-  M.setZero();
+  // Entries of joints on different branches stay zero.
+  data.dtau_dq.setZero();
+  data.dtau_dv.setZero();
+  data.M.setZero();
+  S* const Dq = data.dtau_dq.data();  // (r, c) at r + nv c
+  S* const Dv = data.dtau_dv.data();
+  S* const M = data.M.data();
+  S* const tau_ = tau ? tau->data() : nullptr;
   for (int i = n - 1; i >= 0; --i) {
-    const Joint<S>& j = model.joints[i];
-    const Mat6<S>& Ic = Yc[i];
-    const Mat6<S>& dIc = dYc[i];
-    const Vec6<S>& F = of[i];
+    const Joint<S>& j = joints[i];
+    const Mat6<S> Ic = Yc[i];
+    const Mat6<S> dIc = dYc[i];
+    const Vec6<S> F = of[i];
+    // A root's dVdq is zero (v_λ = 0): its products are skipped (structure,
+    // not a value).
+    const bool root = j.parent < 0;
+    const S arm = j.dynamics.armature;
     for (int k = 0; k < j.nv; ++k) {
       const int c = j.idx_v + k;
-      const Vec6<S> s = oJ.col(c);
-      if (tau) (*tau)[c] = s.dot(F) + j.dynamics.armature * qdd[c];
+      const Vec6<S> s = CVec6(oJ + 6 * c);
+      if (tau_) tau_[c] = s.dot(F) + arm * qdd_[c];
       const Vec6<S> Fa = Ic * s;
-      const Vec6<S> Fv = Ic * dAdv.col(c) + dIc * s;
-      Vec6<S> Fq = Ic * dAdq.col(c) + dIc * dVdq.col(c);
+      const Vec6<S> Fv = Ic * CVec6(dAdv + 6 * c) + dIc * s;
+      Vec6<S> Fq = Ic * CVec6(dAdq + 6 * c);
+      if (!root) Fq.noalias() += dIc * CVec6(dVdq + 6 * c);
       for (int kk = 0; kk < j.nv; ++kk) {
         const int r = j.idx_v + kk;
-        const Vec6<S> sr = oJ.col(r);
-        M(r, c) = sr.dot(Fa);
-        Dv(r, c) = sr.dot(Fv);
-        Dq(r, c) = sr.dot(Fq);
+        const CVec6 sr(oJ + 6 * r);
+        M[r + nv * c] = sr.dot(Fa);
+        Dv[r + nv * c] = sr.dot(Fv);
+        Dq[r + nv * c] = sr.dot(Fq);
       }
-      M(c, c) += j.dynamics.armature;
+      M[c + nv * c] += arm;
       Fq += cross_force(s, F);  // the rigid part, seen by the ancestors
       const Vec6<S> Rd = dIc.transpose() * s;  // row c: (dYc_iᵀ s)ᵀ; (Ic s)ᵀ = Faᵀ
-      for (int a = j.parent; a >= 0; a = model.joints[a].parent) {
-        const Joint<S>& ja = model.joints[a];
+      for (int a = j.parent; a >= 0; a = joints[a].parent) {
+        const Joint<S>& ja = joints[a];
+        const bool a_root = ja.parent < 0;
         for (int kk = 0; kk < ja.nv; ++kk) {
           const int r = ja.idx_v + kk;
-          const Vec6<S> sr = oJ.col(r);
+          const CVec6 sr(oJ + 6 * r);
           const S m = sr.dot(Fa);
-          M(r, c) = m;
-          M(c, r) = m;
-          Dv(r, c) = sr.dot(Fv);
-          Dq(r, c) = sr.dot(Fq);
-          Dq(c, r) = Fa.dot(dAdq.col(r)) + Rd.dot(dVdq.col(r));
-          Dv(c, r) = Fa.dot(dAdv.col(r)) + Rd.dot(sr);
+          M[r + nv * c] = m;
+          M[c + nv * r] = m;
+          Dv[r + nv * c] = sr.dot(Fv);
+          Dq[r + nv * c] = sr.dot(Fq);
+          S dq = Fa.dot(CVec6(dAdq + 6 * r));
+          if (!a_root) dq += Rd.dot(CVec6(dVdq + 6 * r));
+          Dq[c + nv * r] = dq;
+          Dv[c + nv * r] = Fa.dot(CVec6(dAdv + 6 * r)) + Rd.dot(sr);
         }
       }
     }
-    if (j.parent >= 0) {
+    if (!root) {
       Yc[j.parent] += Ic;
       dYc[j.parent] += dIc;
       of[j.parent] += F;

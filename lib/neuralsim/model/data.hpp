@@ -63,6 +63,7 @@ struct Data {
   // inverse_inertia_matrix() workspace: per body, the force sums (6 x nv) of
   // the backward sweep, then the accelerations of the forward sweep.
   std::vector<Eigen::Matrix<S, 6, Eigen::Dynamic>> minv_F;
+  std::vector<int> minv_end;  // one past the last velocity index of the body's subtree
 
   // Generalized quantities.
   VecX<S> tau;      // total generalized force fed to the dynamics
@@ -97,6 +98,7 @@ void Data<S>::resize(const Model<S>& model) {
   for (auto* mat : {&oYcrb, &doYcrb}) mat->assign(n, Mat6S::Zero());
   for (auto* mat : {&dtau_dq, &dtau_dv, &dqdd_dq, &dqdd_dv, &Minv}) mat->setZero(model.nv, model.nv);
   minv_F.assign(n, Eigen::Matrix<S, 6, Eigen::Dynamic>::Zero(6, model.nv));
+  minv_end.assign(n, 0);
   bias = VecX<S>::Zero(model.nv);
   tau_passive = VecX<S>::Zero(model.nv);
 }
