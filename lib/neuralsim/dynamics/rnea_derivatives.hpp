@@ -94,9 +94,11 @@ inline void world_motion_subspace(const Joint<S>& j, const Transform<S>& Xw, Eig
 // is symmetric; H w = w ×* h = -[[h_ang]× w_ang + [h_lin]× w_lin; [h_lin]× w_ang].
 template <class S>
 inline void inertia_velocity_variation(const Mat6<S>& I, const Vec6<S>& v, const Vec6<S>& h, Mat6<S>& out) {
-  Mat6<S> C;
-  for (int k = 0; k < 6; ++k) C.col(k) = cross_force(v, Vec6<S>(I.col(k)));
-  out = C + C.transpose();
+  for (int k = 0; k < 6; ++k) out.col(k) = cross_force(v, Vec6<S>(I.col(k)));  // C
+  for (int c = 0; c < 6; ++c) {  // C + Cᵀ in place
+    out(c, c) += out(c, c);
+    for (int r = 0; r < c; ++r) out(r, c) = out(c, r) = out(r, c) + out(c, r);
+  }
   // -[x]× = [0 x2 -x1; -x2 0 x0; x1 -x0 0], into the blocks (0,0) with h_ang,
   // (0,1) and (1,0) with h_lin.
   auto add_neg_skew = [&out](int r0, int c0, const S& x0, const S& x1, const S& x2) {
@@ -190,8 +192,8 @@ void rnea_derivatives_sweeps(const Model<S>& model, Data<S>& data, const VecX<S>
   S* const tau_ = tau ? tau->data() : nullptr;
   for (int i = n - 1; i >= 0; --i) {
     const Joint<S>& j = joints[i];
-    const Mat6<S> Ic = Yc[i];
-    const Mat6<S> dIc = dYc[i];
+    const Mat6<S>& Ic = Yc[i];
+    const Mat6<S>& dIc = dYc[i];
     const Vec6<S> F = of[i];
     // A root's dVdq is zero (v_λ = 0): its products are skipped (structure,
     // not a value).
