@@ -53,6 +53,8 @@ class TransitionJacobianSolver {
                TransitionJacobians& out);
 
  private:
+  void compute_with_jets(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& control,
+                         double t, TransitionJacobians& out);
   struct Workspace;
   std::unique_ptr<Workspace> ws_;
 };
