@@ -11,6 +11,7 @@
 #include <Eigen/Dense>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/urdf_model.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -147,6 +148,24 @@ TEST(TransitionJacobians, EveryJointTypeAgreesWithCentralDifferencesInTangentCoo
     SCOPED_TRACE(integrator_name(integrator));
     expect_central_differences_agree(model, options(integrator, 0.005), 5);
   }
+}
+
+// Semi-implicit Euler takes the analytical route (aba_derivatives): a floating
+// base with damping, friction and springs on every leg joint, two substeps.
+TEST(TransitionJacobians, FloatingLaikagoAgreesWithCentralDifferences) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
+  UrdfOptions floating;
+  floating.floating_base = true;
+  Model<double> model = load_urdf_model(testing::shared_path("models/laikago/laikago_toes_zup.urdf"), floating);
+  for (Joint<double>& j : model.joints) {
+    if (j.type != JointType::kRevolute) continue;
+    j.dynamics.damping = 0.3;
+    j.dynamics.coulomb_friction = 0.2;
+    j.dynamics.friction_velocity = 0.5;
+    j.dynamics.spring_stiffness = 4.0;
+    j.dynamics.gear_ratio = 2.0;
+  }
+  expect_central_differences_agree(model, options(Integrator::kSemiImplicitEuler, 0.002, 2), 21);
 }
 
 TEST(TransitionJacobians, BadInputIsRefused) {
