@@ -16,6 +16,7 @@
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/stepper.hpp"
 #include "neuralsim/step/transition_jacobians.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/files.hpp"
 #include "support/test_models.hpp"
 
@@ -166,6 +167,23 @@ TEST(TransitionJacobians, FloatingLaikagoAgreesWithCentralDifferences) {
     j.dynamics.gear_ratio = 2.0;
   }
   expect_central_differences_agree(model, options(Integrator::kSemiImplicitEuler, 0.002, 2), 21);
+}
+
+TEST(TransitionJacobians, SecondCallAllocatesNothing) {
+  if (!testing::AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
+  const Model<double> model = testing::mixed_joint_model();
+  std::mt19937 rng(3);
+  Eigen::VectorXd q, qd;
+  testing::random_state(model, rng, q, qd);
+  const Eigen::VectorXd u = Eigen::VectorXd::Constant(model.nv, 0.2);
+  for (const Integrator integrator : {Integrator::kSemiImplicitEuler, Integrator::kRK4}) {
+    TransitionJacobianSolver solver(model, options(integrator, 0.005, 2));
+    TransitionJacobians J;
+    solver.compute(q, qd, u, 0.0, J);
+    testing::AllocationCounter counter;
+    solver.compute(q, qd, u, 0.0, J);
+    EXPECT_EQ(counter.count(), 0) << integrator_name(integrator);
+  }
 }
 
 TEST(TransitionJacobians, BadInputIsRefused) {

@@ -72,7 +72,7 @@ struct AnalyticStep {
   Data<double> data;
   StepOptions options;
   Eigen::VectorXd q, qd, qd_pre, qd_next, q_next, dv, tau;
-  Eigen::MatrixXd V, out, A, B, tmp;
+  Eigen::MatrixXd V, out, A, B, tmp, tmp_B;
   AnalyticStep(const Model<double>& m, const StepOptions& o) : model(m), data(model), options(o) {
     const int nq = model.nq, nv = model.nv;
     q = q_next = Eigen::VectorXd::Zero(nq);
@@ -80,7 +80,7 @@ struct AnalyticStep {
     V = Eigen::MatrixXd::Zero(nv, 3 * nv);
     out = Eigen::MatrixXd::Zero(2 * nv, 3 * nv);
     A = tmp = Eigen::MatrixXd::Zero(2 * nv, 2 * nv);
-    B = Eigen::MatrixXd::Zero(2 * nv, nv);
+    B = tmp_B = Eigen::MatrixXd::Zero(2 * nv, nv);
   }
 
   void step(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0, const Eigen::VectorXd& u, TransitionJacobians& J) {
@@ -167,7 +167,8 @@ struct AnalyticStep {
       } else {
         tmp.noalias() = out.leftCols(2 * nv) * A;
         A = tmp;
-        B = out.leftCols(2 * nv) * B + out.rightCols(nv);
+        tmp_B.noalias() = out.leftCols(2 * nv) * B;
+        B = tmp_B + out.rightCols(nv);
       }
       q = q_next;
       qd = qd_next;
