@@ -5,8 +5,10 @@
 // μᵀM⁻¹ for random μ), the inverse of crba()'s M (∂q̈/∂τ) and crba()'s M
 // itself (∂τ/∂q̈, left in data.M); on a tree with every joint type (with and
 // without armature on the free root, which switches aba()'s floating-base
-// solve off), the double pendulum, the swimmer and the floating Laikago, at
-// random states with body-frame external forces and a tilted gravity.
+// solve off), the double pendulum, the swimmer, the cart-pole, the
+// fixed-base Panda and the floating Laikago, at random states with
+// body-frame external forces and a tilted gravity. Plus: M⁻¹ after a plain
+// aba(), no allocation, rotors and wrong sizes refused.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -83,8 +85,15 @@ TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnEveryJointType) {
 }
 
 TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnYamlModels) {
-  for (const char* file : {"configs/models/double_pendulum.yaml", "configs/models/swimmer5.yaml"})
+  for (const char* file : {"configs/models/double_pendulum.yaml", "configs/models/swimmer5.yaml",
+                           "configs/models/cartpole.yaml"})
     check_aba_derivatives(load_yaml_model(testing::source_path(file)), file, 3);
+}
+
+// A fixed-base arm: the root body hangs on a fixed joint.
+TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnPanda) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/franka_panda/panda.urdf");
+  check_aba_derivatives(load_urdf_model(testing::shared_path("models/franka_panda/panda.urdf")), "panda", 6);
 }
 
 TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnFloatingLaikago) {

@@ -3,9 +3,10 @@
 // rnea() on the configuration manifold (∂τ/∂q in tangent coordinates,
 // ∂τ/∂q̇), the hand-written reverse mode rnea_vjp (wᵀ∂τ/∂q, wᵀ∂τ/∂q̇, wᵀM for
 // random w), crba() (M) and rnea() (τ); on a tree with every joint type
-// (free, ball, hinge, slider, fixed), the double pendulum, the swimmer and the
-// floating Laikago, at random states with random body-frame external forces
-// and a tilted gravity. Plus: no allocation, rotors and wrong sizes refused.
+// (free, ball, hinge, slider, fixed), the double pendulum, the swimmer, the
+// cart-pole, the fixed-base Panda and the floating Laikago, at random states
+// with random body-frame external forces and a tilted gravity. Plus: a point
+// pendulum's closed form, no allocation, rotors and wrong sizes refused.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -79,8 +80,15 @@ TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnEveryJointType) {
 }
 
 TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnYamlModels) {
-  for (const char* file : {"configs/models/double_pendulum.yaml", "configs/models/swimmer5.yaml"})
+  for (const char* file : {"configs/models/double_pendulum.yaml", "configs/models/swimmer5.yaml",
+                           "configs/models/cartpole.yaml"})
     check_rnea_derivatives(load_yaml_model(testing::source_path(file)), file, 3);
+}
+
+// A fixed-base arm: the root body hangs on a fixed joint.
+TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnPanda) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/franka_panda/panda.urdf");
+  check_rnea_derivatives(load_urdf_model(testing::shared_path("models/franka_panda/panda.urdf")), "panda", 6);
 }
 
 TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnFloatingLaikago) {
