@@ -151,6 +151,26 @@ TEST(TransitionJacobians, EveryJointTypeAgreesWithCentralDifferencesInTangentCoo
   }
 }
 
+// The friction laws' slopes enter the analytical route (semi-implicit Euler)
+// through a one-lane Jet: each law on the double pendulum.
+TEST(TransitionJacobians, EveryFrictionLawAgreesWithCentralDifferences) {
+  const Model<double> base = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
+  for (const FrictionLaw law : {FrictionLaw::kTanh, FrictionLaw::kAtan, FrictionLaw::kStribeck, FrictionLaw::kSigmoid}) {
+    SCOPED_TRACE(static_cast<int>(law));
+    Model<double> model = base;
+    for (auto& j : model.joints) {
+      j.dynamics.friction_law = law;
+      j.dynamics.coulomb_friction = 0.3;
+      j.dynamics.friction_static = 0.5;
+      j.dynamics.friction_velocity = 0.8;
+      j.dynamics.stribeck_velocity = 0.6;
+      j.dynamics.friction_slope = 2.0;
+      j.dynamics.friction_shift = 0.1;
+    }
+    expect_central_differences_agree(model, options(Integrator::kSemiImplicitEuler, 0.01), 13);
+  }
+}
+
 // Semi-implicit Euler takes the analytical route (aba_derivatives): a floating
 // base with damping, friction and springs on every leg joint, two substeps.
 TEST(TransitionJacobians, FloatingLaikagoAgreesWithCentralDifferences) {
