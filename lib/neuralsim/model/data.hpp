@@ -68,7 +68,7 @@ struct Data {
   // Generalized quantities.
   VecX<S> tau;      // total generalized force fed to the dynamics
   VecX<S> qdd;      // ABA output
-  MatX<S> M;        // CRBA output (upper and lower triangles filled)
+  MatX<S> M;        // joint-space inertia matrix at the last q, both triangles: written by crba and by rnea_derivatives (= ∂τ/∂q̈)
   VecX<S> bias;     // C(q, q̇) q̇ + g(q) - J ᵀf_ext, from RNEA with q̈ = 0
   VecX<S> tau_passive;
 
