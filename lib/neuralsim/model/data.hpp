@@ -4,6 +4,7 @@
 // simulation step performs no heap allocation (checked by a test).
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "neuralsim/core/scalar.hpp"
@@ -46,6 +47,7 @@ struct Data {
   std::vector<Inertia<S>> Ic;         // CRBA: composite inertias (body coordinates)
 
   // rnea_derivatives() (also run by aba_derivatives()), world coordinates,
+  // sized for Data<double> only (the constructor),
   // named as in Pinocchio; see rnea_derivatives.hpp for the formulas.
   // Per joint column s (6 x nv, the columns of joint i at idx_v .. idx_v+nv):
   Eigen::Matrix<S, 6, Eigen::Dynamic> oJ;    // s: the joint's motion subspace (world Jacobian columns)
@@ -93,12 +95,17 @@ void Data<S>::resize(const Model<S>& model) {
   tau = VecX<S>::Zero(model.nv);
   qdd = VecX<S>::Zero(model.nv);
   M = MatX<S>::Zero(model.nv, model.nv);
-  for (auto* cols : {&oJ, &dVdq, &dAdq, &dAdv}) cols->setZero(6, model.nv);
-  for (auto* vec : {&ov_rnea, &oa_rnea, &of_rnea}) vec->assign(n, Vec6S::Zero());
-  for (auto* mat : {&oYcrb, &doYcrb}) mat->assign(n, Mat6S::Zero());
-  for (auto* mat : {&dtau_dq, &dtau_dv, &dqdd_dq, &dqdd_dv, &Minv}) mat->setZero(model.nv, model.nv);
-  minv_F.assign(n, Eigen::Matrix<S, 6, Eigen::Dynamic>::Zero(6, model.nv));
-  minv_end.assign(n, 0);
+  // The analytical derivatives are instantiated for double only: a Data of
+  // another scalar (built per residual evaluation by some estimators) does
+  // not carry their workspace, and the algorithms refuse it at entry.
+  if constexpr (std::is_same_v<S, double>) {
+    for (auto* cols : {&oJ, &dVdq, &dAdq, &dAdv}) cols->setZero(6, model.nv);
+    for (auto* vec : {&ov_rnea, &oa_rnea, &of_rnea}) vec->assign(n, Vec6S::Zero());
+    for (auto* mat : {&oYcrb, &doYcrb}) mat->assign(n, Mat6S::Zero());
+    for (auto* mat : {&dtau_dq, &dtau_dv, &dqdd_dq, &dqdd_dv, &Minv}) mat->setZero(model.nv, model.nv);
+    minv_F.assign(n, Eigen::Matrix<S, 6, Eigen::Dynamic>::Zero(6, model.nv));
+    minv_end.assign(n, 0);
+  }
   bias = VecX<S>::Zero(model.nv);
   tau_passive = VecX<S>::Zero(model.nv);
 }
