@@ -69,7 +69,7 @@ std::string describe(const ParameterSet& params, const Eigen::VectorXd& u, const
 
 Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
-                                        double singular_threshold) {
+                                        double singular_threshold, int nuisance) {
   const int P = params.size();
   const int m = static_cast<int>(J.rows());
   Identifiability id;
@@ -92,7 +92,8 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
     if (!(norm > 0)) id.unseen.push_back(i);
     Js.col(i) = Jp.col(i) * scale[i];
   }
-  id.residual_variance = m > P ? r.squaredNorm() / (m - P) : std::numeric_limits<double>::quiet_NaN();
+  const int dof = m - P - std::max(0, nuisance);
+  id.residual_variance = dof > 0 ? r.squaredNorm() / dof : std::numeric_limits<double>::quiet_NaN();
 
   const SingularValueDecomposition svd = singular_value_decomposition(Js, SingularVectors::kFullV);
   const Eigen::VectorXd& sv = svd.values;

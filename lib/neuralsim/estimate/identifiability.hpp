@@ -44,9 +44,12 @@ struct Identifiability {
 double physical_derivative(const ParameterSet& params, int i, double x);
 
 // `J` is d r / d x (optimizer variables), `r` the residuals at x.
+// `nuisance`: the number of nuisance parameters profiled out of J
+// (profile_nuisance, covariance.hpp), which the residual variance's
+// degrees of freedom m − P − nuisance discount.
 Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
-                                        double singular_threshold = 1e-4);
+                                        double singular_threshold = 1e-4, int nuisance = 0);
 
 // What a user must read before trusting the intervals, one line each: the
 // condition number of JᵀJ past `condition_warning` (with its value), each

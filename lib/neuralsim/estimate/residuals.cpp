@@ -37,8 +37,19 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter
   return prepare_inverse_dynamics(tr, d, stride);
 }
 
+void start_state(const Model<double>& model, const Trajectory& tr, int sample, const StartStateFit& fit,
+                 const double* block, Eigen::VectorXd& q, Eigen::VectorXd& qd) {
+  const int nv = model.nv;
+  const Eigen::VectorXd recorded = tr.q.row(sample).transpose();
+  q = recorded;
+  if (fit.q) integrate_configuration(model, recorded, Eigen::Map<const Eigen::VectorXd>(block, nv).eval(), q);
+  normalize_configuration(model, q);
+  qd = fit.qd ? Eigen::Map<const Eigen::VectorXd>(block + (fit.q ? nv : 0), nv).eval()
+              : Eigen::VectorXd(tr.qd.row(sample).transpose());
+}
+
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
-                               int window) {
+                               int window, const StartStates* starts) {
   Model<double> model = *ctx.model;
   ctx.parameters->apply(x.data(), model);
   Stepper<double> stepper(model, ctx.step);
@@ -48,7 +59,7 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
   }
   Eigen::VectorXd qd0 = data.qd.row(0).transpose();
   ctx.parameters->apply_initial_velocity(x.data(), qd0);
-  Trajectory out = predict_recording(stepper, data, window, &qd0);
+  Trajectory out = predict_recording(stepper, data, window, &qd0, starts);
   std::vector<LinkRef> links;
   for (const auto& [name, pose] : data.link_poses)
     if (const auto link = find_link(model, name)) links.push_back(*link);
