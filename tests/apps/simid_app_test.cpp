@@ -317,6 +317,47 @@ TEST(SimidApp, FittedStartStatesAreRecoveredAndWrittenToFitH5) {
   for (const Trajectory& t : fitted.trajectories) EXPECT_NE(t.name.rfind("fitted_start_validation_", 0), 0u) << t.name;
 }
 
+// With fitted starts, a resumed fit ends where an uninterrupted one does,
+// standard errors included: the checkpoint holds the best solve's starts,
+// at which the errors are computed.
+TEST(SimidApp, FittedStartsResumeToTheSameResult) {
+  const std::string straight = fresh_dir("simid_starts_straight"), resumed = fresh_dir("simid_starts_resumed");
+  const std::string cmd = simid() + kLengthsConfig + kFast +
+                          " --set 'estimate.residual.fit_initial_state={q: true, qd: true}'"
+                          " --set estimate.basin_hopping.population=2 --set estimate.basin_hopping.cost_threshold=-1"
+                          " --set estimate.solver.max_iterations=3 --seed 5";
+  ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=2 --out " + straight).exit_code, 0);
+  ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=1 --out " + resumed).exit_code, 0);
+  EXPECT_FALSE(read_json(resumed + "/checkpoint.json")["best"]["states"].empty());
+  const auto r = run_command(cmd + " --set estimate.basin_hopping.rounds=2 --resume --out " + resumed);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json(resumed + "/params.json")["parameters"], read_json(straight + "/params.json")["parameters"]);
+  EXPECT_EQ(read_json(resumed + "/summary.json")["metrics"]["train_per_trajectory"],
+            read_json(straight + "/summary.json")["metrics"]["train_per_trajectory"]);
+}
+
+// Multiple shooting: the fit is analysed at its fitted segment states (the
+// training cost per trajectory sums to the fit's cost), which fit.h5 holds
+// as "fitted_start_<name>", one sample per segment.
+TEST(SimidApp, MultipleShootingSegmentStatesAreTheAnalysedOnesAndWritten) {
+  const std::string out = fresh_dir("simid_segments");
+  const auto r = run_command(simid() + kLengthsConfig + kFast +
+                             " --set estimate.residual.type=multiple_shooting --seed 3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json(out + "/summary.json")["metrics"];
+  double sum = 0;
+  for (const auto& t : m["train_per_trajectory"]) sum += t["cost"].get<double>();
+  EXPECT_NEAR(sum, m["cost"].get<double>(), 1e-9 * std::max(1.0, m["cost"].get<double>()));
+  const TrajectorySet fitted = read_trajectories(out + "/fit.h5");
+  int segments = 0;
+  for (const Trajectory& t : fitted.trajectories)
+    if (t.name.rfind("fitted_start_", 0) == 0) {
+      EXPECT_EQ(t.size(), 5) << t.name;  // 101 samples, segments of 20
+      ++segments;
+    }
+  EXPECT_EQ(segments, static_cast<int>(m["train_per_trajectory"].size()));
+}
+
 // An empty dataset (a CSV with a header and no rows) is a data error.
 TEST(SimidApp, EmptyDatasetIsADataError) {
   const std::string csv = write_temp("empty.csv", "time,phi1,dphi1\n");
