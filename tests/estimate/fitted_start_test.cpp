@@ -257,6 +257,13 @@ TEST(FittedStartStates, ProfiledJacobianGivesTheJointCovarianceBlock) {
   const CovarianceEstimate gn = estimate_covariance(profiled, r, cluster, o);
   EXPECT_NEAR(gn.covariance(0, 0), r.squaredNorm() / (m - P - blocks * per) * joint_gn(0, 0), 1e-12);
   EXPECT_THROW(profile_nuisance(Jt, Eigen::SparseMatrix<double>(m + 1, 2)), InvalidArgument);
+
+  // A θ column the nuisance columns reproduce is profiled to exactly zero.
+  Eigen::MatrixXd mimicked = Jt;
+  mimicked.col(1) = Js * Eigen::VectorXd::LinSpaced(blocks * per, -1.0, 2.0);
+  const Eigen::MatrixXd p = profile_nuisance(mimicked, Js);
+  EXPECT_TRUE(p.col(1).isZero(0.0));
+  EXPECT_GT(p.col(0).norm(), 0.5 * Jt.col(0).norm());
 }
 
 // The reported standard error of a length fitted beside free starts is

@@ -98,7 +98,13 @@ Eigen::MatrixXd profile_nuisance(const Eigen::MatrixXd& J_theta, const Eigen::Sp
     throw NumericalError("profile_nuisance: the nuisance states' normal matrix could not be factorized");
   const Eigen::MatrixXd B = J_nuisance.transpose() * J_theta;
   const Eigen::MatrixXd X = ldlt.solve(B);
-  return J_theta - J_nuisance * X;
+  Eigen::MatrixXd profiled = J_theta - J_nuisance * X;
+  // What is left of a column the nuisance columns reproduce is rounding:
+  // exactly zero, so that the analysis reports the parameter as unseen
+  // rather than equilibrating noise to a unit column.
+  for (Eigen::Index c = 0; c < profiled.cols(); ++c)
+    if (profiled.col(c).norm() <= 1e-8 * J_theta.col(c).norm()) profiled.col(c).setZero();
+  return profiled;
 }
 
 CovarianceEstimate estimate_covariance(const Eigen::MatrixXd& J, const Eigen::VectorXd& r,

@@ -91,7 +91,8 @@ std::vector<int> clusters_from_sizes(const std::vector<int>& sizes);
 // shift, which tends to the pseudo-inverse when J_s is rank-deficient (the
 // projection onto J_s's column space does not depend on the shift's form).
 // The residual variance then has m − P − N degrees of freedom (N = J_s's
-// columns): see analyze_identifiability's `nuisance`.
+// columns): see analyze_identifiability's `nuisance`. A θ column the
+// nuisance columns reproduce (to 1e-8 of its norm) comes back exactly zero.
 Eigen::MatrixXd profile_nuisance(const Eigen::MatrixXd& J_theta, const Eigen::SparseMatrix<double>& J_nuisance);
 
 }  // namespace neuralsim

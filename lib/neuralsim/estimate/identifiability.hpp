@@ -35,8 +35,10 @@ struct Identifiability {
   // parameters).
   double condition_number = 0;
   // Parameters whose column of J is zero: no residual depends on them (a
-  // name that maps to nothing the data sees).
+  // name that maps to nothing the data sees), or, with nuisance parameters
+  // profiled out, none in a way those cannot reproduce.
   std::vector<int> unseen;
+  int nuisance = 0;  // nuisance parameters profiled out of J
 };
 
 // d p / d x of parameter i at optimizer variable x (J w.r.t. physical values
