@@ -324,7 +324,7 @@ TEST(SimidApp, FittedStartsResumeToTheSameResult) {
   const std::string straight = fresh_dir("simid_starts_straight"), resumed = fresh_dir("simid_starts_resumed");
   const std::string cmd = simid() + kLengthsConfig + kFast +
                           " --set 'estimate.residual.fit_initial_state={q: true, qd: true}'"
-                          " --set estimate.basin_hopping.population=2 --set estimate.basin_hopping.cost_threshold=-1"
+                          " --set estimate.basin_hopping.population=1 --set estimate.basin_hopping.cost_threshold=-1"
                           " --set estimate.solver.max_iterations=3 --seed 5";
   ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=2 --out " + straight).exit_code, 0);
   ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=1 --out " + resumed).exit_code, 0);
