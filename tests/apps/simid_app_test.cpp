@@ -279,6 +279,9 @@ INSTANTIATE_TEST_SUITE_P(
                      " {name: initial.qd.joint1}]' --set 'estimate.ground_truth={}'"
                      " --set 'estimate.residual.fit_initial_state={qd: true}'",
                  2, "initial.qd.*"},
+        SimidBadCase{"fit_initial_state_reach_targets",
+                 " --config configs/simid_ball_throw.yaml --set 'estimate.residual.fit_initial_state={q: true}'", 2,
+                 "a reach target's start state is given"},
         SimidBadCase{"fit_initial_state_lbfgs",
                  std::string(kLengthsConfig) + " --set estimate.solver.type=lbfgs"
                                                " --set 'estimate.residual.fit_initial_state={q: true}'",

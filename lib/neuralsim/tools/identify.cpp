@@ -49,6 +49,9 @@ void check_data(const Config& est, const Setup& s) {
   if (data.targets && (s.observe.q_weight > 0 || s.observe.qd_weight > 0 || s.observe.link_positions.empty()))
     est.fail("observe", "with data.targets observe only link positions: {q: 0, link_positions: [{link: ...}]}");
   s.observe.check_available(data.train, data.train_source);
+  if (data.targets && s.problem.fit_initial_state.any())
+    est.at("residual").fail("fit_initial_state", "a reach target's start state is given (data.targets: q0, qd0), not "
+                                                 "measured: there is no recorded start to fit");
   if (s.problem.torque_weight > 0) {
     bool any = false;
     for (const Trajectory& t : data.train.trajectories) any = any || t.has_tau();
