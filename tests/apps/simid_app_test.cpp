@@ -318,6 +318,8 @@ TEST(SimidApp, FittedStartStatesAreRecoveredAndWrittenToFitH5) {
   }
   EXPECT_GT(checked, 0);
   for (const Trajectory& t : fitted.trajectories) EXPECT_NE(t.name.rfind("fitted_start_validation_", 0), 0u) << t.name;
+  // q and q̇ (2 + 2) of 5 windows per training trajectory, profiled out.
+  EXPECT_EQ(read_json(out + "/params.json")["identifiability"]["nuisance_parameters"], 4 * 5 * checked);
 }
 
 // With fitted starts, a resumed fit ends where an uninterrupted one does,
