@@ -1,6 +1,7 @@
 #include "neuralsim/estimate/residuals.hpp"
 
 #include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/estimate/residual_common.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/link_poses.hpp"
 #include "neuralsim/step/replay.hpp"
@@ -39,13 +40,10 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter
 
 void start_state(const Model<double>& model, const Trajectory& tr, int sample, const StartStateFit& fit,
                  const double* block, Eigen::VectorXd& q, Eigen::VectorXd& qd) {
-  const int nv = model.nv;
-  const Eigen::VectorXd recorded = tr.q.row(sample).transpose();
-  q = recorded;
-  if (fit.q) integrate_configuration(model, recorded, Eigen::Map<const Eigen::VectorXd>(block, nv).eval(), q);
+  q = tr.q.row(sample).transpose();
+  qd = tr.qd.row(sample).transpose();
+  residual_internal::apply_start_block(model, fit, block, q, qd);
   normalize_configuration(model, q);
-  qd = fit.qd ? Eigen::Map<const Eigen::VectorXd>(block + (fit.q ? nv : 0), nv).eval()
-              : Eigen::VectorXd(tr.qd.row(sample).transpose());
 }
 
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,

@@ -18,13 +18,7 @@ struct SingleShooting {
     VecX<T> q, qd, dq(model.nv);
     load_state(tr, w.start, q, qd);
     if (w.start == 0) ctx.parameters->apply_initial_velocity(blocks[0], qd);
-    if (fit.q) {
-      const VecX<T> recorded = q;
-      for (int i = 0; i < model.nv; ++i) dq[i] = blocks[1][i];
-      integrate_configuration(model, recorded, dq, q);
-    }
-    if (fit.qd)
-      for (int i = 0; i < model.nv; ++i) qd[i] = blocks[1][(fit.q ? model.nv : 0) + i];
+    if (fit.any()) apply_start_block(model, fit, blocks[1], q, qd);
     normalize_configuration(model, q);
     int n = 0;
     return replay_window(stepper, tr, w.start, w.length, q, qd, [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
