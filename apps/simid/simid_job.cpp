@@ -128,6 +128,15 @@ void fit_metrics(const IdentificationResult& r, json& m) {
   m["cost"] = r.cost;
   m["parameters"] = json::object();
   for (const IdentifiedParameter& p : r.parameters) m["parameters"][p.name] = p.value;
+  if (!r.inertials.empty()) {  // the estimated inertias in physical coordinates (docs/simid.md)
+    json& links = m["inertials"] = json::object();
+    for (const InertialEstimate& e : r.inertials) {
+      json& link = links[e.link] = json::object();
+      for (int k = 0; k < 10; ++k)
+        link[InertialEstimate::coordinate_names()[static_cast<size_t>(k)]] = {{"value", e.value[k]},
+                                                                              {"std_error", error_json(e.std_error[k])}};
+    }
+  }
   m["identifiable"] = r.identifiability.weak_directions.empty();
   m["uncertainty"] = uncertainty_json(r);
   m["basin_hopping"] = {{"history", history_json(r.search.state.history)},
@@ -185,6 +194,7 @@ RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
   evaluation_metrics(r, m);
   fit_metrics(r, m);
   write_predictions(r, parameter_records_json(params.parameters).dump(), run);
+  write_simid_report(r, run);
   if (r.targets)
     spdlog::info("{} done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}",
                  r.evaluate_only ? "evaluation" : "fit", r.cost, m["mean_target_distance"].get<double>(),

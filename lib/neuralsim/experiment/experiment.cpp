@@ -327,7 +327,7 @@ void refuse_control_interpolation(const Config& sim, const StepOptions& options,
   sim.at("controls").fail("interpolation",
                           what + " replays recorded controls with a zero-order hold only; expected zero_order_hold, "
                                  "got '" + control_interpolation_name(options.controls.interpolation) +
-                                 "' (interpolation applies to rollout --compare and simid)");
+                                 "' (interpolation applies to rollout --compare, simid, train-augment and discover)");
 }
 
 Experiment load_experiment(const Config& root, bool require_sim) {

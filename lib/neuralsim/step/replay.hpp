@@ -20,13 +20,18 @@
 
 namespace neuralsim {
 
-namespace replay_detail {
-// What the ControlSource of one recorded interval reads.
+// The recorded controls of one recording, interpolated between its samples
+// as `signal` says, during the step over sample interval `interval`
+// [time[interval], time[interval + 1]]: the context of a ControlSource
+// (recorded_control_source). Used by replay_window and by the training
+// windows' rollouts (grad/rollout_gradient.hpp).
 struct RecordedControls {
-  const Trajectory* trajectory;
-  const ControlSignal* signal;
-  int interval;
+  const Trajectory* trajectory = nullptr;
+  const ControlSignal* signal = nullptr;
+  int interval = 0;
 };
+
+namespace replay_detail {
 template <class S>
 void evaluate_recorded(const void* context, double step_start, double t, VecX<S>& u) {
   const auto& c = *static_cast<const RecordedControls*>(context);
@@ -34,6 +39,16 @@ void evaluate_recorded(const void* context, double step_start, double t, VecX<S>
                         c.trajectory->tau, u);
 }
 }  // namespace replay_detail
+
+// The ControlSource that reads `recorded` (kept by the caller; its interval
+// may change between steps).
+template <class S>
+ControlSource<S> recorded_control_source(const RecordedControls* recorded) {
+  ControlSource<S> source;
+  source.evaluate = &replay_detail::evaluate_recorded<S>;
+  source.context = recorded;
+  return source;
+}
 
 // Simulates samples start → start + length of `tr` from (q, qd), which hold
 // the state at sample `start` and are advanced in place. After each step
@@ -48,10 +63,8 @@ bool replay_window(Stepper<S>& stepper, const Trajectory& tr, int start, int len
   VecX<S> u = VecX<S>::Zero(nv);
   const ControlSignal& signal = stepper.options().controls;
   const bool interpolate = tr.has_tau() && !signal.is_zero_order_hold();
-  replay_detail::RecordedControls recorded{&tr, &signal, start};
-  ControlSource<S> source;
-  source.evaluate = &replay_detail::evaluate_recorded<S>;
-  source.context = &recorded;
+  RecordedControls recorded{&tr, &signal, start};
+  const ControlSource<S> source = recorded_control_source<S>(&recorded);
   for (int k = start; k < start + length; ++k) {
     if (interpolate) {
       recorded.interval = k;

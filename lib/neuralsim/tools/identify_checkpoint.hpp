@@ -25,8 +25,10 @@ void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& 
 // inconsistent checkpoint (sizes, finiteness, bounds, rounds, `num_states`
 // finite best states); ConfigError (exit 2) when it was written for another
 // config, other data or another seed, naming what changed.
+// `max_iterations` bounds the best solve's convergence trace.
 BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
-                                        const Fingerprint& fingerprint, int max_rounds, int num_states = 0);
+                                        const Fingerprint& fingerprint, int max_rounds, int max_iterations,
+                                        int num_states = 0);
 
 nlohmann::json local_result_json(const LocalResult& r);
 nlohmann::json history_json(const std::vector<RoundRecord>& history);
