@@ -279,9 +279,9 @@ TEST(AugmentDerivatives, JetWeightDerivativesMatchCentralDifferencesAtEverySiteK
         if (std::abs(full[i]) > std::abs(full[best])) best = i;
       idx.push_back(best);
     }
-    const std::vector<double> jet = jet_gradient<4>(c.scene, c.blueprints, steps, idx);
+    const std::vector<double> jet = jet_gradient<8>(c.scene, c.blueprints, steps, idx);
     for (size_t k = 0; k < idx.size(); ++k) {
-      EXPECT_EQ(jet[k], full[idx[k]]) << "Jet4 and Jet8 passes agree exactly";
+      EXPECT_EQ(jet[k], full[idx[k]]) << "a pass over four weights and the pass over all agree exactly";
       const double h = 1e-4;
       auto L = [&](double dw) {
         std::vector<double> w = w0;
@@ -406,7 +406,7 @@ TEST(AugmentAllocation, NoHeapAllocationPerStep) {
       EXPECT_EQ(n, 0) << c.label << " (double)";
     }
     {
-      using J = Jet4;
+      using J = Jet8;
       Sim<J> sim(c.scene, &c.blueprints);
       AugmentedDynamics<J>& aug = *sim.augmented();
       std::vector<double> w(static_cast<size_t>(aug.num_parameters()));
@@ -422,7 +422,7 @@ TEST(AugmentAllocation, NoHeapAllocationPerStep) {
         sim.run(20);
         n = counter.count();
       }
-      EXPECT_EQ(n, 0) << c.label << " (Jet4 with weight derivatives)";
+      EXPECT_EQ(n, 0) << c.label << " (Jets with weight derivatives)";
     }
     {
       Tape tape;
@@ -495,7 +495,7 @@ TEST(AugmentParameters, FlatBlockNamesGetSetAndHybridVector) {
   aug.get_parameters(back.data());
   EXPECT_EQ(back[0], 0.5);
   // In Jets the weights keep their derivatives: ∂(rollout)/∂x through both parts.
-  using J = Jet4;
+  using J = Jet8;
   Model<J> mj = c.scene.model.cast<J>();
   AugmentedDynamics<J> augj(mj, c.scene.model, c.blueprints);
   std::vector<J> xj(x.size());

@@ -152,7 +152,7 @@ TEST(ForwardDynamicsVjp, RunsOnJetsForSecondDerivatives) {
   const VjpCase k = testing::random_vjp_case(testing::mixed_joint_model(), 13);
   const int nv = k.model.nv;
   const Eigen::VectorXd d = Eigen::VectorXd::LinSpaced(nv, -1.0, 1.0);
-  using J = Jet4;  // the width the library is instantiated for (lane 0 used)
+  using J = Jet8;  // the width the library is instantiated for (lane 0 used)
   const Model<J> mj = k.model.cast<J>();
   Data<J> dj(mj);
   for (int b = 0; b < k.model.num_bodies(); ++b) dj.f_ext[b] = k.f_ext[b].cast<J>();

@@ -107,7 +107,7 @@ TEST(RneaVjp, RunsOnJetsForSecondDerivatives) {
   const Eigen::VectorXd dq = Eigen::VectorXd::NullaryExpr(nv, [&] { return u(rng); });
   const Eigen::VectorXd dv = Eigen::VectorXd::NullaryExpr(nv, [&] { return u(rng); });
   const Eigen::VectorXd da = Eigen::VectorXd::NullaryExpr(nv, [&] { return u(rng); });
-  using J = Jet4;  // the width the library is instantiated for (lanes 0-2 used)
+  using J = Jet8;  // the width the library is instantiated for (lanes 0-2 used)
   const Model<J> mj = k.model.cast<J>();
   Data<J> dj(mj);
   for (int b = 0; b < k.model.num_bodies(); ++b) dj.f_ext[b] = k.f_ext[b].cast<J>();

@@ -307,7 +307,7 @@ TEST(Rotor, FloatingBaseConservesMomentumWithSpinningRotors) {
 // ∂q̈/∂Ir and ∂q̈/∂gr by Jets against central differences, also at Ir = 0
 // (the rotor terms are structural, so their derivative does not vanish).
 TEST(Rotor, JetDerivativesMatchCentralDifferences) {
-  using J = Jet4;
+  using J = Jet8;
   std::mt19937 rng(6);
   for (double ir2 : {0.02, 0.0}) {
     const Model<double> base = planar_arm(0.01, 3, ir2, -5);

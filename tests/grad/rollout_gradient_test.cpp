@@ -7,7 +7,7 @@
 //    the initial state (raw quaternion coordinates included) and the
 //    controls, with and without Hunt–Crossley / penalty contact, with
 //    semi-implicit Euler and with RK4: relative 1e-6;
-//  * forward mode (ceres::Jet<double, 4>) on a problem with 4 parameters
+//  * forward mode (Jets, 4 lanes used) on a problem with 4 parameters
 //    (3 physical and 1 weight, contact): 1e-10;
 //  * the checkpoint interval (1, 7, √T, T) changes nothing but rounding;
 //  * threads with their own systems give results identical to one thread.
@@ -332,7 +332,7 @@ TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
   const std::vector<double> x0 = sim.parameters().initial_variables();
   HybridRolloutGradient g;
   sim.gradient(x0, s.q0, s.qd0, controls_of(s, T), loss_of(s, T, 4), g);
-  using J = ceres::Jet<double, 4>;
+  using J = Jet8;  // the library's instantiated width
   std::vector<J> xj(x0.size());
   for (std::size_t i = 0; i < x0.size(); ++i) xj[i] = J(x0[i], static_cast<int>(i));
   VecX<J> qj = s.q0.cast<J>(), qdj = s.qd0.cast<J>();
@@ -478,7 +478,7 @@ TEST(RolloutGradient, EqualsForwardModeJetsOnFourParameters) {
     const std::vector<int> chosen = {0, 1, 2, 3 + 4};  // 3 physical, one first-layer weight
     HybridRolloutGradient g;
     sim.gradient(x0, box.q0, box.qd0, controls_of(box, T), loss_of(box, T, 0), g);
-    using J = ceres::Jet<double, 4>;
+    using J = Jet8;  // the library's instantiated width
     std::vector<J> xj(x0.size());
     for (std::size_t i = 0; i < x0.size(); ++i) xj[i] = J(x0[i]);
     for (int k = 0; k < 4; ++k) xj[static_cast<std::size_t>(chosen[k])].v[k] = 1.0;

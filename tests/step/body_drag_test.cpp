@@ -309,7 +309,7 @@ TEST(BodyDrag, RolloutGradientsMatchCentralDifferencesAndJets) {
     EXPECT_GT(scale, 0.0);
     // Forward mode: 4 coefficients (linear and quadratic, a translation and
     // a rotation axis, on the chain and the free body) as Jet directions.
-    using J = ceres::Jet<double, 4>;
+    using J = Jet8;  // the library's instantiated width
     const std::vector<std::string> chosen = {"link.link2.drag.linear.y", "link.link3.drag.quadratic.rz",
                                              "link.floater.drag.quadratic.x", "link.floater.drag.linear.ry"};
     Model<J> m = s.model.cast<J>();
@@ -344,7 +344,7 @@ TEST(BodyDrag, RolloutGradientsMatchCentralDifferencesAndJets) {
 TEST(BodyDrag, ZeroCoefficientKeepsItsDerivative) {
   const Model<double> model = parse_yaml_model(
       free_body_yaml("[0.1, 0, 0]", "[0, 0, 0, 0, 0, 0]", "[0, 0, 0, 0, 0, 0]"), "t.yaml");
-  using J = ceres::Jet<double, 4>;
+  using J = Jet8;  // the library's instantiated width
   Model<J> m = model.cast<J>();
   m.bodies[0].drag.linear[0] = J(0.0, 0);
   Stepper<J> st(m, StepOptions{});

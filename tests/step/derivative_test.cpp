@@ -19,7 +19,8 @@
 namespace neuralsim {
 namespace {
 
-using Jet4 = ceres::Jet<double, 4>;
+// The library's one instantiated Jet width; four lanes are used.
+using Jet = Jet8;
 constexpr double kDt = 1e-3;
 constexpr int kSteps = 2000;
 
@@ -39,9 +40,9 @@ struct DerivativeTest : ::testing::Test {
   Eigen::VectorXd q0 = Eigen::Vector2d(1.2, -0.8), qd0 = Eigen::Vector2d(0.5, -0.3);
 
   // Column k of the Jet Jacobian of the final state.
-  static Eigen::MatrixXd jet_jacobian(const VecX<Jet4>& x) {
+  static Eigen::MatrixXd jet_jacobian(const VecX<Jet>& x) {
     Eigen::MatrixXd J(x.size(), 4);
-    for (int i = 0; i < x.size(); ++i) J.row(i) = x[i].v.transpose();
+    for (int i = 0; i < x.size(); ++i) J.row(i) = x[i].v.head<4>().transpose();
     return J;
   }
   static void expect_columns_agree(const Eigen::MatrixXd& J_jet, const Eigen::MatrixXd& J_fd,
@@ -62,19 +63,19 @@ struct DerivativeTest : ::testing::Test {
 
   // Jet vs central differences for four named parameters of `base`.
   void check_parameters(const Model<double>& base, const std::array<std::string, 4>& names) {
-    Model<Jet4> mj = base.cast<Jet4>();
+    Model<Jet> mj = base.cast<Jet>();
     Eigen::MatrixXd J_fd(4, 4);
     for (int k = 0; k < 4; ++k) {
       const ParameterRef ref = resolve_parameter(base, names[k]);
       const double p = get_parameter(base, ref);
-      set_parameter(mj, ref, Jet4(p, k));
+      set_parameter(mj, ref, Jet(p, k));
       const double h = 1e-6 * std::max(1.0, std::abs(p));
       Model<double> plus = base, minus = base;
       set_parameter(plus, ref, p + h);
       set_parameter(minus, ref, p - h);
       J_fd.col(k) = (final_state(plus, q0, qd0) - final_state(minus, q0, qd0)) / (2 * h);
     }
-    const VecX<Jet4> x = final_state(mj, q0.cast<Jet4>().eval(), qd0.cast<Jet4>().eval());
+    const VecX<Jet> x = final_state(mj, q0.cast<Jet>().eval(), qd0.cast<Jet>().eval());
     // The Jet values must reproduce the double rollout.
     const Eigen::VectorXd x_double = final_state(base, q0, qd0);
     for (int i = 0; i < 4; ++i) EXPECT_NEAR(x[i].a, x_double[i], 1e-10);
@@ -95,11 +96,11 @@ TEST_F(DerivativeTest, DampingAndGravity) {
 }
 
 TEST_F(DerivativeTest, InitialState) {
-  const Model<Jet4> mj = model.cast<Jet4>();
-  VecX<Jet4> qj(2), qdj(2);
+  const Model<Jet> mj = model.cast<Jet>();
+  VecX<Jet> qj(2), qdj(2);
   for (int i = 0; i < 2; ++i) {
-    qj[i] = Jet4(q0[i], i);
-    qdj[i] = Jet4(qd0[i], 2 + i);
+    qj[i] = Jet(q0[i], i);
+    qdj[i] = Jet(qd0[i], 2 + i);
   }
   const Eigen::MatrixXd J_jet = jet_jacobian(final_state(mj, qj, qdj));
   Eigen::MatrixXd J_fd(4, 4);

@@ -55,12 +55,12 @@ inline bool is_finite(const S& x) {
 }
 
 // The scalars the engine is explicitly instantiated for (each layer's
-// instantiate_*.cpp): double and the Jet widths that identification uses
-// (residual strides 4 and 8; fits of 1-2 parameters use 4 lanes, which
-// costs them ~2x in derivative arithmetic but saves a whole engine
-// instantiation in the build). Other types instantiate the header
+// instantiate_*.cpp): double and the one Jet width that identification
+// uses (residual stride 8). Fits of fewer parameters carry unused lanes,
+// which costs them derivative arithmetic, but each further width is a
+// whole engine instantiation in the build (a Jet4 engine was ~30 CPU-s of
+// a clean build; docs/performance.md). Other types instantiate the header
 // templates on use.
-using Jet4 = ceres::Jet<double, 4>;
 using Jet8 = ceres::Jet<double, 8>;
 
 }  // namespace neuralsim
@@ -70,5 +70,4 @@ using Jet8 = ceres::Jet<double, 8>;
 // an empty PREFIX (definitions).
 #define NEURALSIM_FOR_EACH_SCALAR(MACRO, PREFIX) \
   MACRO(PREFIX, double)                          \
-  MACRO(PREFIX, ::neuralsim::Jet4)               \
   MACRO(PREFIX, ::neuralsim::Jet8)

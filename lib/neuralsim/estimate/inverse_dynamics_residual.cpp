@@ -46,7 +46,7 @@ ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
                                                 const std::shared_ptr<const InverseDynamicsSamples>& samples,
                                                 int row, double weight) {
   const int P = ctx.parameters->size();
-  return make_dynamic(new InverseDynamics{ctx, samples, row, weight}, P, [&](auto& cost) {
+  return make_dynamic(new InverseDynamics{ctx, samples, row, weight}, [&](auto& cost) {
     cost.AddParameterBlock(P);
     cost.SetNumResiduals(ctx.model->nv);
   });

@@ -53,7 +53,7 @@ ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, con
   const int P = ctx.parameters->size();
   const int state = ctx.model->nq + ctx.model->nv;
   const int per = ctx.observe.residuals_per_sample(*ctx.model);
-  return make_dynamic(new MultipleShooting{ctx, window, last, continuity_weight}, P + (last ? 1 : 2) * state,
+  return make_dynamic(new MultipleShooting{ctx, window, last, continuity_weight},
                       [&](auto& cost) {
                         cost.AddParameterBlock(P);
                         cost.AddParameterBlock(state);

@@ -18,10 +18,9 @@ namespace neuralsim {
 namespace residual_internal {
 
 // Jets carry derivatives for `Stride` parameters per pass and Ceres runs as
-// many passes as needed. Matching the stride to the number of parameters
-// avoids carrying unused derivative lanes (3 parameters in a Jet of 8 costs
-// ~2x more than in a Jet of 4).
-constexpr int kMaxStride = 8;
+// many passes as needed. One stride, the engine's one instantiated Jet
+// width (core/scalar.hpp): fewer parameters leave lanes unused.
+constexpr int kStride = 8;
 
 // Writes the residuals of one sample; returns the number written.
 template <class T>
@@ -99,17 +98,12 @@ void apply_start_block(const Model<T>& model, const StartStateFit& fit, const T*
   if (fit.qd) qd = Eigen::Map<const VecX<T>>(block + (fit.q ? nv : 0), nv);
 }
 
-// Creates the cost function with the smallest instantiated stride (4 or 8)
-// that covers `derivative_dims` (Ceres takes ownership of the functor), then lets
-// `configure` add parameter blocks and residuals.
+// Creates the cost function with the engine's stride (Ceres takes
+// ownership of the functor), then lets `configure` add parameter blocks and
+// residuals.
 template <class Functor, class Configure>
-ceres::CostFunction* make_dynamic(Functor* f, int derivative_dims, Configure&& configure) {
-  if (derivative_dims <= 4) {
-    auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, 4>(f);
-    configure(*c);
-    return c;
-  }
-  auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, kMaxStride>(f);
+ceres::CostFunction* make_dynamic(Functor* f, Configure&& configure) {
+  auto* c = new ceres::DynamicAutoDiffCostFunction<Functor, kStride>(f);
   configure(*c);
   return c;
 }

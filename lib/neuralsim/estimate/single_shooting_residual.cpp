@@ -36,7 +36,7 @@ ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const
                                                const StartStateFit& fit) {
   const int P = ctx.parameters->size();
   const int start = fit.size(ctx.model->nv);
-  return make_dynamic(new SingleShooting{ctx, window, fit}, P + start, [&](auto& cost) {
+  return make_dynamic(new SingleShooting{ctx, window, fit}, [&](auto& cost) {
     cost.AddParameterBlock(P);
     if (start > 0) cost.AddParameterBlock(start);
     cost.SetNumResiduals(window.length * ctx.observe.residuals_per_sample(*ctx.model));

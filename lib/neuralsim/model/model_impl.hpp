@@ -203,7 +203,6 @@ std::vector<std::string> Model<S>::validate(InertiaCheck check) const {
 #define NEURALSIM_MODEL_TEMPLATES(PREFIX, S) PREFIX template class Model<S>;
 NEURALSIM_FOR_EACH_SCALAR(NEURALSIM_MODEL_TEMPLATES, extern)
 #define NEURALSIM_MODEL_CASTS(PREFIX) \
-  PREFIX template Model<Jet4> Model<double>::cast<Jet4>() const; \
   PREFIX template Model<Jet8> Model<double>::cast<Jet8>() const;
 NEURALSIM_MODEL_CASTS(extern)
 
