@@ -23,12 +23,14 @@ struct MultipleShooting {
     normalize_configuration(model, q);
     int n = sample_residuals(ctx, model, stepper.data(), tr, w.start, q, qd, dq, residuals);
     const int end = w.start + w.length;
-    const bool finite = replay_window(stepper, tr, w.start, w.length, q, qd,
-                                      [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
-                                        if (k < end || last)
-                                          n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq,
-                                                                residuals + n);
-                                      });
+    T delay_storage;
+    const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
+    const bool finite = replay_window(
+        stepper, tr, w.start, w.length, q, qd,
+        [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
+          if (k < end || last) n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
+        },
+        delay);
     if (!finite) return false;
     if (!last) {
       VecX<T> q_next(nq);

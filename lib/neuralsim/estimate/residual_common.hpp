@@ -80,6 +80,17 @@ class Simulation {
   Stepper<T> stepper_;  // its hooks own the contact system
 };
 
+// The fitted control delay (controls.delay) of θ, with its derivatives:
+// replay_window applies it instead of ctx.step.controls.delay. Null when
+// the delay is not estimated (`storage` holds the value).
+template <class T>
+const T* fitted_control_delay(const ResidualContext& ctx, const T* theta, T& storage) {
+  const int i = ctx.parameters->find(ParameterKind::kControlDelay);
+  if (i < 0) return nullptr;
+  storage = ctx.parameters->physical<T>(i, theta[i]);
+  return &storage;
+}
+
 template <class T>
 void load_state(const Trajectory& tr, int k, VecX<T>& q, VecX<T>& qd) {
   q = tr.q.row(k).transpose().cast<T>();

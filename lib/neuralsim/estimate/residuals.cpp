@@ -37,11 +37,18 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter
   return prepare_inverse_dynamics(tr, d, stride);
 }
 
+StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double>& x) {
+  StepOptions step = ctx.step;
+  if (const int i = ctx.parameters->find(ParameterKind::kControlDelay); i >= 0)
+    step.controls.delay = ctx.parameters->physical<double>(i, x[static_cast<size_t>(i)]);
+  return step;
+}
+
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
                                int window) {
   Model<double> model = *ctx.model;
   ctx.parameters->apply(x.data(), model);
-  Stepper<double> stepper(model, ctx.step);
+  Stepper<double> stepper(model, step_options_at(ctx, x));
   if (ctx.contact) {
     const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());

@@ -19,9 +19,14 @@ struct SingleShooting {
     if (w.start == 0) ctx.parameters->apply_initial_velocity(blocks[0], qd);
     normalize_configuration(model, q);
     int n = 0;
-    return replay_window(stepper, tr, w.start, w.length, q, qd, [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
-      n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
-    });
+    T delay_storage;
+    const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
+    return replay_window(
+        stepper, tr, w.start, w.length, q, qd,
+        [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
+          n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
+        },
+        delay);
   }
 };
 

@@ -42,10 +42,28 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
   }
 }
 
+// A fitted controls.delay: only where recorded controls are replayed with a
+// delay (`controls` not null: simid), with a signal whose derivative in d
+// is not zero almost everywhere, and between finite bounds >= 0.
+void check_fitted_delay(const Config& c, const ControlSignal* controls) {
+  if (!controls)
+    c.fail("name", "'controls.delay' delays recorded controls, and only simid replays them with a fitted delay");
+  if (!controls->is_continuous())
+    c.fail("name", std::string("fitting 'controls.delay' needs controls that vary between samples: with "
+                               "sim.controls.interpolation '") +
+                       control_interpolation_name(controls->interpolation) +
+                       "' u(t - d) is piecewise constant and its derivative in d is zero almost everywhere; expected "
+                       "sim.controls.interpolation linear or cubic (cubic: C1, recommended), or a fixed delay "
+                       "(sim.controls.delay)");
+  if (!c.has("bounds"))
+    c.fail("name", "a fitted 'controls.delay' needs bounds: [lower >= 0, upper] in seconds, upper shorter than the data");
+}
+
 }  // namespace
 
 ParameterSet read_parameter_set(const Config& owner, const std::string& key, const Model<double>& model,
-                                const ContactParameters<double>* contact, std::vector<std::string>* warnings) {
+                                const ContactParameters<double>* contact, std::vector<std::string>* warnings,
+                                const ControlSignal* controls) {
   std::vector<EstimatedParameter> params;
   const std::vector<Config> items = owner.list(key);
   if (items.empty()) owner.fail(key, "no parameters to estimate");
@@ -70,6 +88,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     EstimatedParameter p;
     p.target = *target;
     p.transformation = transform == "log" ? Transformation::kLog : Transformation::kIdentity;
+    const bool delay = p.kind() == ParameterKind::kControlDelay;
+    if (delay) check_fitted_delay(c, controls);
     if (c.has("bounds")) {
       if (!c.is_list("bounds") || c.list("bounds").size() != 2) c.fail("bounds", "expected [lower, upper]");
       p.lower = c.get_limit("bounds.0", 0);
@@ -80,6 +100,9 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
                                                                 p.target.model.kind == ParameterRef::Kind::kDragQuadratic);
       if (drag && p.lower < 0)
         c.fail("bounds", "drag coefficient '" + name + "' must be >= 0: lower bound " + number(p.lower) + " is below 0");
+      if (delay && !(p.lower >= 0)) c.fail("bounds.0", "expected a delay bound >= 0 s, got " + number(p.lower));
+      if (delay && !std::isfinite(p.upper))
+        c.fail("bounds.1", "expected a finite delay bound (seconds, shorter than the data), got " + number(p.upper));
     }
     if (c.has("range")) {
       const std::vector<double> r = c.get<std::vector<double>>("range");
@@ -103,7 +126,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     if (c.has("initial")) {
       p.initial = c.get<double>("initial");
     } else {
-      p.initial = named_parameter_value(p.target, model, contact, nullptr);  // the model's own value
+      // the model's own value (the delay: sim.controls.delay)
+      p.initial = delay ? controls->delay : named_parameter_value(p.target, model, contact, nullptr);
       const bool usable = p.initial >= p.lower && p.initial <= p.upper &&
                           (p.transformation != Transformation::kLog || p.initial > 0);
       if (!usable && !std::isnan(p.range_low)) {

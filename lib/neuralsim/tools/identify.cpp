@@ -77,6 +77,29 @@ void check_data(const Config& est, const Setup& s) {
   }
 }
 
+// The entry of estimate.parameters that names controls.delay.
+Config delay_parameter_config(const Config& est) {
+  for (const Config& item : est.list("parameters"))
+    if (item.get<std::string>("name") == "controls.delay") return item;
+  return est;  // not reached: the parameter set holds it
+}
+
+// Inverse dynamics compares the torques of one sample: a control delay
+// (fixed or fitted) has no effect on it, so it is refused rather than ignored.
+void refuse_delay_without_replay(const Config& cfg, const Config& est, const Setup& s) {
+  const bool inverse = s.problem.formulation == Formulation::kInverseDynamics;
+  const bool torque = s.problem.torque_weight > 0;
+  if (!inverse && !torque) return;
+  const std::string what = inverse ? "residual type inverse_dynamics" : "estimate.residual.torque_weight";
+  if (s.params.has(ParameterKind::kControlDelay))
+    delay_parameter_config(est).fail("name", "'controls.delay' delays the replayed controls, and " + what +
+                                                 " compares the torques of one sample; use single_shooting or "
+                                                 "multiple_shooting without torque_weight");
+  if (s.exp.step.controls.delay != 0)
+    cfg.at("sim").at("controls").fail("delay", "a control delay applies to the replayed controls, and " + what +
+                                                   " compares the torques of one sample; expected 0 with it");
+}
+
 Setup read_setup(const Config& cfg, long long seed) {
   cfg.check_known_keys(
       {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
@@ -88,7 +111,7 @@ Setup read_setup(const Config& cfg, long long seed) {
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
                         "evaluation_window", "evaluation", "uncertainty"});
   s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr,
-                              &s.exp.warnings);
+                                &s.exp.warnings, &s.exp.step.controls);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
   s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
@@ -113,11 +136,19 @@ Setup read_setup(const Config& cfg, long long seed) {
     est.fail("parameters", "initial.qd.* parameters need residual type single_shooting (multiple shooting already "
                            "frees every segment's state)");
   s.bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), seed);
+  refuse_delay_without_replay(cfg, est, s);
 
   s.data = load_data(cfg.at("data"), model, &s.data_notes);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.test, s.data.test_source);
+  if (const int i = s.params.find(ParameterKind::kControlDelay); i >= 0) {
+    const Config item = delay_parameter_config(est);
+    for (const auto& [set, source] : {std::pair{&s.data.train, &s.data.train_source},
+                                      std::pair{&s.data.validation, &s.data.validation_source},
+                                      std::pair{&s.data.test, &s.data.test_source}})
+      check_delay_within_data(item, "bounds.1", s.params[i].upper, *set, *source);
+  }
   // A target is reached from the start state: predictions never restart.
   s.eval_window = s.data.targets ? std::numeric_limits<int>::max() : s.window;
   check_data(est, s);
