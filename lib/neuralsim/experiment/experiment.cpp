@@ -305,6 +305,13 @@ StepOptions read_step_options(const Config& sim, const StepOptions& defaults) {
   return o;
 }
 
+// Where the control delay was given: sim.controls.delay, or (from params:
+// controls.delay) the `controls` key of `sim`.
+std::pair<Config, std::string> control_delay_key(const Config& sim) {
+  if (sim.has("controls") && sim.at("controls").has("delay")) return {sim.at("controls"), "delay"};
+  return {sim, "controls"};
+}
+
 void check_delay_within_data(const Config& owner, const std::string& key, double delay, const TrajectorySet& data,
                              const std::string& source) {
   for (const Trajectory& tr : data.trajectories) {
@@ -321,7 +328,10 @@ void check_delay_within_data(const Config& owner, const std::string& key, double
 void check_control_timing(const Config& sim, const StepOptions& options, const TrajectorySet& data,
                           const std::string& source) {
   using experiment_control_timing::seconds;
-  if (options.controls.delay > 0) check_delay_within_data(sim.at("controls"), "delay", options.controls.delay, data, source);
+  if (options.controls.delay > 0) {
+    const auto [owner, key] = control_delay_key(sim);
+    check_delay_within_data(owner, key, options.controls.delay, data, source);
+  }
   if (options.controls.is_zero_order_hold()) return;
   const double h = options.dt / options.substeps;
   for (const Trajectory& tr : data.trajectories) {
@@ -343,7 +353,7 @@ void check_control_timing(const Config& sim, const StepOptions& options, const T
 
 void refuse_control_interpolation(const Config& sim, const StepOptions& options, const std::string& what) {
   if (options.controls.delay != 0)
-    sim.at("controls").fail("delay", what + " replays recorded controls without a delay; expected 0, got " +
+    control_delay_key(sim).first.fail(control_delay_key(sim).second, what + " replays recorded controls without a delay; expected 0, got " +
                                          experiment_control_timing::seconds(options.controls.delay) +
                                          " s (a control delay applies to rollout --compare and simid)");
   if (options.controls.is_zero_order_hold()) return;
@@ -361,10 +371,9 @@ Experiment load_experiment(const Config& root, bool require_sim) {
   for (RawParameter& raw : read_raw_parameters(root, e.notes)) {
     const auto target = resolve_named_parameter(raw.name, e.model, e.contact.has_value());
     if (!target) throw ConfigError(raw.source + ": " + unknown_parameter_message(raw.name, e.model, e.contact.has_value()));
-    if (target->kind == ParameterKind::kControlDelay)
-      throw ConfigError(raw.source + ": parameter '" + raw.name +
-                        "' is not set by params: a fixed control delay is sim.controls.delay (seconds); simid fits "
-                        "it when estimate.parameters names it");
+    if (target->kind == ParameterKind::kControlDelay && !(raw.value >= 0 && std::isfinite(raw.value)))
+      throw ConfigError(raw.source + ": parameter '" + raw.name + "': expected a finite actuation delay >= 0 s, got " +
+                        format_number(raw.value));
     e.parameters.push_back({*target, raw.value, raw.source});
   }
   apply_model_parameters(e);
@@ -378,6 +387,15 @@ Experiment load_experiment(const Config& root, bool require_sim) {
     e.step = read_step_options(sim, sim_defaults);
     if (e.contact && e.contact->model == ContactModelType::kImpulse && e.step.integrator != Integrator::kSemiImplicitEuler)
       sim.fail("integrator", "contact model 'impulse' acts on velocities and needs semi_implicit_euler");
+  }
+  // A fitted delay from a params.json (or params:) replays the fit: it is
+  // sim.controls.delay, which must then not be given too.
+  for (const ExperimentParameter& p : e.parameters) {
+    if (p.target.kind != ParameterKind::kControlDelay) continue;
+    if (root.has("sim") && root.at("sim").has("controls") && root.at("sim").at("controls").has("delay"))
+      root.at("sim").at("controls").fail("delay", "is also set by " + p.source +
+                                                      " (controls.delay): give the delay in one place");
+    e.step.controls.delay = p.value;
   }
   e.augment = read_augment_section(root, e.model, e.contact ? &*e.contact : nullptr);
   return e;

@@ -11,8 +11,9 @@
 //                         initial.qd.ball_free.vx (Degrave's ball throw)
 //   control delay         controls.delay: the actuation latency in seconds
 //                         (step/control_signal.hpp), fixed by
-//                         sim.controls.delay and fitted by simid; it has no
-//                         target in a model (step/replay.hpp takes it)
+//                         sim.controls.delay (or params: controls.delay, as
+//                         simid's params.json holds it) and fitted by simid;
+//                         no target in a model (step/replay.hpp takes it)
 // Tools resolve a name once; set_named_parameter() then writes values in
 // any scalar type with no string handling.
 #pragma once
