@@ -45,9 +45,13 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
 // A fitted controls.delay: only where recorded controls are replayed with a
 // delay (`controls` not null: simid), with a signal whose derivative in d
 // is not zero almost everywhere, and between finite bounds >= 0.
-void check_fitted_delay(const Config& c, const ControlSignal* controls) {
+void check_fitted_delay(const Config& c, const ControlSignal* controls, ParameterKind kind) {
+  const std::string name = c.get<std::string>("name");
   if (!controls)
-    c.fail("name", "'controls.delay' delays recorded controls, and only simid replays them with a fitted delay");
+    c.fail("name", "'" + name + "' delays a recorded signal, and only simid fits a delay");
+  if (!c.has("bounds"))
+    c.fail("name", "a fitted '" + name + "' needs bounds: [lower >= 0, upper] in seconds, upper shorter than the data");
+  if (kind == ParameterKind::kSensorDelay) return;
   if (!controls->is_continuous())
     c.fail("name", std::string("fitting 'controls.delay' needs controls that vary between samples: with "
                                "sim.controls.interpolation '") +
@@ -55,8 +59,6 @@ void check_fitted_delay(const Config& c, const ControlSignal* controls) {
                        "' u(t - d) is piecewise constant and its derivative in d is zero almost everywhere; expected "
                        "sim.controls.interpolation linear or cubic (cubic: C1, recommended), or a fixed delay "
                        "(sim.controls.delay)");
-  if (!c.has("bounds"))
-    c.fail("name", "a fitted 'controls.delay' needs bounds: [lower >= 0, upper] in seconds, upper shorter than the data");
 }
 
 }  // namespace
@@ -88,8 +90,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     EstimatedParameter p;
     p.target = *target;
     p.transformation = transform == "log" ? Transformation::kLog : Transformation::kIdentity;
-    const bool delay = p.kind() == ParameterKind::kControlDelay;
-    if (delay) check_fitted_delay(c, controls);
+    const bool delay = p.kind() == ParameterKind::kControlDelay || p.kind() == ParameterKind::kSensorDelay;
+    if (delay) check_fitted_delay(c, controls, p.kind());
     if (c.has("bounds")) {
       if (!c.is_list("bounds") || c.list("bounds").size() != 2) c.fail("bounds", "expected [lower, upper]");
       p.lower = c.get_limit("bounds.0", 0);
@@ -126,8 +128,11 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     if (c.has("initial")) {
       p.initial = c.get<double>("initial");
     } else {
-      // the model's own value (the delay: sim.controls.delay)
-      p.initial = delay ? controls->delay : named_parameter_value(p.target, model, contact, nullptr);
+      // the model's own value (the control delay: sim.controls.delay; a
+      // sensor delay: 0, or its initial value)
+      p.initial = p.kind() == ParameterKind::kControlDelay ? controls->delay
+                  : delay                                  ? 0.0
+                                                           : named_parameter_value(p.target, model, contact, nullptr);
       const bool usable = p.initial >= p.lower && p.initial <= p.upper &&
                           (p.transformation != Transformation::kLog || p.initial > 0);
       if (!usable && !std::isnan(p.range_low)) {
@@ -277,11 +282,31 @@ BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
   return o;
 }
 
+namespace {
+// A joint channel of `observe:`: a weight, or {weight, delay}.
+void read_joint_channel(const Config& c, const std::string& key, double default_weight, double& weight,
+                        double& delay) {
+  weight = default_weight;
+  delay = 0;
+  if (!c.has(key)) return;
+  if (!c.is_map(key)) {
+    weight = c.get_in_range(key, default_weight, 0, 1e12);
+    return;
+  }
+  const Config ch = c.at(key);
+  ch.check_known_keys({"weight", "delay"});
+  weight = ch.get_in_range("weight", 1.0, 0, 1e12);
+  delay = ch.get_limit("delay", 0.0);
+  if (!(delay >= 0) || !std::isfinite(delay))
+    ch.fail("delay", "expected a finite sensor delay >= 0 s, got " + number(delay));
+}
+}  // namespace
+
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
   c.check_known_keys({"q", "qd", "link_positions"});
   ObservationSpec spec;
-  spec.q_weight = c.get_in_range("q", 1.0, 0, 1e12);
-  spec.qd_weight = c.get_in_range("qd", 0.0, 0, 1e12);
+  read_joint_channel(c, "q", 1.0, spec.q_weight, spec.q_delay);
+  read_joint_channel(c, "qd", 0.0, spec.qd_weight, spec.qd_delay);
   if (c.has("link_positions")) {
     for (const Config& l : c.list("link_positions")) {
       l.check_known_keys({"link", "weight"});

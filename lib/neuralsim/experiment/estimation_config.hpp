@@ -34,7 +34,9 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
                                 std::vector<std::string>* warnings = nullptr,
                                 const ControlSignal* controls = nullptr);
 
-// `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]}.
+// `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]};
+// a joint channel may be {weight, delay}: its sensor latency in seconds
+// (finite, >= 0; fitted as observe.q.delay / observe.qd.delay).
 ObservationSpec read_observation(const Config& section, const Model<double>& model);
 
 // `residual:` section: {type: single_shooting | multiple_shooting |
