@@ -139,8 +139,9 @@ TEST(ControlDelayFit, RecoversTheDelayAndThePhysicalParametersWithinTheirInterva
   }
   EXPECT_LT(fit.error(0), 2e-4);  // the interval says something: ±0.2 ms at most
 
-  // Ignoring the delay: the damping and the mass absorb it, far outside
-  // their (small) intervals.
+  // Ignoring the delay: the damping and the mass absorb part of it (+1.1 %
+  // and −1.2 % here), the mass far outside its interval, at a cost ~1000×
+  // higher.
   const DelayFit ignored = fit_delay(data, kWithoutDelay, Formulation::kSingleShooting);
   ASSERT_TRUE(ignored.result.usable) << ignored.result.report;
   const double damping_bias = ignored.value(0) / kTrueDamping - 1, mass_bias = ignored.value(1) / kTrueMass - 1;
@@ -148,8 +149,9 @@ TEST(ControlDelayFit, RecoversTheDelayAndThePhysicalParametersWithinTheirInterva
   RecordProperty("ignored_mass_bias", testing::sci(mass_bias));
   RecordProperty("cost_with_delay", testing::sci(fit.result.cost));
   RecordProperty("cost_without_delay", testing::sci(ignored.result.cost));
-  EXPECT_GT(std::abs(ignored.value(0) - kTrueDamping), 10 * ignored.error(0));
-  EXPECT_GT(ignored.result.cost, 2 * fit.result.cost);
+  EXPECT_GT(std::abs(ignored.value(1) - kTrueMass), 5 * ignored.error(1));
+  EXPECT_GT(std::abs(damping_bias), 0.005);
+  EXPECT_GT(ignored.result.cost, 100 * fit.result.cost);
 }
 
 // The figures of docs/simid.md ("Delays"): ten noise seeds, how often each
