@@ -84,14 +84,28 @@ RunReport compare_job(ToolRun& run, const RolloutFlags& flags) {
       // Every configured horizon keeps its key; one longer than the trajectory is null.
       for (const auto& [h, v] : e.rmse_q_by_horizon) hz[std::to_string(h)] = std::isfinite(v) ? json(v) : json(nullptr);
       per.push_back({{"name", e.name}, {"rmse_q", e.rmse_q}, {"rmse_qd", e.rmse_qd}, {"rmse_q_by_horizon", hz}});
+      if (!e.position_links.empty()) {  // task space: the observed links or markers
+        json hp = json::object();
+        for (const auto& [h, v] : e.rmse_position_by_horizon) hp[std::to_string(h)] = finite_or_null(v);
+        per.back()["position_links"] = e.position_links;
+        per.back()["rmse_position"] = finite_or_null(e.rmse_position);
+        per.back()["rmse_position_by_horizon"] = hp;
+      }
     }
     return per;
   };
   auto pooled = [](const PooledPredictionError& p) {
     json hz = json::object();
     for (const auto& [h, v] : p.rmse_q_by_horizon) hz[std::to_string(h)] = std::isfinite(v) ? json(v) : json(nullptr);
-    return json{{"rmse_q", finite_or_null(p.rmse_q)}, {"rmse_qd", finite_or_null(p.rmse_qd)},
-                {"rmse_q_by_horizon", hz}, {"samples", p.samples}};
+    json out{{"rmse_q", finite_or_null(p.rmse_q)}, {"rmse_qd", finite_or_null(p.rmse_qd)},
+             {"rmse_q_by_horizon", hz}, {"samples", p.samples}};
+    if (!std::isnan(p.rmse_position)) {
+      json hp = json::object();
+      for (const auto& [h, v] : p.rmse_position_by_horizon) hp[std::to_string(h)] = finite_or_null(v);
+      out["rmse_position"] = finite_or_null(p.rmse_position);
+      out["rmse_position_by_horizon"] = hp;
+    }
+    return out;
   };
   m["compare_file"] = flags.compare_path;
   m["per_trajectory"] = per_trajectory(r.per_trajectory);

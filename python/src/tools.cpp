@@ -195,13 +195,19 @@ void bind_rollout(py::module_& m) {
         py::dict hz;
         for (const auto& [h, v] : x.pooled.rmse_q_by_horizon) hz[py::int_(h)] = v;
         d["rmse_q_by_horizon"] = hz;
+        d["rmse_position"] = x.pooled.rmse_position;
+        py::dict hp;
+        for (const auto& [h, v] : x.pooled.rmse_position_by_horizon) hp[py::int_(h)] = v;
+        d["rmse_position_by_horizon"] = hp;
         return d;
       }, "Errors pooled over every sample of every recording (docs/rollout.md, 'Pooled errors').")
       .def_property_readonly("per_trajectory", [](const CompareResult& x) {
         py::list l;
         for (const PredictionError& e : x.per_trajectory)
           l.append(py::dict(py::arg("name") = e.name, py::arg("rmse_q") = e.rmse_q, py::arg("rmse_qd") = e.rmse_qd,
-                            py::arg("rmse_q_by_horizon") = e.rmse_q_by_horizon));
+                            py::arg("rmse_q_by_horizon") = e.rmse_q_by_horizon,
+                            py::arg("position_links") = e.position_links, py::arg("rmse_position") = e.rmse_position,
+                            py::arg("rmse_position_by_horizon") = e.rmse_position_by_horizon));
         return l;
       })
       .def_property_readonly("torque", [](const CompareResult& x) { return x.torque ? py::object(torque_dict(*x.torque)) : py::none(); });

@@ -252,6 +252,9 @@ TEST(TrainAugmentApp, BadInputGetsItsExitCodeAndKeepsTheBestWeights) {
       {"test split overlapping training", "--set data.test=TRUTH", 2, {"data.test", "overlaps data.train"}},
       {"fractions leaving no training data", "--set data.test_fraction=0.75", 2,
        {"data.test_fraction", "no training trajectory"}},
+      // Interpolated controls: the integration step must divide the data interval.
+      {"step not dividing the data interval", "--set sim.controls.interpolation=cubic --set sim.dt=0.003", 2,
+       {"sim.dt", "must divide the data's sample interval", "0.01 s"}},
   };
   // A trained weights file for the wrong-shape case.
   const std::string trained = fresh_dir("train_bad_weights");

@@ -107,10 +107,10 @@ TEST(ControlTimingConfig, TheStepMustDivideTheDataInterval) {
   EXPECT_NO_THROW(check_control_timing(zoh.at("sim"), read_step_options(zoh.at("sim")), data, "data.h5"));
 }
 
-TEST(ControlTimingConfig, WindowTrainingRefusesAnInterpolation) {
+TEST(ControlTimingConfig, DatasetControlsRefuseAnInterpolation) {
   const Config root = Config::parse("sim:\n  dt: 0.001\n  controls: {interpolation: cubic}\n", "exp.yaml");
   try {
-    refuse_control_interpolation(root.at("sim"), read_step_options(root.at("sim")), "window training");
+    refuse_control_interpolation(root.at("sim"), read_step_options(root.at("sim")), "rollout with controls of type 'dataset'");
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_TRUE(has(e.what(), "sim.controls.interpolation")) << e.what();

@@ -126,6 +126,28 @@ std::string expect_replay_reproduces_training(const std::string& name, const std
     EXPECT_NEAR(by_config.per_trajectory[k].rmse_qd, r.validation->per_trajectory[k].rmse_qd, 1e-12);
   }
 
+  // compare.windows scores the trained model too (its free rollout restarted
+  // from the measured state at each window's start): the window from
+  // sample 0 over 0.3 s is the whole-recording prediction's first 30 steps.
+  const CompareResult windowed = compare(
+      {Config::load(dir + "/replay.yaml", {"compare.windows.every=0.3", "compare.windows.horizon=0.3"}), 0,
+       recordings().validation, ""});
+  EXPECT_EQ(windowed.status, RunStatus::kOk) << windowed.message;
+  if (windowed.windows) {
+    const TrajectorySet validation = read_trajectories(recordings().validation);
+    const Trajectory& recorded = validation.trajectories[0];
+    const Trajectory& predicted = by_config.predictions.trajectories[0];
+    const WindowError& first = windowed.windows->per_window[0];
+    EXPECT_EQ(first.trajectory, recorded.name);
+    EXPECT_EQ(first.samples.start, 0);
+    EXPECT_EQ(first.samples.end, 30);
+    const double expected = std::sqrt((recorded.q.middleRows(1, 30) - predicted.q.middleRows(1, 30)).squaredNorm() / 30);
+    EXPECT_NEAR(first.rmse_q, expected, 1e-12 * std::max(1.0, expected));
+    EXPECT_EQ(windowed.windows->overall.count, 2 * static_cast<long long>(windowed.per_trajectory.size()));
+  } else {
+    ADD_FAILURE() << "no windowed evaluation";
+  }
+
   // The same file through --weights, moved elsewhere and renamed: the kind is
   // read from the content, not the name.
   const std::string moved = dir + "/renamed_" + name + ".bin";

@@ -85,7 +85,7 @@ class LinearToy : public WindowModel {
   }
 
   void rollout(const VectorXd& x, const VectorXd& q0, const VectorXd& qd0, const MatrixXd& controls, MatrixXd* q,
-               MatrixXd* qd) override {
+               MatrixXd* qd, const Trajectory* = nullptr) override {
     Matrix2d A;
     Vector2d B;
     unpack(x, &A, &B);

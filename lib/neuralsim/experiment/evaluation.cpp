@@ -14,6 +14,56 @@
 
 namespace neuralsim {
 
+namespace {
+
+// PredictionError's task-space part: squared position errors per sample,
+// summed over the observed links with a finite recorded position.
+void position_error(const Trajectory& recorded, const Trajectory& predicted, const std::vector<long long>& horizons,
+                    PredictionError& e) {
+  const Eigen::Index T = recorded.size();
+  std::vector<double> sq(static_cast<size_t>(T), 0.0);
+  std::vector<long long> count(static_cast<size_t>(T), 0);
+  for (const auto& [link, observed] : recorded.link_poses) {
+    const auto p = predicted.link_poses.find(link);
+    if (p == predicted.link_poses.end() || p->second.rows() != T || observed.rows() != T) continue;
+    e.position_links.push_back(link);
+    for (Eigen::Index k = 0; k < T; ++k) {
+      const Eigen::Vector3d measured = observed.row(k).head<3>().transpose();
+      if (!measured.allFinite()) continue;
+      sq[static_cast<size_t>(k)] += (measured - p->second.row(k).head<3>().transpose()).squaredNorm();
+      ++count[static_cast<size_t>(k)];
+    }
+  }
+  if (e.position_links.empty()) return;
+  const auto rmse = [&](Eigen::Index n_samples, long long* pairs) {
+    double s = 0;
+    long long n = 0;
+    for (Eigen::Index k = 0; k < n_samples; ++k) {
+      s += sq[static_cast<size_t>(k)];
+      n += count[static_cast<size_t>(k)];
+    }
+    if (pairs) *pairs = n;
+    return n > 0 ? std::sqrt(s / (3.0 * static_cast<double>(n))) : std::numeric_limits<double>::quiet_NaN();
+  };
+  e.rmse_position = rmse(T, &e.position_samples);
+  for (long long h : horizons)
+    e.rmse_position_by_horizon.emplace_back(h, h > T ? std::numeric_limits<double>::quiet_NaN() : rmse(h, nullptr));
+}
+
+// The root mean square of the non-NaN values (NaN when there are none).
+double root_mean_square(const std::vector<double>& values) {
+  double sum = 0;
+  int count = 0;
+  for (double v : values)
+    if (!std::isnan(v)) {
+      sum += v * v;
+      ++count;
+    }
+  return count > 0 ? std::sqrt(sum / count) : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
 PredictionError prediction_error(const Model<double>& model, const Trajectory& recorded, const Trajectory& predicted,
                                  const std::vector<long long>& horizons) {
   PredictionError e;
@@ -41,6 +91,7 @@ PredictionError prediction_error(const Model<double>& model, const Trajectory& r
     for (long long k = 0; k < h; ++k) s += sq_q[k];
     e.rmse_q_by_horizon.emplace_back(h, std::sqrt(s / (h * model.nv)));
   }
+  position_error(recorded, predicted, horizons, e);
   return e;
 }
 
@@ -55,19 +106,28 @@ PooledPredictionError pooled_prediction_error(const std::vector<PredictionError>
   p.rmse_q = p.samples > 0 ? std::sqrt(sum_q / static_cast<double>(p.samples)) : std::numeric_limits<double>::quiet_NaN();
   p.rmse_qd = p.samples > 0 ? std::sqrt(sum_qd / static_cast<double>(p.samples)) : std::numeric_limits<double>::quiet_NaN();
   if (errors.empty()) return p;
+  // A horizon N: every trajectory long enough contributes its first N
+  // samples, so the pool is the root mean square of their RMSEs.
+  std::vector<double> values;
   for (std::size_t h = 0; h < errors.front().rmse_q_by_horizon.size(); ++h) {
-    // Every trajectory long enough contributes its first N samples: the
-    // mean of their squared RMSEs.
-    double sum = 0;
-    int count = 0;
-    for (const PredictionError& e : errors) {
-      const double v = e.rmse_q_by_horizon.at(h).second;
-      if (std::isnan(v)) continue;
-      sum += v * v;
-      ++count;
+    values.clear();
+    for (const PredictionError& e : errors) values.push_back(e.rmse_q_by_horizon.at(h).second);
+    p.rmse_q_by_horizon.emplace_back(errors.front().rmse_q_by_horizon[h].first, root_mean_square(values));
+  }
+  double sum_position = 0;
+  long long position_samples = 0;
+  for (const PredictionError& e : errors)
+    if (e.position_samples > 0) {
+      sum_position += static_cast<double>(e.position_samples) * e.rmse_position * e.rmse_position;
+      position_samples += e.position_samples;
     }
-    p.rmse_q_by_horizon.emplace_back(errors.front().rmse_q_by_horizon[h].first,
-                                     count > 0 ? std::sqrt(sum / count) : std::numeric_limits<double>::quiet_NaN());
+  if (position_samples == 0) return p;
+  p.rmse_position = std::sqrt(sum_position / static_cast<double>(position_samples));
+  for (std::size_t h = 0; h < errors.front().rmse_q_by_horizon.size(); ++h) {
+    values.clear();
+    for (const PredictionError& e : errors)
+      if (h < e.rmse_position_by_horizon.size()) values.push_back(e.rmse_position_by_horizon[h].second);
+    p.rmse_position_by_horizon.emplace_back(errors.front().rmse_q_by_horizon[h].first, root_mean_square(values));
   }
   return p;
 }
@@ -116,21 +176,12 @@ void check_spec(const EvaluationWindows& spec) {
     throw InvalidArgument("evaluation windows: 'horizon' must be finite and > 0 seconds");
 }
 
-WindowedEvaluation evaluate_windows_with(Stepper<double>& stepper, const TrajectorySet& data,
-                                         const EvaluationWindows& spec, const TrajectoryDone& done = {}) {
-  WindowedEvaluation out;
-  out.spec = spec;
-  long long skipped = 0;
-  for (const Trajectory& tr : data.trajectories) {
-    const WindowSelection sel = select_windows(tr.time, spec);
-    std::vector<WindowError> errors = window_errors(stepper, tr, sel);
-    out.per_trajectory.emplace_back(tr.name, window_statistics(errors, sel.skipped));
-    skipped += sel.skipped;
-    for (WindowError& e : errors) out.per_window.push_back(std::move(e));
-    if (done) done(tr);
-  }
-  out.overall = window_statistics(out.per_window, skipped);
-  return out;
+// The physical model's predictor: the one replay routine on `stepper`.
+WindowPredictor replay_predictor(Stepper<double>& stepper) {
+  return [&stepper](const Trajectory& recorded, int start, int length, Eigen::VectorXd& q, Eigen::VectorXd& qd,
+                    const WindowSampleSink& on_sample) {
+    return replay_window(stepper, recorded, start, length, q, qd, on_sample);
+  };
 }
 
 }  // namespace
@@ -187,9 +238,8 @@ WindowSelection select_windows(const Eigen::VectorXd& time, const EvaluationWind
   return sel;
 }
 
-std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajectory& recorded,
-                                       const WindowSelection& selection) {
-  const Model<double>& model = stepper.model();
+std::vector<WindowError> window_errors(const Model<double>& model, const Trajectory& recorded,
+                                       const WindowSelection& selection, const WindowPredictor& predict) {
   std::vector<WindowError> out;
   out.reserve(selection.windows.size());
   Eigen::VectorXd q, qd, dq(model.nv), qk(model.nq);
@@ -205,18 +255,18 @@ std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajector
     double sum_q = 0, sum_qd = 0;
     bool finite = false;
     try {
-      finite = replay_window(stepper, recorded, static_cast<int>(w.start), static_cast<int>(w.end - w.start), q, qd,
-                             [&](int k, const Eigen::VectorXd& qp, const Eigen::VectorXd& qdp) {
-                               qk = recorded.q.row(k).transpose();
-                               difference_configuration(model, qk, qp, dq);
-                               sum_q += dq.squaredNorm();
-                               sum_qd += (qdp - recorded.qd.row(k).transpose()).squaredNorm();
-                             });
+      finite = predict(recorded, static_cast<int>(w.start), static_cast<int>(w.end - w.start), q, qd,
+                       [&](int k, const Eigen::VectorXd& qp, const Eigen::VectorXd& qdp) {
+                         qk = recorded.q.row(k).transpose();
+                         difference_configuration(model, qk, qp, dq);
+                         sum_q += dq.squaredNorm();
+                         sum_qd += (qdp - recorded.qd.row(k).transpose()).squaredNorm();
+                       });
     } catch (const NumericalError&) {
       finite = false;
     }
     const double n = static_cast<double>(w.end - w.start) * std::max(1, model.nv);
-    if (finite) {
+    if (finite && std::isfinite(sum_q) && std::isfinite(sum_qd)) {
       e.rmse_q = std::sqrt(sum_q / n);
       e.rmse_qd = std::sqrt(sum_qd / n);
     } else {
@@ -256,7 +306,7 @@ WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOption
                                     const EvaluationWindows& spec, const std::vector<AugmentBlueprint>& augment) {
   check_spec(spec);
   ReplayStepper r(model, options, contact, augment);
-  return evaluate_windows_with(r.stepper, data, spec);
+  return evaluate_windows(model, data, spec, replay_predictor(r.stepper));
 }
 
 WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vector<double>& x,
@@ -271,7 +321,26 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
     const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());
   }
-  return evaluate_windows_with(stepper, data, spec, done);
+  return evaluate_windows(model, data, spec, replay_predictor(stepper), done);
+}
+
+WindowedEvaluation evaluate_windows(const Model<double>& model, const TrajectorySet& data,
+                                    const EvaluationWindows& spec, const WindowPredictor& predict,
+                                    const TrajectoryDone& done) {
+  check_spec(spec);
+  WindowedEvaluation out;
+  out.spec = spec;
+  long long skipped = 0;
+  for (const Trajectory& tr : data.trajectories) {
+    const WindowSelection sel = select_windows(tr.time, spec);
+    std::vector<WindowError> errors = window_errors(model, tr, sel, predict);
+    out.per_trajectory.emplace_back(tr.name, window_statistics(errors, sel.skipped));
+    skipped += sel.skipped;
+    for (WindowError& e : errors) out.per_window.push_back(std::move(e));
+    if (done) done(tr);
+  }
+  out.overall = window_statistics(out.per_window, skipped);
+  return out;
 }
 
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ struct PredictionError {
   // value (missing: reported as null), never a shorter, renamed horizon.
   std::vector<std::pair<long long, double>> rmse_q_by_horizon;
   long long samples = 0;  // T
+  // Task space: the positions of the links or frames (markers) that the
+  // recording observes (its link_poses) and the prediction holds, in
+  // metres: sqrt(Σ |p_k − p̂_k|² / (3·n)) over the n (sample, link) pairs
+  // whose recorded position is finite (a marker a tracker lost is NaN and
+  // skipped), overall and over the first N samples per horizon. NaN, and
+  // no links, when the recording observes none.
+  std::vector<std::string> position_links;
+  double rmse_position = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<long long, double>> rmse_position_by_horizon;
+  long long position_samples = 0;  // n
 };
 
 PredictionError prediction_error(const Model<double>& model, const Trajectory& recorded, const Trajectory& predicted,
@@ -42,6 +53,10 @@ struct PooledPredictionError {
   double rmse_q = 0, rmse_qd = 0;
   std::vector<std::pair<long long, double>> rmse_q_by_horizon;  // the per-trajectory horizons, in order
   long long samples = 0;
+  // Observed link positions (NaN when no trajectory observes any): every
+  // (sample, link) pair counts once; a horizon pools as rmse_q_by_horizon.
+  double rmse_position = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<long long, double>> rmse_position_by_horizon;
 };
 PooledPredictionError pooled_prediction_error(const std::vector<PredictionError>& errors);
 
@@ -124,10 +139,19 @@ struct WindowedEvaluation {
   std::vector<WindowError> per_window;  // trajectory order, then time order
 };
 
-// Errors of each selected window of `recorded`, replayed with the one
-// replay routine (step/replay.hpp: replay_window) on `stepper`.
-std::vector<WindowError> window_errors(Stepper<double>& stepper, const Trajectory& recorded,
-                                       const WindowSelection& selection);
+// What predicts a window: from the measured state at sample `start` of
+// `recorded` (q normalized), the states of samples start+1 .. start+length,
+// each handed to on_sample(k, q, q̇) in order. Returns false (or throws
+// NumericalError) when the prediction diverged. The physical model's is
+// the one replay routine (step/replay.hpp: replay_window); a trained
+// data-driven model's is its free rollout (tools/rollout.cpp).
+using WindowSampleSink = std::function<void(int k, const Eigen::VectorXd& q, const Eigen::VectorXd& qd)>;
+using WindowPredictor = std::function<bool(const Trajectory& recorded, int start, int length, Eigen::VectorXd& q,
+                                           Eigen::VectorXd& qd, const WindowSampleSink& on_sample)>;
+
+// Errors of each selected window of `recorded` under `predict`.
+std::vector<WindowError> window_errors(const Model<double>& model, const Trajectory& recorded,
+                                       const WindowSelection& selection, const WindowPredictor& predict);
 
 // Every trajectory of `data` with `model`, its options, optional contact
 // and augmentations (as replay_recording builds them).
@@ -137,6 +161,11 @@ WindowedEvaluation evaluate_windows(const Model<double>& model, const StepOption
 
 // Called after each trajectory of a long evaluation (progress).
 using TrajectoryDone = std::function<void(const Trajectory&)>;
+
+// Every trajectory of `data` under any predictor (a trained baseline's).
+WindowedEvaluation evaluate_windows(const Model<double>& model, const TrajectorySet& data,
+                                    const EvaluationWindows& spec, const WindowPredictor& predict,
+                                    const TrajectoryDone& done = {});
 
 // Every trajectory of `data` with the parameters x of `ctx` applied exactly
 // as the residuals apply them (model and contact parameters; every window

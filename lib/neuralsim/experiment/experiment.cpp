@@ -351,16 +351,21 @@ void check_control_timing(const Config& sim, const StepOptions& options, const T
   }
 }
 
+void refuse_control_delay(const Config& sim, const StepOptions& options, const std::string& what) {
+  if (options.controls.delay == 0) return;
+  const auto [owner, key] = control_delay_key(sim);
+  owner.fail(key, what + " replays recorded controls without a delay; expected 0, got " +
+                      experiment_control_timing::seconds(options.controls.delay) +
+                      " s (a control delay applies to rollout --compare and simid)");
+}
+
 void refuse_control_interpolation(const Config& sim, const StepOptions& options, const std::string& what) {
-  if (options.controls.delay != 0)
-    control_delay_key(sim).first.fail(control_delay_key(sim).second, what + " replays recorded controls without a delay; expected 0, got " +
-                                         experiment_control_timing::seconds(options.controls.delay) +
-                                         " s (a control delay applies to rollout --compare and simid)");
+  refuse_control_delay(sim, options, what);
   if (options.controls.is_zero_order_hold()) return;
   sim.at("controls").fail("interpolation",
                           what + " replays recorded controls with a zero-order hold only; expected zero_order_hold, "
                                  "got '" + control_interpolation_name(options.controls.interpolation) +
-                                 "' (interpolation applies to rollout --compare and simid)");
+                                 "' (interpolation applies to rollout --compare, simid, train-augment and discover)");
 }
 
 Experiment load_experiment(const Config& root, bool require_sim) {

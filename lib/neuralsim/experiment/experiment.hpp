@@ -80,10 +80,16 @@ void check_delay_within_data(const Config& owner, const std::string& key, double
                              const std::string& source);
 
 // For a tool path that replays recorded controls without interpolation
-// (`what`, e.g. "train-augment"): a ConfigError on
+// (`what`, e.g. "rollout with controls of type 'dataset'"): a ConfigError on
 // sim.controls.interpolation unless it is zero_order_hold, and on
 // sim.controls.delay unless it is 0, rather than silently ignoring them.
 void refuse_control_interpolation(const Config& sim, const StepOptions& options, const std::string& what);
+
+// For a tool path that replays recorded controls without a delay (`what`,
+// e.g. "window training (train-augment, discover)"): a ConfigError on
+// sim.controls.delay (or on sim.controls when params: set controls.delay)
+// unless the delay is 0.
+void refuse_control_delay(const Config& sim, const StepOptions& options, const std::string& what);
 
 struct InitialState {
   Eigen::VectorXd q, qd;

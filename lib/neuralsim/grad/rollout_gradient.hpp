@@ -2,7 +2,8 @@
 // time) with checkpointing.
 //
 // WHAT. For a rollout of T steps of a Stepper from (q0, q̇0) under controls
-// u_0..u_{T-1} (held over each step) and a trajectory loss
+// u_0..u_{T-1} (held over each step, or a recording's controls interpolated
+// between its samples: set_recorded_controls) and a trajectory loss
 //     L = Σ_{k=1..T} w_k ℓ(k, q_k, q̇_k, link poses_k) + Φ(q_T, q̇_T, poses_T)
 // RolloutGradient gives ∂L/∂q0, ∂L/∂q̇0, ∂L/∂u_k and ∂L/∂θ for the model,
 // contact and network parameters of the Rev system (see SYSTEM below), all
@@ -64,6 +65,7 @@
 #include "neuralsim/grad/aba_node.hpp"
 #include "neuralsim/grad/kinematics_node.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
+#include "neuralsim/step/replay.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {
@@ -164,9 +166,28 @@ class RolloutGradient {
                   const TrajectoryLoss& loss, RolloutGradientResult& out, const Rev* parameters = nullptr,
                   int n_parameters = 0, int checkpoint_interval = 0, double t0 = 0.0);
 
+  // Recorded controls interpolated between samples instead of the columns
+  // of `controls` (the forward stepper's options().controls, step/
+  // control_signal.hpp; training windows with sim.controls): step j of the
+  // next value() / gradient() calls covers the recording's sample interval
+  // first_interval + j, from its time stamp and for its length (t0 is then
+  // unused), with the controls evaluated at every substep and RK4 stage.
+  // `controls` still gives T and must match the recorded samples' count;
+  // the controls are data, so out.controls is zero. nullptr: held columns
+  // again. The recording must outlive the calls.
+  void set_recorded_controls(const Trajectory* recording, int first_interval);
+
   const RolloutGradientStats& stats() const { return stats_; }
 
  private:
+  // Step j (of a call) forward in double / on the tape, under the held
+  // column u or the recorded controls; the time of state j.
+  void step_double(int j, double t0, double dt, const VecX<double>& u);
+  void step_taped(int j, double t0, double dt, const VecX<Rev>& u);
+  double state_time(int j, double t0, double dt) const {
+    return recorded_.trajectory ? recorded_.trajectory->time[first_interval_ + j] : t0 + j * dt;
+  }
+
   void check(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0, const Eigen::MatrixXd& controls,
              const TrajectoryLoss& loss) const;
 
@@ -194,6 +215,8 @@ class RolloutGradient {
   bool capture_poses_ = false;
   std::vector<double> ckpt_;
   std::vector<Rev> u_vars_;
+  RecordedControls recorded_;  // trajectory null: held columns
+  int first_interval_ = 0;
   RolloutGradientStats stats_;
 };
 

@@ -138,10 +138,10 @@ inline double RolloutGradient::value(const Eigen::VectorXd& q0, const Eigen::Vec
   double L = 0;
   for (int k = 0; k < T; ++k) {
     ud_ = controls.col(k);
-    fwd_.step(q_, qd_, ud_, t0 + k * dt);
+    step_double(k, t0, dt, ud_);
     for (int i = 0; i < q_.size(); ++i) qr_[i] = Rev(q_[i]);
     for (int i = 0; i < qd_.size(); ++i) qdr_[i] = Rev(qd_[i]);
-    L += loss_terms(loss, k + 1, T, t0 + (k + 1) * dt, qr_, qdr_, nullptr).value();
+    L += loss_terms(loss, k + 1, T, state_time(k + 1, t0, dt), qr_, qdr_, nullptr).value();
     tape_.rewind(prefix);  // link poses may have recorded on the model's parameters
   }
   return L;
@@ -170,7 +170,7 @@ inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::
     if (s + 1 == segments) break;  // the last segment is replayed from here
     for (int j = s * k; j < (s + 1) * k; ++j) {
       ud_ = controls.col(j);
-      fwd_.step(q_, qd_, ud_, t0 + j * dt);
+      step_double(j, t0, dt, ud_);
     }
   }
   u_vars_.resize(static_cast<std::size_t>(k) * nv);
@@ -203,22 +203,24 @@ inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::
     Rev L = 0.0;
     for (int j = first; j < last; ++j) {
       Rev* u = u_vars_.data() + static_cast<std::size_t>(j - first) * nv;
-      for (int i = 0; i < nv; ++i) ur_[i] = u[i] = tape_.variable(controls(i, j));
+      // Interpolated recorded controls are data: constants, no variables.
+      if (!recorded_.trajectory)
+        for (int i = 0; i < nv; ++i) ur_[i] = u[i] = tape_.variable(controls(i, j));
       const bool pending = reuse_poses && j > first;  // state j's terms wait for step j's kinematics
       if (pending) {
         q_prev_ = qr_;
         qd_prev_ = qdr_;
         capture_poses_ = true;
       }
-      rev_.step(qr_, qdr_, ur_, t0 + j * dt);
+      step_taped(j, t0, dt, ur_);
       if (pending) {
         capture_poses_ = false;
-        L += loss_terms(loss, j, T, t0 + j * dt, q_prev_, qd_prev_, &poses_);
+        L += loss_terms(loss, j, T, state_time(j, t0, dt), q_prev_, qd_prev_, &poses_);
       } else if (!reuse_poses) {
-        L += loss_terms(loss, j + 1, T, t0 + (j + 1) * dt, qr_, qdr_, nullptr);
+        L += loss_terms(loss, j + 1, T, state_time(j + 1, t0, dt), qr_, qdr_, nullptr);
       }
     }
-    if (reuse_poses && last > first) L += loss_terms(loss, last, T, t0 + last * dt, qr_, qdr_, nullptr);
+    if (reuse_poses && last > first) L += loss_terms(loss, last, T, state_time(last, t0, dt), qr_, qdr_, nullptr);
     if (s + 1 < segments) check_replay(s, ckpt_.data() + static_cast<std::size_t>(s + 1) * (nq + nv));
     out.loss += L.value();
     tape_.seed(L, 1.0);
@@ -228,10 +230,11 @@ inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::
     tape_.reverse();
     for (int i = 0; i < nq; ++i) carry_q_[i] = tape_.adjoint(q_in_[i]);
     for (int i = 0; i < nv; ++i) carry_qd_[i] = tape_.adjoint(qd_in_[i]);
-    for (int j = first; j < last; ++j) {
-      const Rev* u = u_vars_.data() + static_cast<std::size_t>(j - first) * nv;
-      for (int i = 0; i < nv; ++i) out.controls(i, j) = tape_.adjoint(u[i]);
-    }
+    if (!recorded_.trajectory)
+      for (int j = first; j < last; ++j) {
+        const Rev* u = u_vars_.data() + static_cast<std::size_t>(j - first) * nv;
+        for (int i = 0; i < nv; ++i) out.controls(i, j) = tape_.adjoint(u[i]);
+      }
     for (int p = 0; p < n_parameters; ++p) out.parameters[p] += tape_.adjoint(parameters[p]);
   }
   out.q0 = carry_q_;
@@ -240,6 +243,43 @@ inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::
   stats_.tape_capacity_bytes = tape_.capacity() / detail::kNodesPerBlock * detail::kBlockBytes;
   stats_.aba_cache_bytes = node_ ? node_->cache_capacity_bytes() : 0;
   return out.loss;
+}
+
+inline void RolloutGradient::set_recorded_controls(const Trajectory* recording, int first_interval) {
+  if (recording) {
+    const int nv = fwd_.model().nv;
+    if (!recording->has_tau() || recording->tau.cols() != nv)
+      throw InvalidArgument("RolloutGradient::set_recorded_controls: the recording '" + recording->name +
+                            "' has no controls for the model's " + std::to_string(nv) + " coordinates");
+    if (first_interval < 0 || first_interval + 1 >= recording->size())
+      throw InvalidArgument("RolloutGradient::set_recorded_controls: interval " + std::to_string(first_interval) +
+                            " is outside the recording '" + recording->name + "' of " +
+                            std::to_string(recording->size()) + " samples");
+  }
+  recorded_ = RecordedControls{recording, &fwd_.options().controls, 0};
+  first_interval_ = first_interval;
+}
+
+inline void RolloutGradient::step_double(int j, double t0, double dt, const VecX<double>& u) {
+  if (!recorded_.trajectory) {
+    fwd_.step(q_, qd_, u, t0 + j * dt);
+    return;
+  }
+  const Eigen::VectorXd& time = recorded_.trajectory->time;
+  recorded_.interval = first_interval_ + j;
+  const double t = time[recorded_.interval];
+  fwd_.step(q_, qd_, recorded_control_source<double>(&recorded_), t, time[recorded_.interval + 1] - t);
+}
+
+inline void RolloutGradient::step_taped(int j, double t0, double dt, const VecX<Rev>& u) {
+  if (!recorded_.trajectory) {
+    rev_.step(qr_, qdr_, u, t0 + j * dt);
+    return;
+  }
+  const Eigen::VectorXd& time = recorded_.trajectory->time;
+  recorded_.interval = first_interval_ + j;
+  const double t = time[recorded_.interval];
+  rev_.step(qr_, qdr_, recorded_control_source<Rev>(&recorded_), t, time[recorded_.interval + 1] - t);
 }
 
 inline void RolloutGradient::check(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
@@ -251,6 +291,11 @@ inline void RolloutGradient::check(const Eigen::VectorXd& q0, const Eigen::Vecto
   if (!loss.horizon_weight.empty() && static_cast<long>(loss.horizon_weight.size()) != controls.cols())
     throw InvalidArgument("RolloutGradient: " + std::to_string(loss.horizon_weight.size()) +
                           " horizon weights for " + std::to_string(controls.cols()) + " steps");
+  if (recorded_.trajectory && first_interval_ + controls.cols() >= recorded_.trajectory->size())
+    throw InvalidArgument("RolloutGradient: " + std::to_string(controls.cols()) + " steps from interval " +
+                          std::to_string(first_interval_) + " run past the recording '" +
+                          recorded_.trajectory->name + "' of " + std::to_string(recorded_.trajectory->size()) +
+                          " samples");
   if (rev_.velocity_hooks().size() != fwd_.velocity_hooks().size())
     throw InvalidArgument("RolloutGradient: the double and Rev steppers have different velocity hooks");
   if (!rev_.velocity_hooks().empty() && !taped_aba_)

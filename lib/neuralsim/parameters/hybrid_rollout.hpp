@@ -78,6 +78,12 @@ class HybridRollout {
   RolloutGradient& driver() { return *driver_; }
   Tape& tape() { return tape_; }
 
+  // Recorded controls interpolated between samples for the next calls
+  // (RolloutGradient::set_recorded_controls; nullptr: the held columns).
+  void set_recorded_controls(const Trajectory* recording, int first_interval) {
+    driver_->set_recorded_controls(recording, first_interval);
+  }
+
   // The loss at x (HybridParameters order), from (q0, q̇0) under controls (nv × T).
   double value(const std::vector<double>& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
                const Eigen::MatrixXd& controls, const TrajectoryLoss& loss) {

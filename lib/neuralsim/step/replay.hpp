@@ -22,30 +22,51 @@
 
 namespace neuralsim {
 
-namespace replay_detail {
-// What the ControlSource of one recorded interval reads; `delay` is null
-// without a delay.
-template <class S>
+// The recorded controls of one recording, interpolated between its samples
+// as `signal` says, during the step over sample interval `interval`
+// [time[interval], time[interval + 1]]: the context of a ControlSource
+// (recorded_control_source). Used by replay_window and by the training
+// windows' rollouts (grad/rollout_gradient.hpp).
 struct RecordedControls {
-  const Trajectory* trajectory;
-  const ControlSignal* signal;
-  int interval;
+  const Trajectory* trajectory = nullptr;
+  const ControlSignal* signal = nullptr;
+  int interval = 0;
+};
+
+namespace replay_detail {
+template <class S>
+void evaluate_recorded(const void* context, double step_start, double t, VecX<S>& u) {
+  const auto& c = *static_cast<const RecordedControls*>(context);
+  apply_control_stencil(control_stencil(*c.signal, c.trajectory->time, c.interval, t, step_start),
+                        c.trajectory->tau, u);
+}
+
+// The recorded controls under a control delay d that may carry derivatives.
+template <class S>
+struct DelayedControls {
+  const RecordedControls* recorded;
   const S* delay;
 };
 template <class S>
-void evaluate_recorded(const void* context, double step_start, double t, VecX<S>& u) {
-  const auto& c = *static_cast<const RecordedControls<S>*>(context);
-  if (!c.delay) {
-    apply_control_stencil(control_stencil(*c.signal, c.trajectory->time, c.interval, t, step_start),
-                          c.trajectory->tau, u);
-    return;
-  }
+void evaluate_delayed(const void* context, double step_start, double t, VecX<S>& u) {
+  const auto& c = *static_cast<const DelayedControls<S>*>(context);
+  const RecordedControls& r = *c.recorded;
   // The stencil at t − value(d); d's derivatives enter through the rate.
   const double d = to_double(*c.delay);
-  apply_delayed_control_stencil(delayed_control_stencil(*c.signal, c.trajectory->time, t, step_start, d),
-                                c.trajectory->tau, S(*c.delay - S(d)), u);
+  apply_delayed_control_stencil(delayed_control_stencil(*r.signal, r.trajectory->time, t, step_start, d),
+                                r.trajectory->tau, S(*c.delay - S(d)), u);
 }
 }  // namespace replay_detail
+
+// The ControlSource that reads `recorded` (kept by the caller; its interval
+// may change between steps).
+template <class S>
+ControlSource<S> recorded_control_source(const RecordedControls* recorded) {
+  ControlSource<S> source;
+  source.evaluate = &replay_detail::evaluate_recorded<S>;
+  source.context = recorded;
+  return source;
+}
 
 // Simulates samples start → start + length of `tr` from (q, qd), which hold
 // the state at sample `start` and are advanced in place. After each step
@@ -64,10 +85,13 @@ bool replay_window(Stepper<S>& stepper, const Trajectory& tr, int start, int len
   const S delay_value = delay ? *delay : S(signal.delay);
   const bool delayed = delay != nullptr || signal.delay != 0.0;  // structural: which delay is given
   const bool interpolate = tr.has_tau() && (!signal.is_zero_order_hold() || delayed);
-  replay_detail::RecordedControls<S> recorded{&tr, &signal, start, delayed ? &delay_value : nullptr};
-  ControlSource<S> source;
-  source.evaluate = &replay_detail::evaluate_recorded<S>;
-  source.context = &recorded;
+  RecordedControls recorded{&tr, &signal, start};
+  const replay_detail::DelayedControls<S> delayed_controls{&recorded, &delay_value};
+  ControlSource<S> source = recorded_control_source<S>(&recorded);
+  if (delayed) {
+    source.evaluate = &replay_detail::evaluate_delayed<S>;
+    source.context = &delayed_controls;
+  }
   for (int k = start; k < start + length; ++k) {
     if (interpolate) {
       recorded.interval = k;

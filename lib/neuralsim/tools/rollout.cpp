@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -500,6 +501,24 @@ void compare_torque(const Experiment& exp, const TrajectorySet& data, const Deri
   if (!note.empty()) context.info(note);
 }
 
+// A trained baseline's window prediction: its free rollout from the
+// measured state at the window's start under the recorded controls, as
+// free_rollout does for a whole recording.
+WindowPredictor baseline_predictor(const WindowModel& baseline, bool use_controls) {
+  auto own = std::shared_ptr<WindowModel>(baseline.clone());  // a model has workspaces
+  const Eigen::VectorXd x = own->initial_parameters();
+  return [own, x, use_controls](const Trajectory& tr, int start, int length, Eigen::VectorXd& q, Eigen::VectorXd& qd,
+                                const WindowSampleSink& on_sample) {
+    const Eigen::MatrixXd controls = use_controls ? Eigen::MatrixXd(tr.tau.middleRows(start, length).transpose())
+                                                  : Eigen::MatrixXd(0, length);
+    Eigen::MatrixXd Q, QD;
+    own->rollout(x, q, qd, controls, &Q, &QD);
+    if (!Q.allFinite() || !QD.allFinite()) return false;
+    for (int j = 0; j < length; ++j) on_sample(start + 1 + j, Q.col(j), QD.col(j));
+    return true;
+  };
+}
+
 }  // namespace rollout_detail
 
 CompareResult compare(const CompareRequest& request, const RunContext& context) {
@@ -516,9 +535,6 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   const ComparisonSetup c = read_comparison(cfg, data, model);
   const bool use_controls = trained.baseline && baseline_uses_controls(*trained.baseline);
   if (trained.baseline) {
-    if (c.windows)
-      cfg.fail("compare.windows", "restarts the physical model from measured states; the " + trained.kind +
-                                      " baseline of " + trained.path + " is scored per trajectory and horizon");
     if (use_controls)
       for (const Trajectory& t : data.trajectories)
         if (!t.has_tau())
@@ -526,13 +542,29 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
                           " baseline of " + trained.path + " reads the recorded controls");
   }
   // output.link_poses: the predicted poses, as a rollout writes them.
-  const std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
+  std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
+  // Task-space metrics: the predictions also get the poses of every link or
+  // frame (marker) the recordings observe, so their errors are scored.
+  std::vector<std::string> unknown_links;
+  for (const Trajectory& t : data.trajectories)
+    for (const auto& observed : t.link_poses) {
+      const std::string& name = observed.first;
+      const auto known = [&name](const LinkRef& l) { return l.first == name; };
+      if (std::any_of(link_poses.begin(), link_poses.end(), known)) continue;
+      if (const auto link = find_link(model, name))
+        link_poses.push_back(*link);
+      else if (std::find(unknown_links.begin(), unknown_links.end(), name) == unknown_links.end())
+        unknown_links.push_back(name);
+    }
 
   CompareResult r;
   r.model = model_summary(exp, trained);
   r.warnings = exp.warnings;
   for (const std::string& w : plausibility_warnings(data, model, request.data_path)) r.warnings.push_back(w);
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());  // rows a CSV import dropped
+  for (const std::string& name : unknown_links)
+    r.warnings.push_back(request.data_path + ": link_poses/" + name +
+                         " names no link or frame of the model, so its positions are not scored");
   context.started();
   for (const std::string& n : exp.notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
@@ -560,7 +592,9 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.mean_rmse_q /= n;
   r.mean_rmse_qd /= n;
   for (const Trajectory& t : data.trajectories) {
-    r.no_motion.push_back(prediction_error(model, t, no_motion_prediction(t), c.horizons));
+    Trajectory still = no_motion_prediction(t);
+    record_link_poses(model, link_poses, still);
+    r.no_motion.push_back(prediction_error(model, t, still, c.horizons));
     r.no_motion_mean_rmse_q += r.no_motion.back().rmse_q / n;
     r.no_motion_mean_rmse_qd += r.no_motion.back().rmse_qd / n;
   }
@@ -569,7 +603,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.timings["replay_s"] = seconds_since(t0);
   if (c.windows) {
     const auto t_windows = Clock::now();
-    r.windows = evaluate_windows(model, exp.step, exp.contact, data, *c.windows, exp.augment);
+    r.windows = trained.baseline ? evaluate_windows(model, data, *c.windows, baseline_predictor(*trained.baseline, use_controls))
+                                 : evaluate_windows(model, exp.step, exp.contact, data, *c.windows, exp.augment);
     r.timings["windows_s"] = seconds_since(t_windows);
     const WindowStatistics& o = r.windows->overall;
     context.info(format_printf("%lld windows of %.4g s every %.4g s (%lld skipped): mean RMSE q = %.6g, median %.6g",

@@ -19,8 +19,8 @@
 // evaluation (x̂_0 the recording's first state, its recorded controls), so
 // the metrics agree with train-augment's to the last bit, and every trained
 // model is scored on new data by one command. A baseline is not a simulator:
-// rollout (without recordings) refuses it, and compare.windows (restarts of
-// the physical model) is refused with it.
+// rollout (without recordings) refuses it. compare.windows restarts it from
+// the measured state at each window's start (its free rollout from there).
 #pragma once
 
 #include <optional>

@@ -51,9 +51,6 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   if (cfg.has("evaluate")) cfg.at("evaluate").check_known_keys({"horizons"});
   TrainingSetup s;
   s.exp = load_experiment(cfg);
-  // Training windows replay the controls as nv × K matrices, one column per
-  // step (train/hybrid_window_model.hpp): no interpolation between samples.
-  refuse_control_interpolation(cfg.at("sim"), s.exp.step, "window training (train-augment, discover)");
   const Model<double>& model = s.exp.model;
   s.tc = read_train_config(cfg.at("train"), model, s.exp.contact ? &s.exp.contact->parameters : nullptr, seed,
                            &s.exp.warnings);
@@ -66,6 +63,12 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   check_controls(s.data.train, s.data.train_source, s.tc.use_controls, model);
   check_controls(s.data.validation, s.data.validation_source, s.tc.use_controls, model);
   check_controls(s.data.test, s.data.test_source, s.tc.use_controls, model);
+  // The hybrid model's steps follow the recorded time stamps when it
+  // interpolates controls (train/hybrid_window_model.hpp), without a delay.
+  refuse_control_delay(cfg.at("sim"), s.exp.step, "window training (train-augment, discover)");
+  check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
+  check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
+  check_control_timing(cfg.at("sim"), s.exp.step, s.data.test, s.data.test_source);
   // The trainer sees the first train_samples of each training recording;
   // normalization and loss weights come from the same samples.
   s.options = s.tc.trainer;
@@ -161,7 +164,7 @@ Trajectory free_rollout(WindowModel& wm, const Eigen::VectorXd& x, const Model<d
   pred.qd.resize(T, model.nv);
   pred.q.row(0) = tr.q.row(0);
   pred.qd.row(0) = tr.qd.row(0);
-  wm.rollout(x, tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd);
+  wm.rollout(x, tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &q, &qd, &tr);
   pred.q.bottomRows(T - 1) = q.transpose();
   pred.qd.bottomRows(T - 1) = qd.transpose();
   return pred;

@@ -447,7 +447,7 @@ double MlpStateModel::loss(const VectorXd& x, const TrainingWindow& w, TrainingM
 }
 
 void MlpStateModel::rollout(const VectorXd& x, const VectorXd& q0, const VectorXd& qd0,
-                            const MatrixXd& controls, MatrixXd* q, MatrixXd* qd) {
+                            const MatrixXd& controls, MatrixXd* q, MatrixXd* qd, const Trajectory* /*recording*/) {
   const int nq = options_.nq, nv = options_.nv, ns = state_dim();
   check_rollout("MlpStateModel::rollout", q0, qd0, controls, nq, nv, options_.use_controls, q, qd);
   load(x, "MlpStateModel::rollout");
@@ -630,7 +630,7 @@ double LstmStateModel::loss(const VectorXd& x, const TrainingWindow& w, Training
 }
 
 void LstmStateModel::rollout(const VectorXd& x, const VectorXd& q0, const VectorXd& qd0,
-                             const MatrixXd& controls, MatrixXd* q, MatrixXd* qd) {
+                             const MatrixXd& controls, MatrixXd* q, MatrixXd* qd, const Trajectory* /*recording*/) {
   const int nq = options_.nq, nv = options_.nv, ns = state_dim();
   check_rollout("LstmStateModel::rollout", q0, qd0, controls, nq, nv, options_.use_controls, q, qd);
   load(x, "LstmStateModel::rollout");

@@ -143,7 +143,8 @@ class MlpStateModel final : public WindowModel {
   double loss(const Eigen::VectorXd& x, const TrainingWindow& w, TrainingMode mode,
               const WindowLossWeights& weights, Eigen::VectorXd* grad) override;
   void rollout(const Eigen::VectorXd& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
-               const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd) override;
+               const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd,
+               const Trajectory* recording = nullptr) override;  // recording: unused (sample controls)
   std::unique_ptr<WindowModel> clone() const override;
 
   // ------------------------------------------------ normalization
@@ -221,7 +222,8 @@ class LstmStateModel final : public WindowModel {
   double loss(const Eigen::VectorXd& x, const TrainingWindow& w, TrainingMode mode,
               const WindowLossWeights& weights, Eigen::VectorXd* grad) override;
   void rollout(const Eigen::VectorXd& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
-               const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd) override;
+               const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd,
+               const Trajectory* recording = nullptr) override;  // recording: unused (sample controls)
   std::unique_ptr<WindowModel> clone() const override;
 
   // As MlpStateModel's; output (offset, scale) = (delta_mean, delta_std).

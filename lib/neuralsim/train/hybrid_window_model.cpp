@@ -43,6 +43,21 @@ void check_weights(const char* where, const char* field, const Eigen::VectorXd& 
                             std::to_string(v[i]) + "; weights must be finite and ≥ 0");
 }
 
+// Recorded controls for the calls within its lifetime (none when recording
+// is null), back to the held columns at its end, also on an exception.
+class RecordedControlsScope {
+ public:
+  RecordedControlsScope(HybridRollout& sim, const Trajectory* recording, int first_interval) : sim_(sim) {
+    if (recording) sim_.set_recorded_controls(recording, first_interval);
+  }
+  ~RecordedControlsScope() { sim_.set_recorded_controls(nullptr, 0); }
+  RecordedControlsScope(const RecordedControlsScope&) = delete;
+  RecordedControlsScope& operator=(const RecordedControlsScope&) = delete;
+
+ private:
+  HybridRollout& sim_;
+};
+
 }  // namespace
 
 // Everything a call mutates. Held by pointer so that the loss term's capture
@@ -202,6 +217,16 @@ void HybridWindowModel::check(const char* where, const Eigen::VectorXd& x, const
 
 void HybridWindowModel::load_x(const Eigen::VectorXd& x) { ws_->x.assign(x.data(), x.data() + x.size()); }
 
+const Trajectory* HybridWindowModel::interpolated_controls(const Eigen::MatrixXd& controls,
+                                                          const Trajectory* recording, const char* where) const {
+  if (problem_.step.controls.is_zero_order_hold() || controls.rows() == 0) return nullptr;
+  if (!recording)
+    throw InvalidArgument(std::string(where) + ": sim.controls.interpolation '" +
+                          control_interpolation_name(problem_.step.controls.interpolation) +
+                          "' interpolates the recorded controls between samples, but no recording was given");
+  return recording;
+}
+
 const Eigen::MatrixXd& HybridWindowModel::controls_of(const TrainingWindow& w) {
   if (w.controls.rows() != 0) return w.controls;
   ws_->zero_controls.setZero(problem_.model.nv, w.steps());  // no reallocation when the size is unchanged
@@ -271,6 +296,8 @@ double HybridWindowModel::evaluate(const Eigen::VectorXd& x, const TrainingWindo
   if (grad_x) grad_x->setZero(num_parameters());
   ws.q0 = w.q.col(0);
   ws.qd0 = w.qd.col(0);
+  const Trajectory* recording = interpolated_controls(w.controls, w.recording, "HybridWindowModel::loss");
+  const RecordedControlsScope scope(ws.sim, recording, w.start);
 
   // Without derivatives the detached loss is the unrolled one: the same
   // predictions, only the gradient differs.
@@ -304,6 +331,7 @@ double HybridWindowModel::evaluate(const Eigen::VectorXd& x, const TrainingWindo
       }
     }
     ws.u1 = U.col(k);
+    if (recording) ws.sim.set_recorded_controls(recording, w.start + k);
     if (derivatives) {
       L += gradient_call(ws.q0, ws.qd0, ws.u1, k, grad_x, k == 0 ? grad_q0 : nullptr, k == 0 ? grad_qd0 : nullptr);
     } else {
@@ -315,7 +343,8 @@ double HybridWindowModel::evaluate(const Eigen::VectorXd& x, const TrainingWindo
 }
 
 void HybridWindowModel::rollout(const Eigen::VectorXd& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
-                                const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd) {
+                                const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd,
+                                const Trajectory* recording) {
   const char* where = "HybridWindowModel::rollout";
   const long nq = problem_.model.nq, nv = problem_.model.nv;
   if (x.size() != num_parameters())
@@ -342,6 +371,7 @@ void HybridWindowModel::rollout(const Eigen::VectorXd& x, const Eigen::VectorXd&
     ws.zero_controls.setZero(nv, T);
     U = &ws.zero_controls;
   }
+  const RecordedControlsScope scope(ws.sim, interpolated_controls(controls, recording, where), 0);
   ws.window = nullptr;  // the term only records
   ws.record_q = q;
   ws.record_qd = qd;

@@ -30,6 +30,15 @@
 // gradient, from the taped replay of the same steps (rollout_gradient.hpp:
 // both agree to rounding; tested to 1e-13 relative).
 //
+// Controls between samples: with `sim.controls` other than zero_order_hold
+// (step/control_signal.hpp), every step replays its recorded interval from
+// the window's recording (TrainingWindow::recording), at the recording's
+// time stamps, with the controls interpolated at every substep and RK4
+// stage; the simulation step is sim.dt / sim.substeps at most, independent
+// of the data interval, and the loss compares at the recorded samples only.
+// With zero-order hold, each step is sim.dt long under its column of
+// controls (the data interval must then be sim.dt).
+//
 // Physical parameters of kind initial.qd.* are refused (a window starts from
 // its recorded state), and so are networks reading `time` (HybridRollout
 // simulates from t = 0, so windows and one-step problems would each see
@@ -85,9 +94,12 @@ class HybridWindowModel final : public WindowModel {
                                   const WindowLossWeights& weights, Eigen::VectorXd* grad_x,
                                   Eigen::VectorXd* grad_q0, Eigen::VectorXd* grad_qd0);
 
-  // Free double rollout with the parameters x, controls.cols() steps.
+  // Free double rollout with the parameters x, controls.cols() steps. With
+  // sim.controls other than zero_order_hold, `recording` is required when
+  // there are controls (InvalidArgument without it).
   void rollout(const Eigen::VectorXd& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
-               const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd) override;
+               const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd,
+               const Trajectory* recording = nullptr) override;
 
   // An independent model (its own HybridRollout and tape) of the same problem.
   std::unique_ptr<WindowModel> clone() const override;
@@ -125,6 +137,10 @@ class HybridWindowModel final : public WindowModel {
                   Eigen::VectorXd* grad_qd0);
   void load_x(const Eigen::VectorXd& x);
   const Eigen::MatrixXd& controls_of(const TrainingWindow& w);
+  // The recording whose controls the steps interpolate (sim.controls other
+  // than zero_order_hold, and controls given), else null.
+  const Trajectory* interpolated_controls(const Eigen::MatrixXd& controls, const Trajectory* recording,
+                                          const char* where) const;
   // One gradient call of K' steps from (q0, qd0) whose step j is the
   // window's step `offset` + j; adds ∂/∂x into grad_x when given.
   double gradient_call(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0, const Eigen::MatrixXd& controls,

@@ -105,6 +105,7 @@ std::vector<TrainingWindow> make_windows(const TrajectorySet& set, const WindowO
       TrainingWindow win;
       win.trajectory = static_cast<int>(i);
       win.start = static_cast<int>(s);
+      win.recording = &t;
       // Rows of the recording are samples; columns of a window are steps.
       win.q = t.q.middleRows(s, K).transpose();
       win.qd = t.qd.middleRows(s, K).transpose();

@@ -23,6 +23,8 @@
 #include <memory>
 #include <string>
 
+#include "neuralsim/core/trajectory.hpp"
+
 namespace neuralsim {
 
 enum class TrainingMode { kOneStep, kUnrolledDetached, kUnrolled };
@@ -41,6 +43,10 @@ struct TrainingWindow {
   Eigen::MatrixXd controls; // nv × K applied joint forces (0 × K when none)
   Eigen::MatrixXd q_next;   // nq × K recorded positions after each step
   Eigen::MatrixXd qd_next;  // nv × K recorded velocities after each step
+  // The recording the window was cut from (make_windows; not owned: valid
+  // while its TrajectorySet lives), for models that interpolate its
+  // controls between samples (sim.controls). Null for hand-made windows.
+  const Trajectory* recording = nullptr;
   int steps() const { return static_cast<int>(q.cols()); }
 };
 
@@ -71,8 +77,12 @@ class WindowModel {
   // Free rollout (no teacher forcing, no gradient) of `steps` steps from
   // (q0, qd0) under controls (nv × steps, or 0 × steps): positions nq × steps
   // and velocities nv × steps after each step. Used for evaluation.
+  // `recording`: the recording that (q0, qd0) is sample 0 of and the
+  // controls come from, for models that interpolate controls between its
+  // samples (the hybrid model with sim.controls); others ignore it.
   virtual void rollout(const Eigen::VectorXd& x, const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
-                       const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd) = 0;
+                       const Eigen::MatrixXd& controls, Eigen::MatrixXd* q, Eigen::MatrixXd* qd,
+                       const Trajectory* recording = nullptr) = 0;
 
   virtual std::unique_ptr<WindowModel> clone() const = 0;
 };
