@@ -765,6 +765,13 @@ std::string train_line(const std::string& fields) {
 INSTANTIATE_TEST_SUITE_P(
     TrainAugment, BadInput,
     ::testing::Values(
+        // Window training replays without a control delay: refused, not ignored.
+        Case{"train_control_delay", "train-augment",
+             train_sections({{"sim", "sim: {integrator: semi_implicit_euler, dt: 0.002, controls: {delay: 0.004}}\n"}}),
+             "", 2, {kCfg + ":", "sim.controls.delay", "replays recorded controls without a delay; expected 0"}},
+        Case{"train_fitted_control_delay", "train-augment",
+             train_sections({{"train", train_line("physical: [{name: controls.delay, bounds: [0, 0.01]}]")}}), "", 2,
+             {kCfg + ":", "train.physical.0.name", "only simid fits a delay"}},
         Case{"train_mode_unknown", "train-augment", train_sections({{"train", train_line("batch_size: 4, mode: teacher")}}),
              "", 2, {kCfg + ":", "train.mode", "one of one_step, unrolled_detached, unrolled", "'teacher'"}},
         Case{"train_learning_rate_nan", "train-augment", train_sections({{"train", train_line("learning_rate: .nan")}}),
