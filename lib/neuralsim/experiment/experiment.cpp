@@ -305,12 +305,14 @@ StepOptions read_step_options(const Config& sim, const StepOptions& defaults) {
   return o;
 }
 
+namespace experiment_control_timing {
 // Where the control delay was given: sim.controls.delay, or (from params:
 // controls.delay) the `controls` key of `sim`.
 std::pair<Config, std::string> control_delay_key(const Config& sim) {
   if (sim.has("controls") && sim.at("controls").has("delay")) return {sim.at("controls"), "delay"};
   return {sim, "controls"};
 }
+}  // namespace experiment_control_timing
 
 void check_delay_within_data(const Config& owner, const std::string& key, double delay, const TrajectorySet& data,
                              const std::string& source) {
@@ -329,7 +331,7 @@ void check_control_timing(const Config& sim, const StepOptions& options, const T
                           const std::string& source) {
   using experiment_control_timing::seconds;
   if (options.controls.delay > 0) {
-    const auto [owner, key] = control_delay_key(sim);
+    const auto [owner, key] = experiment_control_timing::control_delay_key(sim);
     check_delay_within_data(owner, key, options.controls.delay, data, source);
   }
   if (options.controls.is_zero_order_hold()) return;
@@ -353,7 +355,7 @@ void check_control_timing(const Config& sim, const StepOptions& options, const T
 
 void refuse_control_delay(const Config& sim, const StepOptions& options, const std::string& what) {
   if (options.controls.delay == 0) return;
-  const auto [owner, key] = control_delay_key(sim);
+  const auto [owner, key] = experiment_control_timing::control_delay_key(sim);
   owner.fail(key, what + " replays recorded controls without a delay; expected 0, got " +
                       experiment_control_timing::seconds(options.controls.delay) +
                       " s (a control delay applies to rollout --compare and simid)");
