@@ -98,7 +98,7 @@ void checkpoint(const uint8_t* data, size_t size) {
     return ParameterSet(p);
   }();
   const CheckpointFile store(write_scratch("checkpoint.json", data, size));
-  expect_documented_errors([&] { (void)read_identify_checkpoint(store, params, {}, 100); });
+  expect_documented_errors([&] { (void)read_identify_checkpoint(store, params, {}, 100, 100); });
   // The same bytes as the training loop's checkpoint (another reader, same rules).
   TrainingCheckpointSpec spec;
   spec.num_parameters = 3;

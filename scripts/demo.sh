@@ -11,5 +11,5 @@ NEURALSIM_CMAKE_ARGS="-DNEURALSIM_BUILD_TESTS=OFF -DNEURALSIM_BUILD_BENCH=OFF ${
 build/simid --config configs/simid_double_pendulum_lengths.yaml --seed 1 --force --out out/demo/simid
 build/rollout --config configs/rollout_double_pendulum.yaml --set params_file=out/demo/simid/params.json \
   --compare datasets/double_pendulum.h5 --force --out out/demo/compare
-echo "demo: fitted parameters in out/demo/simid/params.json (report: out/demo/simid/identifiability.txt),"
+echo "demo: fitted parameters in out/demo/simid/params.json (report: out/demo/simid/report.html),"
 echo "      replay errors in out/demo/compare/summary.json"

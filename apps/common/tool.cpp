@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "common/html_report.hpp"
 #include "common/python.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
@@ -161,6 +162,38 @@ void ToolRun::write_gradient_check(const GradientCheckSummary& check, const nloh
   write_text("gradient_check.txt", table);
   write_text("gradient_check.json", file.dump(2) + "\n");
   summary().metrics()["gradient_check"] = verdict;
+}
+
+void ToolRun::write_report(HtmlReport& report) {
+  using nlohmann::json;
+  const json s = summary().to_json();
+  const json& p = s["provenance"];
+  const auto str = [](const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+  std::string command_line, libraries, overrides;
+  for (const json& a : p["command_line"]) command_line += (command_line.empty() ? "" : " ") + str(a);
+  for (const auto& [name, v] : p["libraries"].items()) libraries += (libraries.empty() ? "" : ", ") + name + " " + str(v);
+  for (const json& o : s["overrides"]) overrides += (overrides.empty() ? "" : " ") + ("--set " + str(o));
+  report.section("Provenance");
+  report.table({{"", ""},
+                {{"tool", info_.name},
+                 {"version", str(p["version"])},
+                 {"git revision", str(p["git_revision"])},
+                 {"command line", command_line},
+                 {"working directory", str(p["working_directory"])},
+                 {"config file", str(s["config_file"])},
+                 {"overrides", overrides.empty() ? "none" : overrides},
+                 {"seed", str(s["seed"])},
+                 {"threads", str(p["threads"]) + " (requested " + str(p["threads_requested"]) + ")"},
+                 {"processes", str(s["processes"]["count"])},
+                 {"host", str(p["hostname"])},
+                 {"started (UTC)", str(p["timestamp_utc"])},
+                 {"compiler", str(p["compiler"])},
+                 {"libraries", libraries}},
+                {},
+                false});
+  report.subsection("Config, with the overrides applied");
+  report.preformatted(s["config"].dump(2, ' ', false, json::error_handler_t::replace));
+  write_text("report.html", report.document());
 }
 
 int ToolRun::finish(const RunReport& report) {

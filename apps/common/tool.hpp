@@ -44,6 +44,8 @@
 
 namespace neuralsim {
 
+class HtmlReport;
+
 struct ToolInfo {
   std::string name;         // "simid": messages, summary.json "app", the default --out (out/<name>)
   std::string description;  // --help
@@ -87,6 +89,11 @@ class ToolRun {
   // every row to OUT/gradient_check.json, the verdict into the summary's
   // metrics; `about` (what was differentiated) goes into both.
   void write_gradient_check(const GradientCheckSummary& check, const nlohmann::json& about);
+  // OUT/report.html (html_report.hpp): the serializer's sections, then the
+  // run's provenance (tool, version, git revision, command line, config
+  // file, overrides, seed, libraries, the config echoed), written like
+  // write_text.
+  void write_report(HtmlReport& report);
 
   // The scaffold's end of the run: status, warnings and timings into the
   // summary, the summary written; returns the exit code (throws

@@ -151,6 +151,7 @@ RunReport run_discover(ToolRun& run) {
     write_augment_weights(run.path("weights.h5"), r.pruned);
     run.add_output(run.path("weights.h5"));
   }
+  write_discover_report(r, run);
   if (run.plots_wanted()) {
     run.plot("plot_discovery.py", {run.path("discovery.json"), "importance"}, "importance.png");
     run.plot("plot_discovery.py", {run.path("discovery.json"), "path"}, "path.png");

@@ -17,8 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-json error_json(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-
 json identifiability_json(const IdentificationResult& r) {
   const Identifiability& id = r.identifiability;
   json dirs = json::array();
@@ -26,8 +24,7 @@ json identifiability_json(const IdentificationResult& r) {
     json dir;
     for (size_t i = 0; i < r.parameters.size(); ++i) dir[r.parameters[i].name] = d.direction[i];
     dirs.push_back({{"relative_singular_value", d.relative_singular_value},
-                    {"direction_in_log_parameters", dir},
-                    {"description", d.description}});
+                    {"direction_in_log_parameters", dir}, {"description", d.description}});
   }
   json unseen = json::array();
   for (int i : id.unseen) unseen.push_back(r.parameters[static_cast<size_t>(i)].name);
@@ -52,8 +49,8 @@ json uncertainty_json(const IdentificationResult& r) {
   u["std_error"] = json::object();
   u["gauss_newton_std_error"] = json::object();
   for (const IdentifiedParameter& p : r.parameters) {
-    u["std_error"][p.name] = error_json(p.std_error);
-    u["gauss_newton_std_error"][p.name] = error_json(p.gauss_newton_std_error);
+    u["std_error"][p.name] = finite_or_null(p.std_error);
+    u["gauss_newton_std_error"][p.name] = finite_or_null(p.gauss_newton_std_error);
   }
   return u;
 }
@@ -69,11 +66,8 @@ ParameterFile parameter_file(const IdentificationResult& r, const ToolRun& run) 
   for (size_t i = 0; i < corr.size(); ++i)
     for (size_t j = 0; j < corr.size(); ++j)
       corr[i][j] = r.identifiability.correlation(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-  f.annotations = {{"correlation", corr},
-                   {"identifiability", identifiability_json(r)},
-                   {"uncertainty", uncertainty_json(r)},
-                   {"cost", r.cost},
-                   {"seed", run.options().seed},
+  f.annotations = {{"correlation", corr}, {"identifiability", identifiability_json(r)},
+                   {"uncertainty", uncertainty_json(r)}, {"cost", r.cost}, {"seed", run.options().seed},
                    {"provenance", provenance(run.options().argv, run.options().threads)}};
   return f;
 }
@@ -127,6 +121,10 @@ void fit_metrics(const IdentificationResult& r, json& m) {
   m["cost"] = r.cost;
   m["parameters"] = json::object();
   for (const IdentifiedParameter& p : r.parameters) m["parameters"][p.name] = p.value;
+  for (const InertialEstimate& e : r.inertials)  // estimated inertias in physical coordinates (docs/simid.md)
+    for (size_t k = 0; k < 10; ++k)
+      m["inertials"][e.link][InertialEstimate::coordinate_names()[k]] = {
+          {"value", e.value[static_cast<int>(k)]}, {"std_error", finite_or_null(e.std_error[static_cast<int>(k)])}};
   m["identifiable"] = r.identifiability.weak_directions.empty();
   m["uncertainty"] = uncertainty_json(r);
   m["basin_hopping"] = {{"history", history_json(r.search.state.history)},
@@ -184,6 +182,7 @@ RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
   evaluation_metrics(r, m);
   fit_metrics(r, m);
   write_predictions(r, parameter_records_json(params.parameters).dump(), run);
+  write_simid_report(r, run);
   if (r.targets)
     spdlog::info("{} done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}",
                  r.evaluate_only ? "evaluation" : "fit", r.cost, m["mean_target_distance"].get<double>(),

@@ -12,7 +12,14 @@ struct SimidFlags {
 };
 
 // Runs identify on the run's config and writes params.json,
-// identifiability.txt, fit.h5, measured.h5, fit.png and the metrics.
+// identifiability.txt, fit.h5, measured.h5, fit.png, report.html and the
+// metrics.
 RunReport run_simid(ToolRun& run, const SimidFlags& flags = {});
+
+struct IdentificationResult;
+// report.html (simid_report.cpp): parameters with intervals and warnings,
+// correlations, identifiability in words, convergence, measured against
+// fitted, residual histograms, provenance.
+void write_simid_report(const IdentificationResult& r, ToolRun& run);
 
 }  // namespace neuralsim

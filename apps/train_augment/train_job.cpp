@@ -97,6 +97,7 @@ RunReport run_train_augment(ToolRun& run, const TrainAugmentFlags& flags) {
     write_trajectories(run.path("predictions.h5"), predictions);
     run.add_output(run.path("predictions.h5"));
   }
+  write_training_report(r, run);
   if (r.status == RunStatus::kDiverged) r.message += " (the best parameters so far were written to " + run.out().dir() + ")";
   return r;
 }

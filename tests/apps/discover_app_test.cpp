@@ -14,7 +14,9 @@
 #include <string>
 #include <utility>
 
+#include "common/html_report.hpp"
 #include "support/files.hpp"
+#include "support/html_check.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -66,6 +68,13 @@ TEST(DiscoverApp, AttributesEachJointsFrictionToItsOwnVelocity) {
     if (label.find("noise") != std::string::npos) EXPECT_FALSE(g["selected"].get<bool>());
   }
   EXPECT_GT(weakest_true, 10 * strongest_other);
+  // report.html: self-contained; every group in the table, the two
+  // selected inputs listed, the path's two losses charted.
+  const std::string doc = read_text(out + "/report.html");
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  for (const auto& g : groups) EXPECT_NE(doc.find(html_escape(g["label"].get<std::string>())), std::string::npos) << g;
+  EXPECT_NE(doc.find("<li>joint_joint1_torque &lt;- joint.joint1.qd</li>"), std::string::npos);
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Regularization path (repetition 0)"), "<polyline"), 2u);
 
   // augment.yaml is a train-augment config's augment: section.
   const std::string cfg = out + "/train.yaml";

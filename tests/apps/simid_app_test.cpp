@@ -11,12 +11,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/html_report.hpp"
 #include "common/python.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/parameter_file.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/step/simulate.hpp"
 #include "support/files.hpp"
+#include "support/html_check.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -58,6 +60,65 @@ TEST(SimidApp, RecoversDoublePendulumLengthsAndWritesAllOutputs) {
                               " --config configs/rollout_double_pendulum.yaml -q --set sim.duration=0.2 --set params_file=" +
                               out + "/params.json --out " + ro);
   EXPECT_EQ(rr.exit_code, 0) << rr.err;
+}
+
+// report.html (apps/simid/simid_report.cpp): self-contained and
+// well-formed, every fitted parameter and every warning in it (here: a
+// length held below its true value ends at its bound), measured against
+// fitted for both joint angles of every trajectory, a residual histogram
+// per angle, and a hostile trajectory name escaped.
+TEST(SimidApp, ReportIsSelfContainedAndShowsEveryChannel) {
+  const std::string out = fresh_dir("simid_report");
+  TrajectorySet data = read_trajectories(testing::source_path("datasets/double_pendulum.h5"));
+  const std::string hostile = "<script>alert('x')&\"q\"";
+  data.trajectories.front().name = hostile;
+  write_trajectories(out + "_data.h5", data);
+  const auto r = run_command(simid() + kLengthsConfig + kFast + " --set data.train=" + out + "_data.h5" +
+                             " --set estimate.parameters.1.bounds=[0.1,3.5] --set estimate.basin_hopping.enabled=false"
+                             " --set estimate.parameters.0.initial=3 --set estimate.parameters.1.initial=3.4"
+                             " --set estimate.solver.max_iterations=10 --seed 3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  const std::string doc = testing::read_text(out + "/report.html");
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  EXPECT_NE(doc.find(html_escape(hostile)), std::string::npos);
+  EXPECT_EQ(doc.find(hostile), std::string::npos);
+  for (const char* name : {"link.link1.length", "link.link2.length"}) EXPECT_NE(doc.find(name), std::string::npos);
+  ASSERT_FALSE(s["warnings"].empty());
+  for (const auto& w : s["warnings"]) EXPECT_NE(doc.find(html_escape(w.get<std::string>())), std::string::npos) << w;
+  EXPECT_NE(doc.find("<tr class=\"flag\"><td>link.link2.length</td>"), std::string::npos);
+  const auto& m = s["metrics"];
+  const std::size_t trajectories = m["train_per_trajectory"].size() + m["validation_per_trajectory"].size();
+  const std::string fits = testing::html_section(doc, "Measured and fitted");
+  EXPECT_EQ(testing::html_count(fits, "<h3>"), trajectories);
+  EXPECT_EQ(testing::html_count(fits, "<polyline"), 2 * 2 * trajectories);  // q1 and q2, measured and fitted
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Residuals"), "<figure>"), 2u);
+  EXPECT_GE(testing::html_count(testing::html_section(doc, "Convergence"), "<polyline"), 1u);
+  EXPECT_NE(testing::html_section(doc, "Provenance").find(s["provenance"]["git_revision"].get<std::string>()),
+            std::string::npos);
+  // An XML parser agrees (where the helper scripts' python3 is installed: 127 when not).
+  const auto x = run_command("'" + neuralsim::python_interpreter() +
+                             "' -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' " + out + "/report.html");
+  if (x.exit_code != 127) EXPECT_EQ(x.exit_code, 0) << x.err;
+}
+
+// A body named like markup (model files are user input): its parameter's
+// name is escaped wherever the report shows it (parameter table, heat map,
+// identifiability, provenance), and the document stays well-formed.
+TEST(SimidApp, ReportEscapesAHostileLinkName) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum");
+  const std::string out = fresh_dir("simid_report_hostile");
+  std::string model = testing::read_text(testing::source_path("configs/models/dfki_pendulum.yaml"));
+  model.replace(model.find("name: link1"), 11, "name: \"<script>l1&\"");
+  testing::write_file(out + "_model.yaml", model);
+  const auto r = run_command(simid() + " --config configs/simid_real_dfki_sg.yaml -q --set model.file=" + out +
+                             "_model.yaml --set 'estimate.parameters.0.name=link.<script>l1&.mass'"
+                             " --set estimate.solver.max_iterations=3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string doc = testing::read_text(out + "/report.html");
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  EXPECT_NE(testing::html_section(doc, "Parameters").find("<td>link.&lt;script&gt;l1&amp;.mass</td>"), std::string::npos);
+  EXPECT_NE(doc.find(">1 link.&lt;script&gt;l1&amp;.mass</text>"), std::string::npos);  // the heat map's row
 }
 
 // params.json records the values held fixed beside the estimates, and a

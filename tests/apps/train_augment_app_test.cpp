@@ -15,6 +15,7 @@
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/network_file.hpp"
 #include "support/files.hpp"
+#include "support/html_check.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -85,6 +86,14 @@ TEST(TrainAugmentApp, LearnsUnmodeledDampingAndTheWeightsReplayInRollout) {
   EXPECT_LT(m["best_validation_loss"].get<double>(), 1e-2 * m["initial_validation_loss"].get<double>());
   for (const char* f : {"weights.h5", "loss.csv", "checkpoint.json", "predictions.h5"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  // report.html: self-contained; the loss chart (training and validation)
+  // and the free-rollout errors with the reference rows.
+  const std::string doc = testing::read_text(out + "/report.html");
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Loss"), "<polyline"), 2u);
+  const std::string rollouts = testing::html_section(doc, "Free-rollout errors");
+  for (const char* row : {"<td>trained model</td>", "<td>analytical model</td>", "<td>no motion</td>"})
+    EXPECT_NE(rollouts.find(row), std::string::npos) << row;
 
   // The known residual: the network's torque is −b·q̇ across the data's q̇
   // range (|q̇| ≤ 2 rad/s at the start, a little more under the torque), to 5 %.

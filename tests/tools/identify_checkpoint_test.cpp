@@ -29,6 +29,8 @@ TEST_F(IdentifyCheckpoint, TheLastCheckpointOfTheLongestRunIsAcceptedAndExact) {
     s.best.x = {3.0000000000000004, 0.10000000000000001};
     s.best.cost = s.best.initial_cost = s.best.seconds = -testing::longest_json_number(0);
     s.best.iterations = 123456;
+    const int max_iterations = 50;
+    for (int k = 0; k <= max_iterations; ++k) s.best.cost_history.push_back(-testing::longest_json_number(k));
     s.best.usable = true;
     s.best.report = "Ceres Solver Report: Iterations: 123456, Initial cost: 1.234568e+300, Final cost: "
                     "1.234568e-300, Termination: NO_CONVERGENCE";
@@ -36,16 +38,17 @@ TEST_F(IdentifyCheckpoint, TheLastCheckpointOfTheLongestRunIsAcceptedAndExact) {
       s.history.push_back({k, testing::longest_json_number(k), testing::longest_json_number(k + 1), -testing::longest_json_number(k + 2), 1 << 30, 0, -testing::longest_json_number(k + 3)});
     CheckpointFile store(path("checkpoint.json"));
     write_identify_checkpoint(store, s, params, fingerprint);
-    const BasinHoppingState back = read_identify_checkpoint(store, params, fingerprint, rounds);
+    const BasinHoppingState back = read_identify_checkpoint(store, params, fingerprint, rounds, max_iterations);
     EXPECT_EQ(back.next_round, rounds);
     EXPECT_EQ(back.best.x, s.best.x);
     EXPECT_EQ(back.best.report, s.best.report);
+    EXPECT_EQ(back.best.cost_history, s.best.cost_history);
     ASSERT_EQ(back.history.size(), s.history.size());
     EXPECT_EQ(back.history.back().round_best_cost, s.history.back().round_best_cost);
     // The bound is the writer's, not a fixed size: a checkpoint of more
     // rounds than this run has is refused before it is parsed.
     if (rounds > 1)
-      testing::expect_contains(testing::thrown_message([&] { read_identify_checkpoint(store, params, fingerprint, 1); }),
+      testing::expect_contains(testing::thrown_message([&] { read_identify_checkpoint(store, params, fingerprint, 1, max_iterations); }),
                                {"checkpoint.json", "bytes, more than a simid checkpoint of 2 parameters and 1 rounds"});
   }
 }

@@ -415,6 +415,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.initial_cost = summary.initial_cost;
     result.cost = summary.final_cost;
     result.iterations = static_cast<int>(summary.iterations.size());
+    for (const auto& it : summary.iterations) result.cost_history.push_back(it.cost);
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
   } else {
@@ -443,6 +444,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.initial_cost = c0;
     result.cost = summary.final_cost;
     result.iterations = static_cast<int>(summary.iterations.size());
+    for (const auto& it : summary.iterations) result.cost_history.push_back(it.cost);
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
   }

@@ -69,6 +69,9 @@ struct LocalResult {
   std::vector<double> x;  // optimizer variables
   double initial_cost = 0, cost = 0;  // ½ Σ r²
   int iterations = 0;
+  // ½ Σ r² of the iterate after each Ceres iteration (iteration 0: the
+  // start): the convergence trace of the solve.
+  std::vector<double> cost_history;
   bool usable = false;     // Ceres produced a usable solution
   std::string report;      // one-line Ceres summary
   double seconds = 0;

@@ -143,6 +143,14 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
   return id;
 }
 
+const char* bound_reached(const ParameterSet& params, int i, double x) {
+  // Within 1e-6 of the bounds' span (or of the value's size for a one-sided
+  // bound), in optimizer variables as the solver stops.
+  const double lo = params.variable_lower(i), hi = params.variable_upper(i);
+  const double span = std::isfinite(hi - lo) ? hi - lo : std::max(1.0, std::abs(x));
+  return std::isfinite(lo) && x - lo <= 1e-6 * span ? "lower" : std::isfinite(hi) && hi - x <= 1e-6 * span ? "upper" : nullptr;
+}
+
 std::vector<std::string> uncertainty_warnings(const ParameterSet& params, const std::vector<double>& x,
                                               const Identifiability& id, double condition_warning, bool fitted) {
   std::vector<std::string> w;
@@ -153,13 +161,7 @@ std::vector<std::string> uncertainty_warnings(const ParameterSet& params, const 
                               id.weak_directions.empty() ? "" : (" (" + id.weak_directions.front().description + ")").c_str()));
   if (fitted)
     for (int i = 0; i < params.size(); ++i) {
-      // At a bound within 1e-6 of the bounds' span (or of the value's size
-      // for a one-sided bound), in optimizer variables as the solver stops.
-      const double lo = params.variable_lower(i), hi = params.variable_upper(i), v = x[static_cast<size_t>(i)];
-      const double span = std::isfinite(hi - lo) ? hi - lo : std::max(1.0, std::abs(v));
-      const char* which = std::isfinite(lo) && v - lo <= 1e-6 * span   ? "lower"
-                          : std::isfinite(hi) && hi - v <= 1e-6 * span ? "upper"
-                                                                       : nullptr;
+      const char* which = bound_reached(params, i, x[static_cast<size_t>(i)]);
       if (which)
         w.push_back(format_printf("%s ended at its %s bound %.6g: the optimum may lie beyond it, and its interval "
                                   "assumes it does not",

@@ -48,6 +48,10 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
                                         double singular_threshold = 1e-4);
 
+// "lower" or "upper" when optimizer variable `x` of parameter i is at that
+// bound (within 1e-6 of the bounds' span), else null.
+const char* bound_reached(const ParameterSet& params, int i, double x);
+
 // What a user must read before trusting the intervals, one line each: the
 // condition number of JᵀJ past `condition_warning` (with its value), each
 // fitted parameter that ended at a bound (`fitted`: false for values given

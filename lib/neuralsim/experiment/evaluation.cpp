@@ -17,7 +17,7 @@ namespace neuralsim {
 namespace {
 
 // PredictionError's task-space part: squared position errors per sample,
-// summed over the observed links with a finite recorded position.
+// summed over the observed links.
 void position_error(const Trajectory& recorded, const Trajectory& predicted, const std::vector<long long>& horizons,
                     PredictionError& e) {
   const Eigen::Index T = recorded.size();
@@ -28,9 +28,7 @@ void position_error(const Trajectory& recorded, const Trajectory& predicted, con
     if (p == predicted.link_poses.end() || p->second.rows() != T || observed.rows() != T) continue;
     e.position_links.push_back(link);
     for (Eigen::Index k = 0; k < T; ++k) {
-      const Eigen::Vector3d measured = observed.row(k).head<3>().transpose();
-      if (!measured.allFinite()) continue;
-      sq[static_cast<size_t>(k)] += (measured - p->second.row(k).head<3>().transpose()).squaredNorm();
+      sq[static_cast<size_t>(k)] += (observed.row(k).head<3>() - p->second.row(k).head<3>()).squaredNorm();
       ++count[static_cast<size_t>(k)];
     }
   }

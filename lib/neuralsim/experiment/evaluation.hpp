@@ -32,10 +32,10 @@ struct PredictionError {
   long long samples = 0;  // T
   // Task space: the positions of the links or frames (markers) that the
   // recording observes (its link_poses) and the prediction holds, in
-  // metres: sqrt(Σ |p_k − p̂_k|² / (3·n)) over the n (sample, link) pairs
-  // whose recorded position is finite (a marker a tracker lost is NaN and
-  // skipped), overall and over the first N samples per horizon. NaN, and
-  // no links, when the recording observes none.
+  // metres: sqrt(Σ |p_k − p̂_k|² / (3·n)) over the n (sample, link) pairs,
+  // overall and over the first N samples per horizon (the RMSE per
+  // coordinate, as simid's link_position_rmse). NaN, and no links, when the
+  // recording observes none.
   std::vector<std::string> position_links;
   double rmse_position = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::pair<long long, double>> rmse_position_by_horizon;

@@ -325,9 +325,27 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
     for (int i = 0; i < params.size(); ++i)
       std_error[i] = std::isnan(id.std_error[i]) ? id.std_error[i] : r.robust.std_error[i];
   }
-  for (int i = 0; i < params.size(); ++i)
+  for (int i = 0; i < params.size(); ++i) {
+    const char* bound = r.evaluate_only ? nullptr : bound_reached(params, i, x[static_cast<size_t>(i)]);
     r.parameters.push_back({params[i].name(), id.value[i], std_error[i], id.std_error[i], params[i].initial,
-                            params[i].lower, params[i].upper});
+                            params[i].lower, params[i].upper, transformation_name(params[i].transformation),
+                            bound ? bound : ""});
+  }
+  // The covariance of the reported standard errors, for the inertias in
+  // physical coordinates: undetermined parameters' rows and columns NaN.
+  const int P = params.size();
+  Eigen::MatrixXd covariance(P, P);
+  for (int i = 0; i < P; ++i)
+    for (int j = 0; j < P; ++j)
+      covariance(i, j) = s.uncertainty.covariance.method != UncertaintyMethod::kGaussNewton
+                             ? r.robust.covariance(i, j)
+                             : id.correlation(i, j) * std_error[i] * std_error[j];
+  for (int i = 0; i < P; ++i)
+    if (std::isnan(std_error[i])) {
+      covariance.row(i).setConstant(std::numeric_limits<double>::quiet_NaN());
+      covariance.col(i).setConstant(std::numeric_limits<double>::quiet_NaN());
+    }
+  r.inertials = inertial_estimates(s.exp.model, params, id.value, covariance);
 }
 
 // Inverse-dynamics torque errors (the residual of residual type
@@ -550,7 +568,8 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   if (context.resume && !context.checkpoint)
     throw InvalidArgument("identify: resume requested without a checkpoint store");
   BasinHoppingState state;
-  if (context.resume) state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds);
+  if (context.resume) state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds,
+                                                             s.solver.max_iterations);
 
   IdentificationResult r;
   r.model_name = model.name;
@@ -558,6 +577,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   r.basin_hopping = s.bh;
   r.uncertainty = s.uncertainty;
   r.problem = s.problem;
+  r.observe = s.observe;
   r.targets = s.data.targets;
   r.prediction_window = s.window;
   r.evaluate_only = evaluate_only;
@@ -703,6 +723,12 @@ std::string IdentificationResult::full_report() const {
   report << "Standard errors: " << uncertainty_method_name(uncertainty.covariance.method) << " ("
          << uncertainty_assumption(uncertainty.covariance.method) << ")\n";
   for (const IdentifiedParameter& p : parameters) report << "  " << p.name << " = " << p.value << " ± " << p.std_error << "\n";
+  for (const InertialEstimate& e : inertials) {
+    report << "Link " << e.link << " in physical coordinates (link frame; inertia about the centre of mass):\n";
+    for (int k = 0; k < 10; ++k)
+      report << "  " << InertialEstimate::coordinate_names()[static_cast<size_t>(k)] << " = " << e.value[k] << " ± "
+             << e.std_error[k] << "\n";
+  }
   report << "Singular values of the scaled Jacobian:";
   for (double v : identifiability.singular_values) report << " " << v;
   report << "\n";

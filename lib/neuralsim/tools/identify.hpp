@@ -25,6 +25,7 @@
 #include "neuralsim/estimate/basin_hopping.hpp"
 #include "neuralsim/estimate/covariance.hpp"
 #include "neuralsim/estimate/identifiability.hpp"
+#include "neuralsim/estimate/inertial_estimate.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/experiment/evaluation.hpp"
 #include "neuralsim/experiment/experiment.hpp"
@@ -50,6 +51,8 @@ struct IdentifiedParameter {
   double std_error = 0;               // of the reported method; NaN: the data do not determine it
   double gauss_newton_std_error = 0;  // NaN likewise
   double initial = 0, lower = 0, upper = 0;  // bounds may be infinite
+  std::string transformation = "identity";   // the optimizer's variable: "identity", "log", "log_cholesky"
+  std::string at_bound;                      // "lower", "upper": the fit ended at that bound; empty: inside
 };
 
 // Predictions restarted from the measured state every `prediction_window`
@@ -88,6 +91,10 @@ struct IdentificationResult : RunReport {
   Identifiability identifiability;
   UncertaintyOptions uncertainty;
   CovarianceEstimate robust;  // the sandwich or bootstrap estimate (method kGaussNewton: unused)
+  // Each estimated link inertia (link.<body>.inertial) in physical
+  // coordinates (mass, COM, inertia about the COM) with the reported
+  // method's standard errors, beside its log-Cholesky coordinates.
+  std::vector<InertialEstimate> inertials;
 
   bool targets = false;       // the data are reach targets
   int prediction_window = 0;  // samples between restarts of the evaluation's predictions
@@ -99,6 +106,7 @@ struct IdentificationResult : RunReport {
   std::optional<WindowedEvaluation> train_windows, validation_windows;
   std::optional<TorqueEvaluation> train_torque, validation_torque;
   ProblemOptions problem;  // the residual's options (the torque metric's derivatives and filter window)
+  ObservationSpec observe;  // the channels the residuals compare (q, q̇, link positions)
   std::string torque_note;  // why a torque error is missing or what it leaves out
   bool physically_consistent = true;
   std::map<std::string, double> relative_error;  // |fit − truth| / |truth| for each `ground_truth` entry

@@ -22,10 +22,11 @@ int small_integer(const json& j, const char* key, const std::string& path, const
 std::string simid_document(const BasinHoppingState& s, const ParameterSet& params, const Fingerprint& fingerprint);
 
 // The longest state the writer can be handed: `rounds` rounds of history and
-// a best result, every number as long as a double's text gets, every integer
-// as wide as the reader allows, and room for Ceres's one-line report
-// (BriefReport: about 130 characters; 1024 allowed).
-BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds) {
+// a best result of `max_iterations` iterations, every number as long as a
+// double's text gets, every integer as wide as the reader allows, and room
+// for Ceres's one-line report (BriefReport: about 130 characters; 1024
+// allowed).
+BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds, int max_iterations) {
   using checkpoint_json::kLongestNumber;
   BasinHoppingState s;
   s.next_round = -(1 << 30);
@@ -33,6 +34,7 @@ BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds) {
   s.best.x.assign(static_cast<size_t>(params.size()), kLongestNumber);
   s.best.cost = s.best.initial_cost = s.best.seconds = kLongestNumber;
   s.best.iterations = -(1 << 30);
+  s.best.cost_history.assign(static_cast<size_t>(max_iterations) + 1, kLongestNumber);
   s.best.usable = false;
   s.best.report.assign(1024, '~');
   RoundRecord r;
@@ -42,10 +44,11 @@ BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds) {
   return s;
 }
 
-// The largest checkpoint the writer writes for `params` and `max_rounds`.
-double simid_capacity(const ParameterSet& params, const Fingerprint& fingerprint, int max_rounds) {
-  const size_t none = simid_document(largest_simid_state(params, 0), params, fingerprint).size();
-  const size_t one = simid_document(largest_simid_state(params, 1), params, fingerprint).size();
+// The largest checkpoint the writer writes for `params`, `max_rounds` and
+// `max_iterations`.
+double simid_capacity(const ParameterSet& params, const Fingerprint& fingerprint, int max_rounds, int max_iterations) {
+  const size_t none = simid_document(largest_simid_state(params, 0, max_iterations), params, fingerprint).size();
+  const size_t one = simid_document(largest_simid_state(params, 1, max_iterations), params, fingerprint).size();
   return checkpoint_json::extrapolate(none, one, max_rounds);
 }
 
@@ -53,7 +56,7 @@ double simid_capacity(const ParameterSet& params, const Fingerprint& fingerprint
 
 json local_result_json(const LocalResult& r) {
   return {{"x", r.x}, {"cost", r.cost}, {"initial_cost", r.initial_cost}, {"iterations", r.iterations},
-          {"usable", r.usable}, {"report", r.report}, {"seconds", r.seconds}};
+          {"cost_history", r.cost_history}, {"usable", r.usable}, {"report", r.report}, {"seconds", r.seconds}};
 }
 
 json history_json(const std::vector<RoundRecord>& history) {
@@ -82,10 +85,10 @@ void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& 
 }
 
 BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
-                                           const Fingerprint& fingerprint, int max_rounds) {
+                                           const Fingerprint& fingerprint, int max_rounds, int max_iterations) {
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   const std::string path = store.name();
-  json j = read_document(store, kSimidFormat, kSimidVersion, simid_capacity(params, fingerprint, max_rounds),
+  json j = read_document(store, kSimidFormat, kSimidVersion, simid_capacity(params, fingerprint, max_rounds, max_iterations),
                          "a simid checkpoint of " + std::to_string(params.size()) + " parameters and " +
                              std::to_string(max_rounds) + " rounds");
   if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||
@@ -113,6 +116,16 @@ BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const P
     s.best.cost = finite_number(b, "cost", path, "best");
     s.best.initial_cost = b.contains("initial_cost") && b["initial_cost"].is_number() ? b["initial_cost"].get<double>() : s.best.cost;
     s.best.iterations = b.contains("iterations") && b["iterations"].is_number_integer() ? b["iterations"].get<int>() : 0;
+    // The convergence trace (absent in checkpoints of earlier versions).
+    if (b.contains("cost_history")) {
+      const json& h = b["cost_history"];
+      if (!h.is_array() || h.size() > static_cast<size_t>(max_iterations) + 1)
+        bad(path, "best.cost_history must hold at most " + std::to_string(max_iterations + 1) + " numbers");
+      for (size_t k = 0; k < h.size(); ++k) {
+        if (!h[k].is_number()) bad(path, "best.cost_history[" + std::to_string(k) + "] must be a number");
+        s.best.cost_history.push_back(h[k].get<double>());
+      }
+    }
     s.best.usable = true;
     s.best.report = b.contains("report") && b["report"].is_string() ? b["report"].get<std::string>() : "";
   }

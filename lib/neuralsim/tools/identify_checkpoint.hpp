@@ -22,9 +22,10 @@ void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& 
 // The state to resume from. DataError (exit 3) for a missing, corrupt or
 // inconsistent checkpoint (sizes, finiteness, bounds, rounds); ConfigError
 // (exit 2) when it was written for another config, other data or another
-// seed, naming what changed.
+// seed, naming what changed. `max_iterations` bounds the best solve's
+// convergence trace.
 BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
-                                        const Fingerprint& fingerprint, int max_rounds);
+                                        const Fingerprint& fingerprint, int max_rounds, int max_iterations);
 
 nlohmann::json local_result_json(const LocalResult& r);
 nlohmann::json history_json(const std::vector<RoundRecord>& history);
