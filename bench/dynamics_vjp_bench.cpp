@@ -11,6 +11,10 @@
 //                q̈ + reverse sweep: fine-grained reverse mode
 //   TAPE_NODE    the same with aba entered as one AbaNode (grad/aba_node.hpp:
 //                aba<double> to record; aba<double> again + FD_VJP to reverse)
+//   RNEA_DERIV   rnea_derivatives: ∂τ/∂q, ∂τ/∂q̇, M (full matrices)
+//   ABA_DERIV    aba_derivatives: q̈, ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ (full matrices)
+//   ABA_JAC_VJP  the same Jacobians by the route before them: aba() and nv
+//                forward_dynamics_vjp calls, one per row
 // The summary prints FD_VJP / ABA (target ≤ 3: reverse-mode BPTT through
 // a step then costs a small multiple of the step) and RNEA_VJP / RNEA.
 // External forces are zero (as in bench_dynamics); the VJPs do not skip
@@ -22,6 +26,7 @@
 
 #include "bench_common.hpp"
 #include "neuralsim/dynamics/aba.hpp"
+#include "neuralsim/dynamics/aba_derivatives.hpp"
 #include "neuralsim/dynamics/forward_dynamics_vjp.hpp"
 #include "neuralsim/dynamics/inverse_inertia_joint.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
@@ -113,6 +118,50 @@ void BM_MINV_JOINT(benchmark::State& state, const std::string& name, const Model
   label_model(state, name, model);
 }
 
+void BM_RNEA_DERIV(benchmark::State& state, const std::string& name, const Model<double>& model) {
+  Data<double> data(model);
+  const State s = random_state(model);
+  for (auto _ : state) {
+    rnea_derivatives(model, data, s.q, s.qd, s.tau);
+    benchmark::DoNotOptimize(data.dtau_dq.data());
+    benchmark::ClobberMemory();
+  }
+  label_model(state, name, model);
+}
+
+void BM_ABA_DERIV(benchmark::State& state, const std::string& name, const Model<double>& model) {
+  Data<double> data(model);
+  const State s = random_state(model);
+  for (auto _ : state) {
+    aba_derivatives(model, data, s.q, s.qd, s.tau);
+    benchmark::DoNotOptimize(data.dqdd_dq.data());
+    benchmark::ClobberMemory();
+  }
+  label_model(state, name, model);
+}
+
+// ∂q̈/∂q and ∂q̈/∂q̇ row by row: aba() and one forward_dynamics_vjp per row.
+void BM_ABA_JAC_VJP(benchmark::State& state, const std::string& name, const Model<double>& model) {
+  Data<double> data(model);
+  ForwardDynamicsVjp<double> out(model);
+  const State s = random_state(model);
+  MatX<double> Jq(model.nv, model.nv), Jv(model.nv, model.nv);
+  VecX<double> mu = VecX<double>::Zero(model.nv);
+  for (auto _ : state) {
+    aba(model, data, s.q, s.qd, s.tau);
+    for (int r = 0; r < model.nv; ++r) {
+      mu.setZero();
+      mu[r] = 1;
+      forward_dynamics_vjp(model, data, s.q, s.qd, data.qdd, mu, out);
+      Jq.row(r) = out.q.transpose();
+      Jv.row(r) = out.v.transpose();
+    }
+    benchmark::DoNotOptimize(Jq.data());
+    benchmark::ClobberMemory();
+  }
+  label_model(state, name, model);
+}
+
 // One reverse-mode gradient of μᵀq̈ w.r.t. (q, q̇, τ) through the tape.
 template <bool kNode>
 void BM_TAPE(benchmark::State& state, const std::string& name, const Model<double>& model) {
@@ -168,6 +217,9 @@ void register_all() {
     reg("MINV_JOINT", BM_MINV_JOINT);
     reg("TAPE_ABA", BM_TAPE<false>);
     reg("TAPE_NODE", BM_TAPE<true>);
+    reg("RNEA_DERIV", BM_RNEA_DERIV);
+    reg("ABA_DERIV", BM_ABA_DERIV);
+    reg("ABA_JAC_VJP", BM_ABA_JAC_VJP);
   }
 }
 
@@ -196,6 +248,18 @@ void summary(const RecordingReporter& rep) {
     const double aba_ns = rep.ns("ABA/" + n), ta = rep.ns("TAPE_ABA/" + n), tn = rep.ns("TAPE_NODE/" + n);
     std::printf("  %-16s %11.1f %10.2fx %11.1f %10.2fx\n", n.c_str(), ta, aba_ns > 0 ? ta / aba_ns : -1.0, tn,
                 aba_ns > 0 ? tn / aba_ns : -1.0);
+  }
+  // Pinocchio's ABA derivatives cost ~2.6x its ABA (issue #40): the target ratio.
+  std::printf("\nAnalytical derivatives (full Jacobians), ns per call and ratios:\n");
+  std::printf("  %-16s %11s %11s %11s %12s %12s %14s\n", "model", "RNEA_DERIV", "ABA_DERIV", "ABA_JAC_VJP",
+              "RNEA_D/RNEA", "ABA_D/ABA", "JAC_VJP/ABA_D");
+  for (const auto& r : robots()) {
+    const std::string& n = r->name;
+    const double aba_ns = rep.ns("ABA/" + n), rnea_ns = rep.ns("RNEA/" + n), rd = rep.ns("RNEA_DERIV/" + n),
+                 ad = rep.ns("ABA_DERIV/" + n), jv = rep.ns("ABA_JAC_VJP/" + n);
+    auto ratio = [](double a, double b) { return a > 0 && b > 0 ? a / b : -1.0; };
+    std::printf("  %-16s %11.1f %11.1f %11.1f %11.2fx %11.2fx %13.2fx\n", n.c_str(), rd, ad, jv, ratio(rd, rnea_ns),
+                ratio(ad, aba_ns), ratio(jv, ad));
   }
 }
 

@@ -4,7 +4,8 @@
 // is reset to the initial state every kResetEvery steps, so long runs do not
 // drift into unrepresentative states (the copy costs < 0.1 ns per step).
 // TransitionJacobians/*: the exact ∂x⁺/∂x and ∂x⁺/∂u of one such step
-// (step/transition_jacobians.hpp), against which the summary sets the cost
+// (step/transition_jacobians.hpp: analytical for semi-implicit Euler, Jets
+// for RK4), against which the summary sets the cost
 // of central differences (6 nv steps) and one-sided ones (3 nv + 1 steps,
 // MuJoCo's mjd_transitionFD default).
 #include <cstdio>
@@ -90,7 +91,7 @@ void summary(const RecordingReporter& rep) {
     const std::string base = std::string("Step/") + name + "/";
     std::printf("  %-16s %20.1f %10.1f\n", name, rep.ns(base + "semi_implicit_euler"), rep.ns(base + "rk4"));
   }
-  std::printf("\nTransition Jacobians (exact, forward mode): ns per call, and per call / one step\n");
+  std::printf("\nTransition Jacobians (exact: semi-implicit Euler analytical, RK4 forward mode): ns per call, and per call / one step\n");
   std::printf("  (central differences need 6 nv steps, one-sided 3 nv + 1):\n");
   for (const char* name : {"laikago", "double_pendulum"}) {
     const int nv = models().at(name)->nv;

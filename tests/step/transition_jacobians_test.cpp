@@ -11,10 +11,12 @@
 #include <Eigen/Dense>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/urdf_model.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/stepper.hpp"
 #include "neuralsim/step/transition_jacobians.hpp"
+#include "support/allocation_counter.hpp"
 #include "support/files.hpp"
 #include "support/test_models.hpp"
 
@@ -146,6 +148,61 @@ TEST(TransitionJacobians, EveryJointTypeAgreesWithCentralDifferencesInTangentCoo
   for (const Integrator integrator : {Integrator::kSemiImplicitEuler, Integrator::kRK4}) {
     SCOPED_TRACE(integrator_name(integrator));
     expect_central_differences_agree(model, options(integrator, 0.005), 5);
+  }
+}
+
+// The friction laws' slopes enter the analytical route (semi-implicit Euler)
+// through a one-lane Jet: each law on the double pendulum.
+TEST(TransitionJacobians, EveryFrictionLawAgreesWithCentralDifferences) {
+  const Model<double> base = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
+  for (const FrictionLaw law : {FrictionLaw::kTanh, FrictionLaw::kAtan, FrictionLaw::kStribeck, FrictionLaw::kSigmoid}) {
+    SCOPED_TRACE(static_cast<int>(law));
+    Model<double> model = base;
+    for (auto& j : model.joints) {
+      j.dynamics.friction_law = law;
+      j.dynamics.coulomb_friction = 0.3;
+      j.dynamics.friction_static = 0.5;
+      j.dynamics.friction_velocity = 0.8;
+      j.dynamics.stribeck_velocity = 0.6;
+      j.dynamics.friction_slope = 2.0;
+      j.dynamics.friction_shift = 0.1;
+    }
+    expect_central_differences_agree(model, options(Integrator::kSemiImplicitEuler, 0.01), 13);
+  }
+}
+
+// Semi-implicit Euler takes the analytical route (aba_derivatives): a floating
+// base with damping, friction and springs on every leg joint, two substeps.
+TEST(TransitionJacobians, FloatingLaikagoAgreesWithCentralDifferences) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
+  UrdfOptions floating;
+  floating.floating_base = true;
+  Model<double> model = load_urdf_model(testing::shared_path("models/laikago/laikago_toes_zup.urdf"), floating);
+  for (Joint<double>& j : model.joints) {
+    if (j.type != JointType::kRevolute) continue;
+    j.dynamics.damping = 0.3;
+    j.dynamics.coulomb_friction = 0.2;
+    j.dynamics.friction_velocity = 0.5;
+    j.dynamics.spring_stiffness = 4.0;
+    j.dynamics.gear_ratio = 2.0;
+  }
+  expect_central_differences_agree(model, options(Integrator::kSemiImplicitEuler, 0.002, 2), 21);
+}
+
+TEST(TransitionJacobians, SecondCallAllocatesNothing) {
+  if (!testing::AllocationCounter::available()) GTEST_SKIP() << "allocation counting needs glibc, no sanitizer";
+  const Model<double> model = testing::mixed_joint_model();
+  std::mt19937 rng(3);
+  Eigen::VectorXd q, qd;
+  testing::random_state(model, rng, q, qd);
+  const Eigen::VectorXd u = Eigen::VectorXd::Constant(model.nv, 0.2);
+  for (const Integrator integrator : {Integrator::kSemiImplicitEuler, Integrator::kRK4}) {
+    TransitionJacobianSolver solver(model, options(integrator, 0.005, 2));
+    TransitionJacobians J;
+    solver.compute(q, qd, u, 0.0, J);
+    testing::AllocationCounter counter;
+    solver.compute(q, qd, u, 0.0, J);
+    EXPECT_EQ(counter.count(), 0) << integrator_name(integrator);
   }
 }
 

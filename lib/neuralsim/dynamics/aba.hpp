@@ -235,6 +235,27 @@ void add_rotor_to_carrier(const Joint<S>& j, const Vec6<S>& Sw, const S& qd, con
   f_parent.template head<3>() += (Ir * (a.dot(w_p) + gr * qd)) * w_p.cross(a);
 }
 
+// World motion subspace S of a 1-DoF joint (6 entries into out), from the
+// child body's world pose Xw: S = [a; p × a] (revolute about the world axis
+// a through the body origin p) or [0; a] (prismatic), a = R·axis, R = Eᵀ.
+// Per component: Eigen's 3-vector expressions cost ~2x here.
+template <class S>
+inline void world_motion_subspace_1dof(const Joint<S>& j, const Transform<S>& Xw, S* Sw) {
+  const Mat3<S>& E = Xw.E;
+  const Vec3<S>& p = Xw.r;
+  S a[3];
+  for (int k = 0; k < 3; ++k) a[k] = E(0, k) * j.axis[0] + E(1, k) * j.axis[1] + E(2, k) * j.axis[2];
+  if (j.type == JointType::kRevolute) {
+    Sw[0] = a[0], Sw[1] = a[1], Sw[2] = a[2];
+    Sw[3] = p[1] * a[2] - p[2] * a[1];
+    Sw[4] = p[2] * a[0] - p[0] * a[2];
+    Sw[5] = p[0] * a[1] - p[1] * a[0];
+  } else {
+    Sw[0] = Sw[1] = Sw[2] = S(0);
+    Sw[3] = a[0], Sw[4] = a[1], Sw[5] = a[2];
+  }
+}
+
 // Skips transforming external forces that are all zero (most bodies, most
 // steps). Only for double: a Jet's zero value may carry derivatives.
 inline bool all_zero(const Vec6<double>& f) {
@@ -283,23 +304,8 @@ void aba(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& 
     const Transform<S>& Xw = X_world_[i];
     Vec6<S> vj;  // S q̇, world coordinates
     if (j.nv == 1) {
-      // S = [a; p × a] (revolute about the world axis a through the body
-      // origin p) or [0; a] (prismatic), a = R·axis, R = Eᵀ.
-      // Per component: Eigen's 3-vector expressions cost ~2x here.
-      const Mat3<S>& E = Xw.E;
-      const Vec3<S>& p = Xw.r;
-      S a[3];
-      for (int k = 0; k < 3; ++k) a[k] = E(0, k) * j.axis[0] + E(1, k) * j.axis[1] + E(2, k) * j.axis[2];
       Vec6<S>& Sw = S_world_[i];
-      if (j.type == JointType::kRevolute) {
-        Sw[0] = a[0], Sw[1] = a[1], Sw[2] = a[2];
-        Sw[3] = p[1] * a[2] - p[2] * a[1];
-        Sw[4] = p[2] * a[0] - p[0] * a[2];
-        Sw[5] = p[0] * a[1] - p[1] * a[0];
-      } else {
-        Sw[0] = Sw[1] = Sw[2] = S(0);
-        Sw[3] = a[0], Sw[4] = a[1], Sw[5] = a[2];
-      }
+      internal::world_motion_subspace_1dof(j, Xw, Sw.data());
       vj = Sw * qd[j.idx_v];
     } else if (j.nv > 1) {
       vj = Xw.apply_motion_inverse(joint_velocity(j, qd));

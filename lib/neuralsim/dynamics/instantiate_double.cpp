@@ -1,4 +1,5 @@
 // Explicit instantiation of the dynamics layer for double.
+#include "neuralsim/dynamics/aba_derivatives.hpp"
 #include "neuralsim/dynamics/centroidal.hpp"
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/energy.hpp"
@@ -17,4 +18,6 @@ NEURALSIM_INVERSE_INERTIA_TEMPLATES(, double)
 NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(, double)
 NEURALSIM_RNEA_VJP_TEMPLATES(, double)
 NEURALSIM_FORWARD_DYNAMICS_VJP_TEMPLATES(, double)
+NEURALSIM_RNEA_DERIVATIVES_TEMPLATES(, double)
+NEURALSIM_ABA_DERIVATIVES_TEMPLATES(, double)
 }  // namespace neuralsim

@@ -29,6 +29,8 @@
 // an aba() call.
 #pragma once
 
+#include <algorithm>
+
 #include "neuralsim/dynamics/inverse_inertia.hpp"
 
 namespace neuralsim {
@@ -116,11 +118,162 @@ void apply_inverse_inertia_joint(const Model<S>& model, const Data<S>& data, con
   }
 }
 
+// The whole matrix M⁻¹ (both triangles, armature included) into data.Minv:
+// the two sweeps above with the nv columns of the identity as μ at once
+// (Carpentier & Mansard, RSS 2018, the M⁻¹ of their ABA derivatives). Row r
+// of M⁻¹ (joint i) is D⁻¹u - D⁻¹U_iᵀ A_λ: the backward sweep forms D⁻¹u, which
+// is non-zero only in the columns of i's subtree, within [idx_v(i), e_i)
+// (children come after their parent, Model::add_body), and the forward
+// sweep subtracts the parent's accelerations A_λ (one column per unit μ).
+// Only the upper triangle (columns ≥ idx_v(i)) is formed, then mirrored.
+// Rows are formed in the columns of data.Minv (contiguous). Workspace:
+// data.minv_F (per body 6 × nv: force sums, then accelerations) and
+// data.minv_end (e_i). Same precondition as apply_inverse_inertia_joint; no
+// allocation.
+template <class S>
+void inverse_inertia_matrix(const Model<S>& model, Data<S>& data) {
+  check_argument_size("inverse_inertia_matrix", "data.Minv (Data built for the model)", data.Minv.rows(), model.nv);
+  const int n = model.num_bodies();
+  const int nv = model.nv;
+  MatX<S>& X = data.Minv;  // X(col, r) = M⁻¹(r, col), col ≥ r
+  auto* const F = data.minv_F.data();
+  int* const end = data.minv_end.data();
+  for (int i = 0; i < n; ++i) end[i] = model.joints[i].idx_v + model.joints[i].nv;
+  for (int i = n - 1; i >= 0; --i) {
+    const int p = model.joints[i].parent;
+    if (p >= 0) end[p] = std::max(end[p], end[i]);
+  }
+  for (int i = 0; i < n; ++i) {
+    const int c0 = model.joints[i].idx_v;
+    F[i].middleCols(c0, end[i] - c0).setZero();
+  }
+  // Backward sweep over the subtree columns [c0, e): u = E - SᵀF, X rows
+  // D⁻¹u; F ← F + U D⁻¹u, summed into the parent.
+  for (int i = n - 1; i >= 0; --i) {
+    const Joint<S>& j = model.joints[i];
+    const int c0 = j.idx_v, w = end[i] - c0;
+    auto Fi = F[i].middleCols(c0, w);
+    switch (j.nv) {
+      case 0: break;
+      case 1: {
+        const Vec6<S>& s = data.oS[i];
+        const S dinv = data.Dinv[i](0, 0);
+        auto x = X.col(c0).segment(c0, w);
+        x.noalias() = Fi.transpose() * (-dinv * s);
+        x[0] += dinv;
+        if (j.parent >= 0) Fi.noalias() += data.U[i].col(0) * x.transpose();
+        break;
+      }
+      case 3:
+      case 6: {
+        if (internal::is_free_root(j)) break;  // solved with all columns in the forward sweep
+        const Transform<S>& Xw = data.X_world[i];
+        const int nvj = j.nv;
+        const auto U = data.U[i].leftCols(nvj);
+        const auto Dinv = data.Dinv[i].topLeftCorner(nvj, nvj);
+        for (int col = 0; col < w; ++col) {
+          Vec6<S> pb = Xw.apply_force(Vec6<S>(Fi.col(col)));
+          Vec6<S> u = Vec6<S>::Zero();
+          for (int k = 0; k < nvj; ++k) u[k] = (col == k ? S(1) : S(0)) - pb[k];
+          Vec6<S> y = Vec6<S>::Zero();
+          y.head(nvj).noalias() = Dinv * u.head(nvj);
+          for (int k = 0; k < nvj; ++k) X(c0 + col, c0 + k) = y[k];
+          if (j.parent >= 0) {
+            pb.noalias() += U * y.head(nvj);
+            Fi.col(col) = Xw.apply_force_inverse(pb);
+          }
+        }
+        break;
+      }
+    }
+    if (j.parent >= 0) F[j.parent].middleCols(c0, w) += Fi;
+  }
+  // Forward sweep over the columns [c0, nv): X rows -= D⁻¹UᵀA_λ; A_i = A_λ +
+  // S X rows (into F[i]).
+  for (int i = 0; i < n; ++i) {
+    const Joint<S>& j = model.joints[i];
+    const int c0 = j.idx_v, w = nv - c0;
+    const bool root = j.parent < 0;
+    auto Ai = F[i].middleCols(c0, w);
+    const auto Ap = F[root ? i : j.parent].middleCols(c0, w);  // unused for a root
+    switch (j.nv) {
+      case 0:
+        if (root) Ai.setZero();
+        else Ai = Ap;
+        break;
+      case 1: {
+        auto x = X.col(c0).segment(c0, w);
+        if (end[i] < nv) x.tail(nv - end[i]).setZero();  // D⁻¹u is zero past the subtree
+        if (root) {
+          Ai.noalias() = data.oS[i] * x.transpose();
+        } else {
+          x.noalias() -= Ap.transpose() * (data.Dinv[i](0, 0) * data.U[i].col(0));
+          Ai = Ap;
+          Ai.noalias() += data.oS[i] * x.transpose();
+        }
+        break;
+      }
+      case 3:
+      case 6: {
+        const Transform<S>& Xw = data.X_world[i];
+        if (internal::is_free_root(j)) {
+          // Iᴬ A = Xᵀ E_base - F by one Cholesky of the world Iᴬ (as
+          // aba_free_root); the rows are X A (a₀ = 0).
+          Mat6<S> L;
+          S inv_diag[6];
+          internal::cholesky_lower<6>(data.oYaba[i], L, inv_diag);
+          for (int col = 0; col < w; ++col) {
+            Vec6<S> rhs = col < end[i] - c0 ? Vec6<S>(-Ai.col(col)) : Vec6<S>::Zero();
+            if (col < 6) {
+              Vec6<S> e = Vec6<S>::Zero();
+              e[col] = S(1);
+              rhs += Xw.apply_force_inverse(e);
+            }
+            for (int r = 0; r < 6; ++r) {  // L y = rhs, then Lᵀ a = y
+              S acc = rhs[r];
+              for (int m = 0; m < r; ++m) acc -= L(r, m) * rhs[m];
+              rhs[r] = acc * inv_diag[r];
+            }
+            for (int r = 5; r >= 0; --r) {
+              S acc = rhs[r];
+              for (int m = r + 1; m < 6; ++m) acc -= L(m, r) * rhs[m];
+              rhs[r] = acc * inv_diag[r];
+            }
+            Ai.col(col) = rhs;
+            const Vec6<S> rows = Xw.apply_motion(rhs);
+            for (int k = 0; k < 6; ++k) X(c0 + col, c0 + k) = rows[k];
+          }
+          break;
+        }
+        const int nvj = j.nv;
+        const auto U = data.U[i].leftCols(nvj);
+        const auto Dinv = data.Dinv[i].topLeftCorner(nvj, nvj);
+        for (int col = 0; col < w; ++col) {
+          Vec6<S> ab = root ? Vec6<S>::Zero() : Xw.apply_motion(Vec6<S>(Ap.col(col)));
+          Vec6<S> y = Vec6<S>::Zero();
+          if (!root) y.head(nvj).noalias() = Dinv * (U.transpose() * ab);
+          for (int k = 0; k < nvj; ++k) {
+            const S stored = c0 + col < end[i] ? X(c0 + col, c0 + k) : S(0);
+            const S xk = stored - y[k];
+            X(c0 + col, c0 + k) = xk;
+            ab[k] += xk;
+          }
+          Ai.col(col) = Xw.apply_motion_inverse(ab);
+        }
+        break;
+      }
+    }
+  }
+  for (int c = 1; c < nv; ++c)
+    for (int r = 0; r < c; ++r) X(r, c) = X(c, r);
+}
+
 // Explicit instantiation for double (dynamics/instantiate_double.cpp); other
 // scalars instantiate the template on use.
 #define NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(PREFIX, S)                                         \
   PREFIX template void apply_inverse_inertia_joint<S>(const Model<S>&, const Data<S>&, const VecX<S>&, \
-                                                      InverseInertiaWorkspace<S>&, VecX<S>&);
+                                                      InverseInertiaWorkspace<S>&, VecX<S>&);        \
+  PREFIX template void inverse_inertia_matrix<S>(const Model<S>&, Data<S>&);
 NEURALSIM_INVERSE_INERTIA_JOINT_TEMPLATES(extern, double)
 
 }  // namespace neuralsim

@@ -4,6 +4,7 @@
 // simulation step performs no heap allocation (checked by a test).
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "neuralsim/core/scalar.hpp"
@@ -45,10 +46,31 @@ struct Data {
 
   std::vector<Inertia<S>> Ic;         // CRBA: composite inertias (body coordinates)
 
+  // rnea_derivatives() (also run by aba_derivatives()), world coordinates,
+  // sized for Data<double> only (the constructor),
+  // named as in Pinocchio; see rnea_derivatives.hpp for the formulas.
+  // Per joint column s (6 x nv, the columns of joint i at idx_v .. idx_v+nv):
+  Eigen::Matrix<S, 6, Eigen::Dynamic> oJ;    // s: the joint's motion subspace (world Jacobian columns)
+  Eigen::Matrix<S, 6, Eigen::Dynamic> dVdq;  // v_λ × s
+  Eigen::Matrix<S, 6, Eigen::Dynamic> dAdq;  // a_λ × s + v_λ × (v_λ × s)
+  Eigen::Matrix<S, 6, Eigen::Dynamic> dAdv;  // (v_i + v_λ) × s
+  // Per body:
+  std::vector<Vec6S> ov_rnea, oa_rnea;  // velocity; acceleration with a₀ = -g
+  std::vector<Vec6S> of_rnea;           // net force, then the force across the joint (subtree sum)
+  std::vector<Mat6S> oYcrb;             // composite rigid-body inertia of the subtree
+  std::vector<Mat6S> doYcrb;            // subtree sum of v ×* I - I v× + (·) ×* (I v)
+  MatX<S> dtau_dq, dtau_dv;             // ∂τ/∂q (tangent coordinates), ∂τ/∂q̇; ∂τ/∂q̈ = M in `M`
+  // aba_derivatives(): ∂q̈/∂q (tangent), ∂q̈/∂q̇ and M⁻¹ = ∂q̈/∂τ (both triangles).
+  MatX<S> dqdd_dq, dqdd_dv, Minv;
+  // inverse_inertia_matrix() workspace: per body, the force sums (6 x nv) of
+  // the backward sweep, then the accelerations of the forward sweep.
+  std::vector<Eigen::Matrix<S, 6, Eigen::Dynamic>> minv_F;
+  std::vector<int> minv_end;  // one past the last velocity index of the body's subtree
+
   // Generalized quantities.
   VecX<S> tau;      // total generalized force fed to the dynamics
   VecX<S> qdd;      // ABA output
-  MatX<S> M;        // CRBA output (upper and lower triangles filled)
+  MatX<S> M;        // joint-space inertia matrix at the last q, both triangles: written by crba and by rnea_derivatives (= ∂τ/∂q̈)
   VecX<S> bias;     // C(q, q̇) q̇ + g(q) - J ᵀf_ext, from RNEA with q̈ = 0
   VecX<S> tau_passive;
 
@@ -73,6 +95,17 @@ void Data<S>::resize(const Model<S>& model) {
   tau = VecX<S>::Zero(model.nv);
   qdd = VecX<S>::Zero(model.nv);
   M = MatX<S>::Zero(model.nv, model.nv);
+  // The analytical derivatives are instantiated for double only: a Data of
+  // another scalar (built per residual evaluation by some estimators) does
+  // not carry their workspace, and the algorithms refuse it at entry.
+  if constexpr (std::is_same_v<S, double>) {
+    for (auto* cols : {&oJ, &dVdq, &dAdq, &dAdv}) cols->setZero(6, model.nv);
+    for (auto* vec : {&ov_rnea, &oa_rnea, &of_rnea}) vec->assign(n, Vec6S::Zero());
+    for (auto* mat : {&oYcrb, &doYcrb}) mat->assign(n, Mat6S::Zero());
+    for (auto* mat : {&dtau_dq, &dtau_dv, &dqdd_dq, &dqdd_dv, &Minv}) mat->setZero(model.nv, model.nv);
+    minv_F.assign(n, Eigen::Matrix<S, 6, Eigen::Dynamic>::Zero(6, model.nv));
+    minv_end.assign(n, 0);
+  }
   bias = VecX<S>::Zero(model.nv);
   tau_passive = VecX<S>::Zero(model.nv);
 }

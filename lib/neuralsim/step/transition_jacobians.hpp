@@ -15,11 +15,15 @@
 // armature, gear ratios, torque offsets) and no force hooks (contact,
 // drag, networks).
 //
-// Method: forward-mode differentiation of the step itself, 8 directions
-// per pass (the engine's Jet8 instantiation): ⌈(3 nv)/8⌉ passes, exact to
-// rounding. Where the step is not differentiable (a friction law's kink is
-// smoothed; a quaternion's sign flip is not), the one-sided derivative of
-// the branch the nominal state takes is returned.
+// Method: semi-implicit Euler (no motor rotors, no body drag) analytically,
+// from aba_derivatives (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) per substep, the passive forces'
+// diagonal derivatives and the manifold update linearized joint by joint
+// (transition_jacobians.cpp, AnalyticStep; ~15x faster on Laikago). RK4,
+// rotors and body drag: forward-mode differentiation of the step itself, 8
+// directions per pass (the engine's Jet8 instantiation): ⌈(3 nv)/8⌉ passes.
+// Both exact to rounding. Where the step is not differentiable (a friction
+// law's kink is smoothed; a quaternion's sign flip is not), the one-sided
+// derivative of the branch the nominal state takes is returned.
 #pragma once
 
 #include <memory>
@@ -53,6 +57,8 @@ class TransitionJacobianSolver {
                TransitionJacobians& out);
 
  private:
+  void compute_with_jets(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& control,
+                         double t, TransitionJacobians& out);
   struct Workspace;
   std::unique_ptr<Workspace> ws_;
 };
