@@ -142,6 +142,9 @@ fit double_ms configs/simid_real_multiarm_double.yaml "${DOUBLE_DATA[@]}" \
     --set estimate.residual.type=multiple_shooting --set estimate.residual.stride=0 --set estimate.solver.max_iterations=20
 ev double_ms $DP double_ms "${DOUBLE_DATA[@]}"
 row double "ours: multiple shooting, 0.3 s segments" double_ms double_ms -
+fit double_fs configs/simid_real_multiarm_double_fitted_starts.yaml "${DOUBLE_DATA[@]}"
+ev double_fs $DP double_fs "${DOUBLE_DATA[@]}"
+row double "ours: single shooting, fitted starting states" double_fs double_fs -
 
 # --- DFKI: 0.2 s windows (and 0.5 s); torque filter SG 25 + filtered torque ---
 KP=configs/simid_real_dfki_published.yaml

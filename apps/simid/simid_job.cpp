@@ -30,7 +30,8 @@ json identifiability_json(const IdentificationResult& r) {
   for (int i : id.unseen) unseen.push_back(r.parameters[static_cast<size_t>(i)].name);
   return {{"singular_values", id.singular_values}, {"weak_directions", dirs},
           {"condition_number", finite_or_null(id.condition_number)}, {"no_effect", unseen},
-          {"identifiable", id.weak_directions.empty()}, {"residual_variance", id.residual_variance}};
+          {"identifiable", id.weak_directions.empty()}, {"residual_variance", id.residual_variance},
+          {"nuisance_parameters", id.nuisance}};
 }
 
 json uncertainty_json(const IdentificationResult& r) {

@@ -97,6 +97,7 @@ class IdentificationResult(_Report):
     rounds: int
     fitted: Trajectories
     measured: Trajectories
+    start_states: Dict[str, Dict[str, Any]]
     def full_report(self) -> str: ...
 
 class RolloutResult(_Report):

@@ -137,6 +137,17 @@ void bind_identify(py::module_& m) {
       .def_property_readonly("fitted", [](const IdentificationResult& r) { return trajectories_dict(r.fitted); },
                              "The fitted model's predictions, by trajectory (dicts of numpy arrays).")
       .def_property_readonly("measured", [](const IdentificationResult& r) { return trajectories_dict(r.measured); })
+      .def_property_readonly("start_states",
+                             [](const IdentificationResult& r) {
+                               py::dict d;
+                               for (const FittedStartStates& f : r.start_states)
+                                 d[py::str(f.name)] = py::dict(py::arg("samples") = f.states.samples,
+                                                               py::arg("q") = Eigen::MatrixXd(f.states.q),
+                                                               py::arg("qd") = Eigen::MatrixXd(f.states.qd));
+                               return d;
+                             },
+                             "Fitted starting states by training trajectory (residual.fit_initial_state, or "
+                             "multiple shooting's segments): {samples, q, qd}, one row per window start.")
       .def("full_report", &IdentificationResult::full_report, "The identifiability report, as simid writes it.");
 
   m.def(

@@ -326,8 +326,103 @@ INSTANTIATE_TEST_SUITE_P(
                      " --set estimate.residual.type=inverse_dynamics",
                  3, "/tau", "real-data/multiarm-pendulum"},
         SimidBadCase{"missing_data", std::string(kLengthsConfig) + " --set data.train=datasets/no_such_file.h5", 3,
-                 "no_such_file.h5"}),
+                 "no_such_file.h5"},
+        // Fitted starting states: only where a window is simulated, not beside
+        // a shared initial.qd.* (both would set the starting velocity), not
+        // with lbfgs (which moves θ only).
+        SimidBadCase{"fit_initial_state_inverse_dynamics",
+                 std::string(kLengthsConfig) + " --set estimate.residual.type=inverse_dynamics"
+                                               " --set 'estimate.residual.fit_initial_state={q: true}'",
+                 2, "estimate.residual.fit_initial_state"},
+        SimidBadCase{"fit_initial_state_with_initial_qd",
+                 std::string(kLengthsConfig) +
+                     " --set 'estimate.parameters=[{name: link.link1.length, bounds: [0.1, 10]},"
+                     " {name: initial.qd.joint1}]' --set 'estimate.ground_truth={}'"
+                     " --set 'estimate.residual.fit_initial_state={qd: true}'",
+                 2, "initial.qd.*"},
+        SimidBadCase{"fit_initial_state_reach_targets",
+                 " --config configs/simid_ball_throw.yaml --set 'estimate.residual.fit_initial_state={q: true}'", 2,
+                 "a reach target's start state is given"},
+        SimidBadCase{"fit_initial_state_lbfgs",
+                 std::string(kLengthsConfig) + " --set estimate.solver.type=lbfgs"
+                                               " --set 'estimate.residual.fit_initial_state={q: true}'",
+                 2, "lbfgs cannot optimize starting states"}),
     [](const ::testing::TestParamInfo<SimidBadCase>& i) { return std::string(i.param.name); });
+
+// residual.fit_initial_state on exact data: the fitted start of every
+// 20-sample window is the recorded state, the lengths come back, and fit.h5
+// holds each training trajectory's starts as "fitted_start_<name>" (one
+// sample per window start, at its time).
+TEST(SimidApp, FittedStartStatesAreRecoveredAndWrittenToFitH5) {
+  const std::string out = fresh_dir("simid_fitted_starts");
+  const auto r = run_command(simid() + kLengthsConfig + kFast +
+                             " --set 'estimate.residual.fit_initial_state={q: true, qd: true}' --seed 3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = read_json(out + "/summary.json");
+  EXPECT_LT(s["metrics"]["max_relative_error"].get<double>(), 1e-5);
+  const TrajectorySet measured = read_trajectories(out + "/measured.h5");
+  const TrajectorySet fitted = read_trajectories(out + "/fit.h5");
+  std::map<std::string, const Trajectory*> by_name;
+  for (const Trajectory& t : fitted.trajectories) by_name[t.name] = &t;
+  int checked = 0;
+  for (const Trajectory& m : measured.trajectories) {
+    if (m.name.rfind("validation_", 0) == 0) continue;
+    ASSERT_TRUE(by_name.count("fitted_start_" + m.name)) << m.name;
+    const Trajectory& f = *by_name["fitted_start_" + m.name];
+    ASSERT_EQ(f.size(), 5);  // 101 samples, windows of 20
+    for (Eigen::Index k = 0; k < f.size(); ++k) {
+      EXPECT_NEAR(f.time[k], m.time[20 * k], 1e-12);
+      EXPECT_LT((f.q.row(k) - m.q.row(20 * k)).cwiseAbs().maxCoeff(), 1e-5) << m.name << " " << k;
+      EXPECT_LT((f.qd.row(k) - m.qd.row(20 * k)).cwiseAbs().maxCoeff(), 1e-4) << m.name << " " << k;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  for (const Trajectory& t : fitted.trajectories) EXPECT_NE(t.name.rfind("fitted_start_validation_", 0), 0u) << t.name;
+  // q and q̇ (2 + 2) of 5 windows per training trajectory, profiled out.
+  EXPECT_EQ(read_json(out + "/params.json")["identifiability"]["nuisance_parameters"], 4 * 5 * checked);
+}
+
+// With fitted starts, a resumed fit ends where an uninterrupted one does,
+// standard errors included: the checkpoint holds the best solve's starts,
+// at which the errors are computed.
+TEST(SimidApp, FittedStartsResumeToTheSameResult) {
+  const std::string straight = fresh_dir("simid_starts_straight"), resumed = fresh_dir("simid_starts_resumed");
+  const std::string cmd = simid() + kLengthsConfig + kFast +
+                          " --set 'estimate.residual.fit_initial_state={q: true, qd: true}'"
+                          " --set estimate.basin_hopping.population=1 --set estimate.basin_hopping.cost_threshold=-1"
+                          " --set estimate.solver.max_iterations=3 --seed 5";
+  ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=2 --out " + straight).exit_code, 0);
+  ASSERT_EQ(run_command(cmd + " --set estimate.basin_hopping.rounds=1 --out " + resumed).exit_code, 0);
+  EXPECT_FALSE(read_json(resumed + "/checkpoint.json")["best"]["states"].empty());
+  const auto r = run_command(cmd + " --set estimate.basin_hopping.rounds=2 --resume --out " + resumed);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_json(resumed + "/params.json")["parameters"], read_json(straight + "/params.json")["parameters"]);
+  EXPECT_EQ(read_json(resumed + "/summary.json")["metrics"]["train_per_trajectory"],
+            read_json(straight + "/summary.json")["metrics"]["train_per_trajectory"]);
+}
+
+// Multiple shooting: the fit is analysed at its fitted segment states (the
+// training cost per trajectory sums to the fit's cost), which fit.h5 holds
+// as "fitted_start_<name>", one sample per segment.
+TEST(SimidApp, MultipleShootingSegmentStatesAreTheAnalysedOnesAndWritten) {
+  const std::string out = fresh_dir("simid_segments");
+  const auto r = run_command(simid() + kLengthsConfig + kFast +
+                             " --set estimate.residual.type=multiple_shooting --seed 3 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto m = read_json(out + "/summary.json")["metrics"];
+  double sum = 0;
+  for (const auto& t : m["train_per_trajectory"]) sum += t["cost"].get<double>();
+  EXPECT_NEAR(sum, m["cost"].get<double>(), 1e-9 * std::max(1.0, m["cost"].get<double>()));
+  const TrajectorySet fitted = read_trajectories(out + "/fit.h5");
+  int segments = 0;
+  for (const Trajectory& t : fitted.trajectories)
+    if (t.name.rfind("fitted_start_", 0) == 0) {
+      EXPECT_EQ(t.size(), 5) << t.name;  // 101 samples, segments of 20
+      ++segments;
+    }
+  EXPECT_EQ(segments, static_cast<int>(m["train_per_trajectory"].size()));
+}
 
 // An empty dataset (a CSV with a header and no rows) is a data error.
 TEST(SimidApp, EmptyDatasetIsADataError) {

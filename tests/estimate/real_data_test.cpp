@@ -88,6 +88,21 @@ TEST(RealData, MultiarmDoubleFitPredictsAtLeastAsWellAsPublished) {
   EXPECT_LT(param(ours, "joint.joint1.damping"), 2e-3);
 }
 
+// The shipped config with fitted starting states, on the same short
+// segments: the physical values stay where the recorded starts put them
+// (within 10%), and the training windows, started from their fitted states,
+// are predicted at least as well.
+TEST(RealData, MultiarmDoubleFittedStartsRun) {
+  NEURALSIM_SKIP_WITHOUT_SHARED("real-data/multiarm-pendulum/double");
+  const std::string seg = "--set data.max_samples=301";
+  const nlohmann::json starts = simid("simid_real_multiarm_double_fitted_starts.yaml", "double_starts", seg);
+  const nlohmann::json recorded = simid("simid_real_multiarm_double.yaml", "double_recorded_starts", seg);
+  ASSERT_TRUE(starts.contains("metrics") && recorded.contains("metrics"));
+  EXPECT_LE(metric(starts, "train_rmse_q"), metric(recorded, "train_rmse_q") * (1 + kTolerance));
+  for (const char* name : {"link.link1.length", "link.link1.com.z", "link.link2.inertia.yy"})
+    EXPECT_NEAR(param(starts, name), param(recorded, name), 0.1 * std::abs(param(recorded, name))) << name;
+}
+
 TEST(RealData, DfkiFitPredictsAtLeastAsWellAsPublished) {
   NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum");
   // Multiple shooting on the PD-tracking run; validation on the energy-shaping

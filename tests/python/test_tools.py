@@ -32,6 +32,20 @@ def test_identify_evaluates_given_values_without_a_fit(tmp_path):
     assert r.cost < 1e-12  # the data were made with these lengths
 
 
+def test_identify_returns_the_fitted_starting_states():
+    r = neuralsim.identify(source("configs/simid_double_pendulum_lengths.yaml"), seed=3,
+                           overrides={"data.max_samples": 101, "estimate.residual.window": 20,
+                                      "estimate.residual.fit_initial_state": {"q": True, "qd": True}})
+    assert r.status == "ok" and r.has_fit
+    assert r.start_states  # one entry per training trajectory
+    for name, s in r.start_states.items():
+        assert s["samples"] == [0, 20, 40, 60, 80]
+        assert s["q"].shape == (5, 2) and s["qd"].shape == (5, 2)
+        # Exact data: every fitted start is the recorded state.
+        assert s["q"] == pytest.approx(r.measured[name]["q"][::20][:5], abs=1e-5)
+        assert "fitted_start_" + name in r.fitted
+
+
 def test_gradient_check_of_a_fit():
     c = neuralsim.check_identification_gradient(source("configs/simid_double_pendulum_lengths.yaml"),
                                                 overrides={"data.max_samples": 101, "estimate.residual.window": 20,

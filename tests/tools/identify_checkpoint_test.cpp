@@ -53,5 +53,30 @@ TEST_F(IdentifyCheckpoint, TheLastCheckpointOfTheLongestRunIsAcceptedAndExact) {
   }
 }
 
+// The best solve's nuisance states (fitted starts, segments) read back to
+// the bit, within the writer's size bound; a checkpoint with another number
+// of them is refused, naming the count.
+TEST_F(IdentifyCheckpoint, BestStatesReadBackExactlyAndTheirCountIsChecked) {
+  const Model<double> model = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
+  const ParameterSet params = read_parameter_set(
+      Config::parse("p: [{name: link.link1.length, bounds: [0.1, 10]}]", "identify_checkpoint_test.yaml"), "p", model);
+  const Fingerprint fingerprint = {{"seed", "1"}};
+  BasinHoppingState s;
+  s.next_round = 1;
+  s.has_best = true;
+  s.best.x = {3.0000000000000004};
+  s.best.cost = s.best.initial_cost = s.best.seconds = 1;
+  s.best.usable = true;
+  for (int k = 0; k < 12; ++k) s.best.states.push_back(-testing::longest_json_number(k));
+  s.history.push_back({0, 1, 1, 0.5, 1, 1, 0.25});
+  CheckpointFile store(path("checkpoint.json"));
+  write_identify_checkpoint(store, s, params, fingerprint);
+  const BasinHoppingState back = read_identify_checkpoint(store, params, fingerprint, 1, 100, 12);
+  EXPECT_EQ(back.best.states, s.best.states);
+  testing::expect_contains(
+      testing::thrown_message([&] { read_identify_checkpoint(store, params, fingerprint, 1, 100, 8); }),
+      {"checkpoint.json", "best.states must hold 8 numbers"});
+}
+
 }  // namespace
 }  // namespace neuralsim

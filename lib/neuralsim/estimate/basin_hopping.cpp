@@ -37,6 +37,7 @@ std::string pack_round(const std::vector<LocalResult>& solves, const std::vector
     const LocalResult& r = solves[k];
     w.put<std::int32_t>(static_cast<std::int32_t>(k));
     w.put_vector(r.x);
+    w.put_vector(r.states);
     w.put(r.initial_cost);
     w.put(r.cost);
     w.put<std::int32_t>(r.iterations);
@@ -57,6 +58,7 @@ int unpack_rounds(const std::vector<std::string>& messages, std::vector<LocalRes
     while (!r.done()) {
       LocalResult& s = solves.at(static_cast<std::size_t>(r.get<std::int32_t>()));
       s.x = r.get_vector();
+      s.states = r.get_vector();
       s.initial_cost = r.get<double>();
       s.cost = r.get<double>();
       s.iterations = r.get<std::int32_t>();

@@ -1,5 +1,6 @@
 #include "neuralsim/estimate/covariance.hpp"
 
+#include <Eigen/SparseCholesky>
 #include <tbb/parallel_for.h>
 
 #include <cmath>
@@ -79,6 +80,33 @@ std::vector<int> clusters_from_sizes(const std::vector<int>& sizes) {
   return out;
 }
 
+Eigen::MatrixXd profile_nuisance(const Eigen::MatrixXd& J_theta, const Eigen::SparseMatrix<double>& J_nuisance) {
+  if (J_nuisance.rows() != J_theta.rows())
+    throw InvalidArgument("profile_nuisance: " + std::to_string(J_nuisance.rows()) + " nuisance rows for a Jacobian of " +
+                          std::to_string(J_theta.rows()) + " rows");
+  const Eigen::Index N = J_nuisance.cols();
+  if (N == 0) return J_theta;
+  Eigen::SparseMatrix<double> A = Eigen::SparseMatrix<double>(J_nuisance.transpose()) * J_nuisance;
+  // A nuisance no residual sees has a zero diagonal: shift it by the
+  // largest diagonal's scale instead.
+  double largest = 0;
+  for (Eigen::Index k = 0; k < N; ++k) largest = std::max(largest, A.coeff(k, k));
+  if (!(largest > 0)) return J_theta;
+  for (Eigen::Index k = 0; k < N; ++k) A.coeffRef(k, k) += 1e-12 * std::max(A.coeff(k, k), largest * 1e-6);
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(A);
+  if (ldlt.info() != Eigen::Success)
+    throw NumericalError("profile_nuisance: the nuisance states' normal matrix could not be factorized");
+  const Eigen::MatrixXd B = J_nuisance.transpose() * J_theta;
+  const Eigen::MatrixXd X = ldlt.solve(B);
+  Eigen::MatrixXd profiled = J_theta - J_nuisance * X;
+  // What is left of a column the nuisance columns reproduce is rounding:
+  // exactly zero, so that the analysis reports the parameter as unseen
+  // rather than equilibrating noise to a unit column.
+  for (Eigen::Index c = 0; c < profiled.cols(); ++c)
+    if (profiled.col(c).norm() <= 1e-8 * J_theta.col(c).norm()) profiled.col(c).setZero();
+  return profiled;
+}
+
 CovarianceEstimate estimate_covariance(const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
                                        const std::vector<int>& cluster, const CovarianceOptions& options) {
   const int m = static_cast<int>(J.rows()), P = static_cast<int>(J.cols());
@@ -89,7 +117,8 @@ CovarianceEstimate estimate_covariance(const Eigen::MatrixXd& J, const Eigen::Ve
   e.method = options.method;
   const Eigen::MatrixXd Ainv = pseudo_inverse_normal(J, options.singular_threshold);
   if (options.method == UncertaintyMethod::kGaussNewton) {
-    const double s2 = m > P ? r.squaredNorm() / (m - P) : kNaN;
+    const int dof = m - P - std::max(0, options.nuisance);
+    const double s2 = dof > 0 ? r.squaredNorm() / dof : kNaN;
     e.covariance = s2 * Ainv;
   } else {
     if (static_cast<int>(cluster.size()) != m)

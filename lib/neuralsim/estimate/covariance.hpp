@@ -33,6 +33,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <Eigen/SparseCore>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,9 @@ struct CovarianceOptions {
   int bootstrap_samples = 200;
   uint64_t seed = 1;
   double singular_threshold = 1e-4;
+  // Nuisance parameters profiled out of J (profile_nuisance below):
+  // gauss_newton's s² has m − P − nuisance degrees of freedom.
+  int nuisance = 0;
 };
 
 struct CovarianceEstimate {
@@ -72,5 +76,23 @@ CovarianceEstimate estimate_covariance(const Eigen::MatrixXd& J, const Eigen::Ve
 
 // Cluster ids for consecutive groups of rows: sizes[g] rows in cluster g.
 std::vector<int> clusters_from_sizes(const std::vector<int>& sizes);
+
+// Nuisance parameters (fitted starting states, multiple-shooting segment
+// states) profiled out of the Jacobian J = [J_θ J_s] of a joint fit:
+// J̃_θ = (I − J_s J_s⁺) J_θ, the part of each θ column the nuisance columns
+// cannot mimic (Frisch–Waugh–Lovell; Seber & Wild, *Nonlinear Regression*,
+// 1989, §2.1.3 and §5.9). θ's block of the joint Gauss–Newton covariance
+// (JᵀJ)⁻¹ is (J̃_θᵀJ̃_θ)⁻¹, and θ's block of the joint sandwich is the
+// sandwich of J̃_θ (the nuisance rows of the joint A⁻¹Jᵀ vanish from θ's),
+// so every estimate above, and the identifiability analysis, applied to
+// J̃_θ accounts for the nuisance parameters (the bootstrap's replicates
+// then keep the projection of the full data: a linearization). J_s⁺ is
+// taken through a sparse LDLᵀ of J_sᵀJ_s with a relative 1e-12 diagonal
+// shift, which tends to the pseudo-inverse when J_s is rank-deficient (the
+// projection onto J_s's column space does not depend on the shift's form).
+// The residual variance then has m − P − N degrees of freedom (N = J_s's
+// columns): see analyze_identifiability's `nuisance`. A θ column the
+// nuisance columns reproduce (to 1e-8 of its norm) comes back exactly zero.
+Eigen::MatrixXd profile_nuisance(const Eigen::MatrixXd& J_theta, const Eigen::SparseMatrix<double>& J_nuisance);
 
 }  // namespace neuralsim

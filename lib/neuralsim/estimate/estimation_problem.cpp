@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/model/configuration.hpp"
 
 namespace neuralsim {
 
@@ -293,13 +294,18 @@ void EstimationProblem::build() {
   const int stride = options_.stride > 0 ? options_.stride : window;
   const int nq = ctx_.model->nq, nv = ctx_.model->nv;
 
-  // Count segments first so states_ never reallocates (Ceres keeps pointers).
-  if (options_.formulation == Formulation::kMultipleShooting) {
+  // Count segments (or fitted window starts) first so states_ never
+  // reallocates (Ceres keeps pointers).
+  const bool fit_starts =
+      options_.formulation == Formulation::kSingleShooting && options_.fit_initial_state.any();
+  if (options_.formulation == Formulation::kMultipleShooting || fit_starts) {
+    const int step = fit_starts ? stride : window;
     for (const Trajectory* tr : train_) {
       const int T = static_cast<int>(tr->size());
-      for (int s = 0; s + 1 < T; s += window) state_origin_.push_back({tr, s});
+      for (int s = 0; s + 1 < T; s += step) state_origin_.push_back({tr, s});
     }
-    states_.assign(state_origin_.size(), std::vector<double>(nq + nv));
+    states_.assign(state_origin_.size(),
+                   std::vector<double>(fit_starts ? options_.fit_initial_state.size(nv) : nq + nv));
     reset_states();
   }
   size_t seg = 0;
@@ -329,7 +335,9 @@ void EstimationProblem::build() {
       case Formulation::kSingleShooting:
         for (int s = 0; s + 1 < T; s += stride) {
           const Window w{tr, s, std::min(window, T - 1 - s)};
-          add(make_single_shooting_cost(ctx_, w), {theta}, next_window++);
+          std::vector<double*> blocks{theta};
+          if (fit_starts) blocks.push_back(states_[seg++].data());
+          add(make_single_shooting_cost(ctx_, w, options_.fit_initial_state), blocks, next_window++);
         }
         break;
       case Formulation::kMultipleShooting: {
@@ -362,11 +370,72 @@ void EstimationProblem::build() {
 
 void EstimationProblem::reset_states() {
   const int nq = ctx_.model->nq, nv = ctx_.model->nv;
+  const StartStateFit& fit = options_.fit_initial_state;
+  const bool segments = options_.formulation == Formulation::kMultipleShooting;
   for (size_t k = 0; k < state_origin_.size(); ++k) {
     const auto& o = state_origin_[k];
-    for (int i = 0; i < nq; ++i) states_[k][i] = o.tr->q(o.sample, i);
-    for (int i = 0; i < nv; ++i) states_[k][nq + i] = o.tr->qd(o.sample, i);
+    std::vector<double>& state = states_[k];
+    if (segments) {
+      for (int i = 0; i < nq; ++i) state[i] = o.tr->q(o.sample, i);
+      for (int i = 0; i < nv; ++i) state[nq + i] = o.tr->qd(o.sample, i);
+      continue;
+    }
+    // A fitted start begins at the recording: δ = 0 and the recorded q̇
+    // (with initial.qd.* fixed at the first sample: not combined, identify.cpp).
+    const int offset = fit.q ? nv : 0;
+    if (fit.q) std::fill(state.begin(), state.begin() + nv, 0.0);
+    if (fit.qd)
+      for (int i = 0; i < nv; ++i) state[offset + i] = o.tr->qd(o.sample, i);
   }
+}
+
+int EstimationProblem::num_state_variables() const {
+  return states_.empty() ? 0 : static_cast<int>(states_.size() * states_.front().size());
+}
+
+void EstimationProblem::set_states(const std::vector<double>& states) {
+  if (static_cast<int>(states.size()) != num_state_variables())
+    throw InvalidArgument("EstimationProblem::set_states: " + std::to_string(states.size()) +
+                          " values for a problem of " + std::to_string(num_state_variables()) + " state variables");
+  auto it = states.begin();
+  for (std::vector<double>& block : states_) {
+    std::copy(it, it + static_cast<std::ptrdiff_t>(block.size()), block.begin());
+    it += static_cast<std::ptrdiff_t>(block.size());
+  }
+}
+
+std::vector<StartStates> EstimationProblem::start_states() const {
+  std::vector<StartStates> out;
+  if (states_.empty()) return out;
+  const Model<double>& model = *ctx_.model;
+  const int nq = model.nq, nv = model.nv;
+  const bool segments = options_.formulation == Formulation::kMultipleShooting;
+  out.resize(train_.size());
+  size_t k = 0;
+  for (size_t t = 0; t < train_.size(); ++t) {
+    const size_t first = k;
+    while (k < state_origin_.size() && state_origin_[k].tr == train_[t]) ++k;
+    StartStates& s = out[t];
+    const Eigen::Index n = static_cast<Eigen::Index>(k - first);
+    s.q.resize(n, nq);
+    s.qd.resize(n, nv);
+    Eigen::VectorXd q, qd;
+    for (size_t j = first; j < k; ++j) {
+      const StateOrigin& o = state_origin_[j];
+      const double* block = states_[j].data();
+      if (segments) {
+        q = Eigen::Map<const Eigen::VectorXd>(block, nq);
+        normalize_configuration(model, q);  // as the residuals read it
+        qd = Eigen::Map<const Eigen::VectorXd>(block + nq, nv);
+      } else {
+        start_state(model, *o.tr, o.sample, options_.fit_initial_state, block, q, qd);
+      }
+      s.samples.push_back(o.sample);
+      s.q.row(static_cast<Eigen::Index>(j - first)) = q.transpose();
+      s.qd.row(static_cast<Eigen::Index>(j - first)) = qd.transpose();
+    }
+  }
+  return out;
 }
 
 int EstimationProblem::num_residuals() const { return ceres_->problem->NumResiduals(); }
@@ -395,9 +464,10 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
   ceres_->parallel.set_communicator(options.communicator);
   if (options.solver == LocalSolver::kLevenbergMarquardt) {
     ceres::Solver::Options so;
-    so.linear_solver_type = options_.formulation == Formulation::kMultipleShooting ? ceres::SPARSE_SCHUR
-                                                                                   : ceres::DENSE_QR;
-    if (options_.formulation == Formulation::kMultipleShooting && !ceres::IsSparseLinearAlgebraLibraryTypeAvailable(ceres::SUITE_SPARSE) &&
+    // Nuisance states (segments, fitted starts) are eliminated by the Schur
+    // complement: each touches one or two residual blocks.
+    so.linear_solver_type = states_.empty() ? ceres::DENSE_QR : ceres::SPARSE_SCHUR;
+    if (!states_.empty() && !ceres::IsSparseLinearAlgebraLibraryTypeAvailable(ceres::SUITE_SPARSE) &&
         !ceres::IsSparseLinearAlgebraLibraryTypeAvailable(ceres::EIGEN_SPARSE))
       so.linear_solver_type = ceres::DENSE_SCHUR;
     so.max_num_iterations = options.max_iterations;
@@ -451,6 +521,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
   ceres_->parallel.set_num_threads(0);
   ceres_->parallel.set_communicator(nullptr);
   result.x = theta_;
+  for (const std::vector<double>& block : states_) result.states.insert(result.states.end(), block.begin(), block.end());
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!std::isfinite(result.cost)) result.usable = false;
   return result;
@@ -492,16 +563,27 @@ Eigen::MatrixXd EstimationProblem::parameter_jacobian(const std::vector<double>&
   std::copy(x.begin(), x.end(), theta_.begin());
   ceres::Problem::EvaluateOptions eo;
   eo.parameter_blocks = {theta_.data()};
+  for (std::vector<double>& block : states_) eo.parameter_blocks.push_back(block.data());
   eo.apply_loss_function = false;
   double cost = 0;
   std::vector<double> r;
   ceres::CRSMatrix J;
   ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J);
-  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(J.num_rows, J.num_cols);
+  // Columns [θ | states]: θ dense, the states sparse (each touches one or
+  // two residual blocks).
+  const int P = ctx_.parameters->size();
+  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(J.num_rows, P);
+  std::vector<Eigen::Triplet<double>> nuisance;
   for (int row = 0; row < J.num_rows; ++row)
-    for (int k = J.rows[row]; k < J.rows[row + 1]; ++k) dense(row, J.cols[k]) = J.values[k];
+    for (int k = J.rows[row]; k < J.rows[row + 1]; ++k) {
+      if (J.cols[k] < P) dense(row, J.cols[k]) = J.values[k];
+      else nuisance.emplace_back(row, J.cols[k] - P, J.values[k]);
+    }
   if (residuals) *residuals = Eigen::Map<Eigen::VectorXd>(r.data(), static_cast<Eigen::Index>(r.size()));
-  return dense;
+  if (states_.empty()) return dense;
+  Eigen::SparseMatrix<double> Js(J.num_rows, J.num_cols - P);
+  Js.setFromTriplets(nuisance.begin(), nuisance.end());
+  return profile_nuisance(dense, Js);
 }
 
 }  // namespace neuralsim

@@ -40,6 +40,10 @@ struct ProblemOptions {
   double torque_weight = 0;
   Loss loss = Loss::kNone;
   double loss_scale = 1;
+  // Single shooting: each window's starting state (q in tangent coordinates
+  // around the recorded sample, q̇) as a nuisance parameter block, for
+  // recordings whose first samples are noisy (residuals.hpp).
+  StartStateFit fit_initial_state;
 };
 
 struct SolverOptions {
@@ -67,6 +71,10 @@ struct SolverOptions {
 
 struct LocalResult {
   std::vector<double> x;  // optimizer variables
+  // The nuisance states at the solution, every state block in problem
+  // order (multiple-shooting segments; fitted window starts); empty when
+  // the problem has none.
+  std::vector<double> states;
   double initial_cost = 0, cost = 0;  // ½ Σ r²
   int iterations = 0;
   // ½ Σ r² of the iterate after each Ceres iteration (iteration 0: the
@@ -85,8 +93,21 @@ class EstimationProblem {
   EstimationProblem(const EstimationProblem&) = delete;
   EstimationProblem& operator=(const EstimationProblem&) = delete;
 
-  // Local solve from variables x0 (multiple-shooting states restart from data).
+  // Local solve from variables x0 (the nuisance states restart from data).
   LocalResult solve(const std::vector<double>& x0, const SolverOptions& options);
+
+  // The nuisance states (multiple-shooting segment states, fitted window
+  // starts): their number of variables, and setting them to a solution's
+  // LocalResult::states before an analysis of that solution (evaluate,
+  // cost_per_trajectory, parameter_jacobian, start_states use them; a new
+  // problem holds the recorded states). Throws InvalidArgument on a size
+  // mismatch.
+  int num_state_variables() const;
+  void set_states(const std::vector<double>& states);
+  // The states the nuisance blocks stand for, per trajectory in the order
+  // of `train` (empty without nuisance states): every window's or
+  // segment's start sample with its q and q̇.
+  std::vector<StartStates> start_states() const;
 
   // ½ Σ r² at x (and its gradient when `gradient` is not null); false when
   // the simulation fails (diverges) there.
@@ -97,7 +118,10 @@ class EstimationProblem {
   std::vector<double> cost_per_trajectory(const std::vector<double>& x);
 
   // Jacobian of all residuals w.r.t. θ at x (rows = residuals), for
-  // covariance and identifiability; also returns the residual count.
+  // covariance and identifiability; also returns the residuals. With
+  // nuisance states, their columns are profiled out (profile_nuisance in
+  // covariance.hpp): the covariance of θ computed from it is θ's block of
+  // the joint problem's, so the states' freedom widens θ's intervals.
   Eigen::MatrixXd parameter_jacobian(const std::vector<double>& x, Eigen::VectorXd* residuals);
 
   int num_residuals() const;
@@ -124,7 +148,7 @@ class EstimationProblem {
   std::vector<const Trajectory*> train_;
   ProblemOptions options_;
   std::vector<double> theta_;
-  std::vector<std::vector<double>> states_;  // multiple shooting segment states
+  std::vector<std::vector<double>> states_;  // multiple shooting segment states, or fitted window starts
   struct StateOrigin { const Trajectory* tr; int sample; };
   std::vector<StateOrigin> state_origin_;
   std::vector<int> block_trajectory_;        // residual block -> trajectory index

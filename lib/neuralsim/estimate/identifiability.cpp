@@ -69,7 +69,7 @@ std::string describe(const ParameterSet& params, const Eigen::VectorXd& u, const
 
 Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
-                                        double singular_threshold) {
+                                        double singular_threshold, int nuisance) {
   const int P = params.size();
   const int m = static_cast<int>(J.rows());
   Identifiability id;
@@ -92,7 +92,9 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
     if (!(norm > 0)) id.unseen.push_back(i);
     Js.col(i) = Jp.col(i) * scale[i];
   }
-  id.residual_variance = m > P ? r.squaredNorm() / (m - P) : std::numeric_limits<double>::quiet_NaN();
+  id.nuisance = std::max(0, nuisance);
+  const int dof = m - P - id.nuisance;
+  id.residual_variance = dof > 0 ? r.squaredNorm() / dof : std::numeric_limits<double>::quiet_NaN();
 
   const SingularValueDecomposition svd = singular_value_decomposition(Js, SingularVectors::kFullV);
   const Eigen::VectorXd& sv = svd.values;
@@ -169,8 +171,11 @@ std::vector<std::string> uncertainty_warnings(const ParameterSet& params, const 
                                   std::string(which) == "lower" ? params[i].lower : params[i].upper));
     }
   for (int i : id.unseen)
-    w.push_back("'" + params[i].name() + "' has no effect on any residual (its column of the Jacobian is zero): the "
-                "data cannot see it; check the name and what the data observe");
+    w.push_back(id.nuisance > 0 ? "'" + params[i].name() + "' changes no residual in a way the fitted states "
+                                  "(starting states, segments) cannot reproduce: the data cannot tell it from them"
+                                : "'" + params[i].name() + "' has no effect on any residual (its column of the "
+                                  "Jacobian is zero): the data cannot see it; check the name and what the data "
+                                  "observe");
   return w;
 }
 

@@ -35,8 +35,10 @@ struct Identifiability {
   // parameters).
   double condition_number = 0;
   // Parameters whose column of J is zero: no residual depends on them (a
-  // name that maps to nothing the data sees).
+  // name that maps to nothing the data sees), or, with nuisance parameters
+  // profiled out, none in a way those cannot reproduce.
   std::vector<int> unseen;
+  int nuisance = 0;  // nuisance parameters profiled out of J
 };
 
 // d p / d x of parameter i at optimizer variable x (J w.r.t. physical values
@@ -44,9 +46,12 @@ struct Identifiability {
 double physical_derivative(const ParameterSet& params, int i, double x);
 
 // `J` is d r / d x (optimizer variables), `r` the residuals at x.
+// `nuisance`: the number of nuisance parameters profiled out of J
+// (profile_nuisance, covariance.hpp), which the residual variance's
+// degrees of freedom m − P − nuisance discount.
 Identifiability analyze_identifiability(const ParameterSet& params, const std::vector<double>& x,
                                         const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
-                                        double singular_threshold = 1e-4);
+                                        double singular_threshold = 1e-4, int nuisance = 0);
 
 // "lower" or "upper" when optimizer variable `x` of parameter i is at that
 // bound (within 1e-6 of the bounds' span), else null.

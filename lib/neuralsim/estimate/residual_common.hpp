@@ -108,6 +108,19 @@ void load_state(const Trajectory& tr, int k, VecX<T>& q, VecX<T>& qd) {
   qd = tr.qd.row(k).transpose().cast<T>();
 }
 
+// A fitted start block of `fit` applied to the recorded state (q, qd) in
+// place: q ← q ⊕ δ, q̇ ← q̇0 (residuals.hpp, StartStateFit).
+template <class T>
+void apply_start_block(const Model<T>& model, const StartStateFit& fit, const T* block, VecX<T>& q, VecX<T>& qd) {
+  const int nv = model.nv;
+  if (fit.q) {
+    const VecX<T> recorded = q;
+    const VecX<T> dq = Eigen::Map<const VecX<T>>(block, nv);
+    integrate_configuration(model, recorded, dq, q);
+  }
+  if (fit.qd) qd = Eigen::Map<const VecX<T>>(block + (fit.q ? nv : 0), nv);
+}
+
 // Creates the cost function with the smallest instantiated stride (4 or 8)
 // that covers `derivative_dims` (Ceres takes ownership of the functor), then lets
 // `configure` add parameter blocks and residuals.

@@ -1,6 +1,7 @@
 #include "neuralsim/estimate/residuals.hpp"
 
 #include "neuralsim/contact/contact_system.hpp"
+#include "neuralsim/estimate/residual_common.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/link_poses.hpp"
 #include "neuralsim/step/replay.hpp"
@@ -44,8 +45,16 @@ StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double
   return step;
 }
 
+void start_state(const Model<double>& model, const Trajectory& tr, int sample, const StartStateFit& fit,
+                 const double* block, Eigen::VectorXd& q, Eigen::VectorXd& qd) {
+  q = tr.q.row(sample).transpose();
+  qd = tr.qd.row(sample).transpose();
+  residual_internal::apply_start_block(model, fit, block, q, qd);
+  normalize_configuration(model, q);
+}
+
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
-                               int window) {
+                               int window, const StartStates* starts) {
   Model<double> model = *ctx.model;
   ctx.parameters->apply(x.data(), model);
   Stepper<double> stepper(model, step_options_at(ctx, x));
@@ -55,7 +64,7 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
   }
   Eigen::VectorXd qd0 = data.qd.row(0).transpose();
   ctx.parameters->apply_initial_velocity(x.data(), qd0);
-  Trajectory out = predict_recording(stepper, data, window, &qd0);
+  Trajectory out = predict_recording(stepper, data, window, &qd0, starts);
   std::vector<LinkRef> links;
   for (const auto& [name, pose] : data.link_poses)
     if (const auto link = find_link(model, name)) links.push_back(*link);

@@ -4,8 +4,9 @@
 // Jet width in the lower layers (core/scalar.hpp), not here.
 //
 //  - Single shooting (NeuralSim): simulate a window from the measured state
-//    with the recorded controls; one residual per observed coordinate and
-//    sample (a state difference, never a re-squared sum).
+//    (or from a fitted starting state) with the recorded controls; one
+//    residual per observed coordinate and sample (a state difference, never
+//    a re-squared sum).
 //  - Multiple shooting: each segment's initial state is a free parameter
 //    block; continuity residuals tie a segment's end to the next one's start.
 //  - Inverse dynamics (equation error): RNEA(q, q̇, q̈; θ) - passive(q, q̇; θ)
@@ -20,6 +21,7 @@
 #include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/estimate/observation.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"
+#include "neuralsim/step/replay.hpp"
 #include "neuralsim/step/stepper.hpp"
 
 namespace neuralsim {
@@ -42,10 +44,33 @@ struct Window {
   int length = 0;
 };
 
-// Parameter blocks: [θ (P)]. Residuals: length × residuals_per_sample.
-// Estimated initial velocities (initial.qd.*) replace the measured q̇ of a
-// window that starts at the trajectory's first sample.
-ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const Window& window);
+// What of a single-shooting window's starting state is fitted
+// (`residual.fit_initial_state`): a nuisance parameter block per window,
+// [δ (nv) if q][q̇0 (nv) if qd], with q0 = q_recorded ⊕ δ
+// (integrate_configuration: tangent coordinates around the recorded sample,
+// so quaternion joints stay on their manifold and δ = 0 is the recording).
+// The residuals stay those of samples start + 1 ... start + length: the
+// recorded start sample is only the fit's first guess (a tracker's first
+// frames are its least reliable).
+struct StartStateFit {
+  bool q = false;
+  bool qd = false;
+  bool any() const { return q || qd; }
+  int size(int nv) const { return (q ? nv : 0) + (qd ? nv : 0); }
+};
+
+// Parameter blocks: [θ (P)], and [start (fit.size(nv))] when fit.any().
+// Residuals: length × residuals_per_sample. Estimated initial velocities
+// (initial.qd.*) replace the measured q̇ of a window that starts at the
+// trajectory's first sample; a fitted q̇0 replaces both.
+ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const Window& window,
+                                               const StartStateFit& fit = {});
+
+// The state a start block of `fit` stands for at sample `sample` of `tr`:
+// q = q_recorded ⊕ δ, q̇ = the block's q̇0 (or the recorded q̇ when only q is
+// fitted). `block` holds fit.size(nv) values.
+void start_state(const Model<double>& model, const Trajectory& tr, int sample, const StartStateFit& fit,
+                 const double* block, Eigen::VectorXd& q, Eigen::VectorXd& qd);
 
 // Parameter blocks: [θ (P), segment state (nq + nv)] and, unless `last`,
 // [next segment state (nq + nv)]. Residuals: data mismatch at samples
@@ -79,11 +104,11 @@ ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
 StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double>& x);
 
 // Simulates windows of `window` samples, each restarted from the measured
-// state, with the parameters x applied exactly as the residuals apply them
-// (model, contact, initial velocities and control delay; used for
-// reporting and plots).
-// Link poses are recorded for every link the data has.
+// state (or from `starts`, the fitted states, at the samples they hold),
+// with the parameters x applied exactly as the residuals apply them (model,
+// contact, initial velocities and control delay; used for reporting and
+// plots). Link poses are recorded for every link the data has.
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
-                               int window);
+                               int window, const StartStates* starts = nullptr);
 
 }  // namespace neuralsim

@@ -7,6 +7,7 @@ namespace {
 struct SingleShooting {
   ResidualContext ctx;
   Window w;
+  StartStateFit fit;
 
   template <class T>
   bool operator()(T const* const* blocks, T* residuals) const {
@@ -17,6 +18,7 @@ struct SingleShooting {
     VecX<T> q, qd, dq(model.nv);
     load_state(tr, w.start, q, qd);
     if (w.start == 0) ctx.parameters->apply_initial_velocity(blocks[0], qd);
+    if (fit.any()) apply_start_block(model, fit, blocks[1], q, qd);
     normalize_configuration(model, q);
     int n = 0;
     T delay_storage;
@@ -43,10 +45,13 @@ struct SingleShooting {
 
 using namespace residual_internal;
 
-ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const Window& window) {
+ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const Window& window,
+                                               const StartStateFit& fit) {
   const int P = ctx.parameters->size();
-  return make_dynamic(new SingleShooting{ctx, window}, P, [&](auto& cost) {
+  const int start = fit.size(ctx.model->nv);
+  return make_dynamic(new SingleShooting{ctx, window, fit}, P + start, [&](auto& cost) {
     cost.AddParameterBlock(P);
+    if (start > 0) cost.AddParameterBlock(start);
     cost.SetNumResiduals(window.length * ctx.observe.residuals_per_sample(*ctx.model));
   });
 }

@@ -162,7 +162,7 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 
 ProblemOptions read_problem_options(const Config& r, const Model<double>* model) {
   r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
-                      "sample_stride", "loss", "loss_scale", "torque_weight"});
+                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state"});
   ProblemOptions o;
   const std::string type =
       r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
@@ -178,6 +178,18 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
   o.torque_weight = r.get_in_range("torque_weight", 0.0, 0, 1e12);
   if (o.torque_weight > 0 && o.formulation == Formulation::kInverseDynamics)
     r.fail("torque_weight", "adds torque residuals to a shooting fit; inverse_dynamics is all torque residuals already");
+  if (r.has("fit_initial_state")) {
+    if (!r.is_map("fit_initial_state")) r.fail("fit_initial_state", "expected a map {q: true|false, qd: true|false}");
+    const Config f = r.at("fit_initial_state");
+    f.check_known_keys({"q", "qd"});
+    o.fit_initial_state.q = f.get_or<bool>("q", false);
+    o.fit_initial_state.qd = f.get_or<bool>("qd", false);
+    if (o.formulation == Formulation::kInverseDynamics)
+      r.fail("fit_initial_state", "fits the starting state of shooting windows; inverse_dynamics simulates nothing "
+                                  "(use single_shooting)");
+    if (o.formulation == Formulation::kMultipleShooting)
+      r.fail("fit_initial_state", "multiple_shooting already fits every segment's state (use single_shooting)");
+  }
   const std::string loss = r.get_choice("loss", {"none", "squared", "huber", "cauchy"}, "none");
   o.loss = loss == "huber" ? Loss::kHuber : loss == "cauchy" ? Loss::kCauchy : Loss::kNone;
   o.loss_scale = r.get_or<double>("loss_scale", 1.0);

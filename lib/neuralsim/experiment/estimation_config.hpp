@@ -41,7 +41,8 @@ ObservationSpec read_observation(const Config& section, const Model<double>& mod
 
 // `residual:` section: {type: single_shooting | multiple_shooting |
 // inverse_dynamics, window, stride, continuity_weight, filter_window,
-// derivatives, sample_stride, loss: none | huber | cauchy, loss_scale}.
+// derivatives, sample_stride, loss: none | huber | cauchy, loss_scale,
+// fit_initial_state: {q, qd} (single_shooting only)}.
 // filter_window (and a central_difference `derivatives` window) is
 // ProblemOptions::filter_window. `model` (optional) picks the default
 // derivatives and refuses savitzky_golay on quaternion joints.

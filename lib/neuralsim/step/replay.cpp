@@ -1,11 +1,13 @@
 #include "neuralsim/step/replay.hpp"
 
+#include <algorithm>
+
 #include "neuralsim/model/configuration.hpp"
 
 namespace neuralsim {
 
 Trajectory predict_recording(Stepper<double>& stepper, const Trajectory& recorded, long long window,
-                             const Eigen::VectorXd* qd0) {
+                             const Eigen::VectorXd* qd0, const StartStates* starts) {
   const Model<double>& model = stepper.model();
   const long long T = recorded.size();
   if (window < 1) throw InvalidArgument("predict_recording: window must be >= 1");
@@ -20,6 +22,14 @@ Trajectory predict_recording(Stepper<double>& stepper, const Trajectory& recorde
     q = recorded.q.row(start).transpose();
     qd = recorded.qd.row(start).transpose();
     if (start == 0 && qd0) qd = *qd0;
+    if (starts) {
+      const auto it = std::lower_bound(starts->samples.begin(), starts->samples.end(), start);
+      if (it != starts->samples.end() && *it == start) {
+        const Eigen::Index row = it - starts->samples.begin();
+        q = starts->q.row(row).transpose();
+        qd = starts->qd.row(row).transpose();
+      }
+    }
     normalize_configuration(model, q);
     out.q.row(start) = q.transpose();
     out.qd.row(start) = qd.transpose();

@@ -16,6 +16,8 @@
 // no `tau` in the recording the controls are zero.
 #pragma once
 
+#include <vector>
+
 #include "neuralsim/core/scalar.hpp"
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -110,11 +112,22 @@ bool replay_window(Stepper<S>& stepper, const Trajectory& tr, int start, int len
   return true;
 }
 
+// States to restart a prediction from instead of the recorded ones: row i
+// of q and qd is the state at sample samples[i] (increasing). simid's fitted
+// starting states (estimate/residuals.hpp: one per shooting window or
+// multiple-shooting segment) are of this form.
+struct StartStates {
+  std::vector<int> samples;
+  RowMatrixXd q, qd;  // rows = samples.size(); nq and nv columns
+};
+
 // The prediction of a whole recording that restarts from the measured state
 // every `window` samples (window ≥ length: one open-loop rollout from the
 // first sample). `qd0` (optional) replaces the measured velocity at sample
-// 0. The result has the recording's name, time and controls.
+// 0; `starts` (optional) replace the measured state at the restarts whose
+// sample they hold (and then win over qd0). The result has the recording's
+// name, time and controls.
 Trajectory predict_recording(Stepper<double>& stepper, const Trajectory& recorded, long long window,
-                             const Eigen::VectorXd* qd0 = nullptr);
+                             const Eigen::VectorXd* qd0 = nullptr, const StartStates* starts = nullptr);
 
 }  // namespace neuralsim

@@ -49,6 +49,9 @@ void check_data(const Config& est, const Setup& s) {
   if (data.targets && (s.observe.q_weight > 0 || s.observe.qd_weight > 0 || s.observe.link_positions.empty()))
     est.fail("observe", "with data.targets observe only link positions: {q: 0, link_positions: [{link: ...}]}");
   s.observe.check_available(data.train, data.train_source);
+  if (data.targets && s.problem.fit_initial_state.any())
+    est.at("residual").fail("fit_initial_state", "a reach target's start state is given (data.targets: q0, qd0), not "
+                                                 "measured: there is no recorded start to fit");
   if (s.problem.torque_weight > 0) {
     bool any = false;
     for (const Trajectory& t : data.train.trajectories) any = any || t.has_tau();
@@ -160,6 +163,13 @@ Setup read_setup(const Config& cfg, long long seed) {
   if (s.problem.formulation != Formulation::kSingleShooting && s.params.has(ParameterKind::kInitialVelocity))
     est.fail("parameters", "initial.qd.* parameters need residual type single_shooting (multiple shooting already "
                            "frees every segment's state)");
+  // One starting velocity per window, or one shared by every trajectory:
+  // not both (fitting q alone keeps initial.qd.* on the first sample).
+  if (s.problem.fit_initial_state.qd && s.params.has(ParameterKind::kInitialVelocity))
+    est.at("residual").fail("fit_initial_state", "fits every window's starting velocity, and estimate.parameters "
+                                                 "has initial.qd.* (one velocity shared by every trajectory): give one");
+  if (s.solver.solver == LocalSolver::kLbfgs && s.problem.fit_initial_state.any())
+    est.at("residual").fail("fit_initial_state", "lbfgs cannot optimize starting states; use levenberg_marquardt");
   s.bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), seed);
   apply_sensor_delays(est, s);
   refuse_delay_without_replay(cfg, est, s);
@@ -275,18 +285,22 @@ long long samples_in(const TrajectorySet& set) {
   return n;
 }
 
+// `starts` (optional, one per trajectory): the fitted starting states the
+// predictions restart from where they hold one.
 FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
-                           int window, bool targets, const RunContext& context, EvaluationProgress& progress) {
+                           int window, bool targets, const RunContext& context, EvaluationProgress& progress,
+                           const std::vector<StartStates>* starts = nullptr) {
   FitEvaluation e;
   e.predictions.meta = data.meta;
   std::vector<std::string> links;
   for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.link);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  for (const Trajectory& tr : data.trajectories) {
+  for (size_t t = 0; t < data.trajectories.size(); ++t) {
+    const Trajectory& tr = data.trajectories[t];
     Trajectory pred;
     double r = std::numeric_limits<double>::infinity(), rl = r;
     try {
-      pred = windowed_prediction(ctx, x, tr, window);
+      pred = windowed_prediction(ctx, x, tr, window, starts && t < starts->size() ? &(*starts)[t] : nullptr);
       if (!targets) r = prediction_error(*ctx.model, tr, pred).rmse_q;
       if (!links.empty()) rl = link_position_rmse(links, tr, pred);
     } catch (const NumericalError& err) {
@@ -310,7 +324,10 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
   const std::vector<double>& x = r.best.x;
   const Eigen::MatrixXd J = problem.parameter_jacobian(x, &residuals);
   progress.add(samples_in(s.data.train));
-  r.identifiability = analyze_identifiability(params, x, J, residuals);
+  // J has the nuisance states profiled out (parameter_jacobian): they take
+  // degrees of freedom from the residual variance.
+  const int nuisance = problem.num_state_variables();
+  r.identifiability = analyze_identifiability(params, x, J, residuals, 1e-4, nuisance);
   const Identifiability& id = r.identifiability;
   // The reported standard errors: Gauss–Newton (identifiability.hpp) or a
   // robust estimate (estimate/covariance.hpp) on the Jacobian w.r.t.
@@ -320,8 +337,9 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
   if (s.uncertainty.covariance.method != UncertaintyMethod::kGaussNewton) {
     Eigen::MatrixXd Jp = J;
     for (int i = 0; i < params.size(); ++i) Jp.col(i) /= physical_derivative(params, i, x[i]);
-    r.robust = estimate_covariance(Jp, residuals, problem.residual_clusters(s.uncertainty.cluster),
-                                   s.uncertainty.covariance);
+    CovarianceOptions covariance = s.uncertainty.covariance;
+    covariance.nuisance = nuisance;
+    r.robust = estimate_covariance(Jp, residuals, problem.residual_clusters(s.uncertainty.cluster), covariance);
     for (int i = 0; i < params.size(); ++i)
       std_error[i] = std::isnan(id.std_error[i]) ? id.std_error[i] : r.robust.std_error[i];
   }
@@ -384,6 +402,32 @@ void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationR
   if (!r.torque_note.empty()) context.info(r.torque_note);
 }
 
+// The fitted starting states of every training trajectory (fitted window
+// starts, multiple-shooting segments), named after it.
+std::vector<FittedStartStates> start_states_of(const EstimationProblem& problem, const TrajectorySet& train) {
+  std::vector<FittedStartStates> out;
+  const std::vector<StartStates> states = problem.start_states();
+  for (size_t t = 0; t < states.size(); ++t) out.push_back({train.trajectories[t].name, states[t]});
+  return out;
+}
+
+// fit.h5's "fitted_start_<name>": the fitted starting states as a
+// trajectory whose samples are the window or segment starts.
+void add_start_states(IdentificationResult& r, const TrajectorySet& train) {
+  for (size_t t = 0; t < r.start_states.size(); ++t) {
+    const StartStates& f = r.start_states[t].states;
+    if (f.samples.empty()) continue;
+    Trajectory tr;
+    tr.name = "fitted_start_" + r.start_states[t].name;
+    tr.time.resize(static_cast<Eigen::Index>(f.samples.size()));
+    for (size_t k = 0; k < f.samples.size(); ++k)
+      tr.time[static_cast<Eigen::Index>(k)] = train.trajectories[t].time[f.samples[k]];
+    tr.q = f.q;
+    tr.qd = f.qd;
+    r.fitted.trajectories.push_back(std::move(tr));
+  }
+}
+
 // A held-out split's predictions and recordings beside the training ones
 // (fit.h5, measured.h5), their names prefixed.
 void add_held_out(IdentificationResult& r, const FitEvaluation& e, const TrajectorySet& data, const std::string& prefix) {
@@ -402,12 +446,20 @@ void add_held_out(IdentificationResult& r, const FitEvaluation& e, const Traject
 void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& problem, const Eigen::VectorXd& residuals,
               IdentificationResult& r, const RunContext& context, EvaluationProgress& progress) {
   const std::vector<double>& x = r.best.x;
-  r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context, progress);
+  // Training predictions restart from the fitted starting states (validation
+  // and test data have none: they restart from the measured state).
+  if (!r.evaluate_only) r.start_states = start_states_of(problem, s.data.train);
+  const bool from_fitted_starts = s.problem.fit_initial_state.any() && !r.start_states.empty();
+  std::vector<StartStates> starts;
+  for (const FittedStartStates& f : r.start_states) starts.push_back(f.states);
+  r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context, progress,
+                         from_fitted_starts ? &starts : nullptr);
   const std::vector<double> cost = problem.cost_per_trajectory(x);
   progress.add(samples_in(s.data.train));
   for (size_t t = 0; t < cost.size() && t < r.train.per_trajectory.size(); ++t) r.train.per_trajectory[t].cost = cost[t];
   r.measured = s.data.train;
   r.fitted = r.train.predictions;
+  add_start_states(r, s.data.train);
   if (!s.data.validation.trajectories.empty()) {
     r.validation = evaluate_fit(ctx, x, s.data.validation, s.eval_window, false, context, progress);
     add_held_out(r, *r.validation, s.data.validation, "validation_");
@@ -552,7 +604,8 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   for (const Trajectory& t : s.data.train.trajectories) train.push_back(&t);
   const ResidualContext ctx{&model, &s.params, s.exp.step, s.observe, s.exp.contact ? &*s.exp.contact : nullptr};
   ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, s.problem); };
-  factory();  // a problem without residuals is a data error, before any output
+  // A problem without residuals is a data error, before any output.
+  const int num_states = factory()->num_state_variables();
   const int total_rounds = s.bh.enabled ? s.bh.max_rounds : 1;
   // Evaluation only: the values of a parameter file (--evaluate), or the
   // initial values when the solver may take no iteration.
@@ -568,8 +621,9 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   if (context.resume && !context.checkpoint)
     throw InvalidArgument("identify: resume requested without a checkpoint store");
   BasinHoppingState state;
-  if (context.resume) state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds,
-                                                             s.solver.max_iterations);
+  if (context.resume)
+    state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds, s.solver.max_iterations,
+                                     num_states);
 
   IdentificationResult r;
   r.model_name = model.name;
@@ -661,6 +715,9 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
                                            (s.eval_windows ? train_samples + validation_samples : 0) +
                                            (s.data.targets ? 0 : 2 * (train_samples + validation_samples)));
   std::unique_ptr<EstimationProblem> problem = factory();
+  // The analysis is at the best solve's nuisance states (a new problem holds
+  // the recorded ones; an evaluation has none of its own).
+  if (!r.best.states.empty()) problem->set_states(r.best.states);
   Eigen::VectorXd residuals;
   analyze_fit(s, *problem, r, residuals, progress);
   for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);

@@ -75,6 +75,14 @@ struct TorqueEvaluation {
   std::optional<TorqueError> initial;
 };
 
+// The fitted starting states of one training trajectory: every
+// single-shooting window's start (residual.fit_initial_state) or every
+// multiple-shooting segment's state.
+struct FittedStartStates {
+  std::string name;  // the training trajectory
+  StartStates states;
+};
+
 struct IdentificationResult : RunReport {
   std::string model_name;
   Model<double> fitted_model;  // the config's model with the fitted values (before the fit: as configured)
@@ -113,6 +121,9 @@ struct IdentificationResult : RunReport {
   std::optional<double> max_relative_error;       // over those entries (set when ground_truth is given)
   TrajectorySet measured;  // the training, validation and test data ("validation_", "test_" prefixed), as predicted below
   TrajectorySet fitted;    // the predictions of the fitted model, with the same names
+  // Per training trajectory, in data order (empty without fitted states, and
+  // for an evaluation): also in `fitted` as "fitted_start_<name>".
+  std::vector<FittedStartStates> start_states;
 
   // The identifiability report: values ± standard errors, the singular
   // values of the scaled Jacobian and each near-singular direction.

@@ -22,16 +22,17 @@ int small_integer(const json& j, const char* key, const std::string& path, const
 std::string simid_document(const BasinHoppingState& s, const ParameterSet& params, const Fingerprint& fingerprint);
 
 // The longest state the writer can be handed: `rounds` rounds of history and
-// a best result of `max_iterations` iterations, every number as long as a
-// double's text gets, every integer as wide as the reader allows, and room
-// for Ceres's one-line report (BriefReport: about 130 characters; 1024
-// allowed).
-BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds, int max_iterations) {
+// a best result of `max_iterations` iterations and `num_states` nuisance
+// states, every number as long as a double's text gets, every integer as
+// wide as the reader allows, and room for Ceres's one-line report
+// (BriefReport: about 130 characters; 1024 allowed).
+BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds, int max_iterations, int num_states) {
   using checkpoint_json::kLongestNumber;
   BasinHoppingState s;
   s.next_round = -(1 << 30);
   s.has_best = true;
   s.best.x.assign(static_cast<size_t>(params.size()), kLongestNumber);
+  s.best.states.assign(static_cast<size_t>(num_states), kLongestNumber);
   s.best.cost = s.best.initial_cost = s.best.seconds = kLongestNumber;
   s.best.iterations = -(1 << 30);
   s.best.cost_history.assign(static_cast<size_t>(max_iterations) + 1, kLongestNumber);
@@ -44,11 +45,14 @@ BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds, in
   return s;
 }
 
-// The largest checkpoint the writer writes for `params`, `max_rounds` and
-// `max_iterations`.
-double simid_capacity(const ParameterSet& params, const Fingerprint& fingerprint, int max_rounds, int max_iterations) {
-  const size_t none = simid_document(largest_simid_state(params, 0, max_iterations), params, fingerprint).size();
-  const size_t one = simid_document(largest_simid_state(params, 1, max_iterations), params, fingerprint).size();
+// The largest checkpoint the writer writes for `params`, `max_rounds`,
+// `max_iterations` and `num_states`.
+double simid_capacity(const ParameterSet& params, const Fingerprint& fingerprint, int max_rounds, int max_iterations,
+                      int num_states) {
+  const size_t none =
+      simid_document(largest_simid_state(params, 0, max_iterations, num_states), params, fingerprint).size();
+  const size_t one =
+      simid_document(largest_simid_state(params, 1, max_iterations, num_states), params, fingerprint).size();
   return checkpoint_json::extrapolate(none, one, max_rounds);
 }
 
@@ -73,6 +77,7 @@ std::string simid_document(const BasinHoppingState& s, const ParameterSet& param
   json j{{"format", kSimidFormat}, {"version", kSimidVersion}, {"next_round", s.next_round}, {"has_best", s.has_best},
          {"parameter_names", params.names()}, {"fingerprint", fingerprint}, {"history", history_json(s.history)}};
   if (s.has_best) j["best"] = local_result_json(s.best);
+  if (s.has_best && !s.best.states.empty()) j["best"]["states"] = s.best.states;
   // Costs of unusable solves may be inf; JSON has no inf, so keep them out.
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -85,10 +90,12 @@ void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& 
 }
 
 BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
-                                           const Fingerprint& fingerprint, int max_rounds, int max_iterations) {
+                                           const Fingerprint& fingerprint, int max_rounds, int max_iterations,
+                                           int num_states) {
   using namespace checkpoint_json;  // function scope: the file is also compiled in unity batches
   const std::string path = store.name();
-  json j = read_document(store, kSimidFormat, kSimidVersion, simid_capacity(params, fingerprint, max_rounds, max_iterations),
+  json j = read_document(store, kSimidFormat, kSimidVersion,
+                         simid_capacity(params, fingerprint, max_rounds, max_iterations, num_states),
                          "a simid checkpoint of " + std::to_string(params.size()) + " parameters and " +
                              std::to_string(max_rounds) + " rounds");
   if (!j.contains("parameter_names") || !j["parameter_names"].is_array() ||
@@ -112,6 +119,16 @@ BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const P
         bad(path, "best.x[" + std::to_string(i) + "] = " + std::to_string(x) + " (" + params[i].name() +
                       ") is not finite or outside its bounds");
       s.best.x.push_back(x);
+    }
+    if (num_states > 0) {
+      if (!b.contains("states") || !b["states"].is_array() || b["states"].size() != static_cast<size_t>(num_states))
+        bad(path, "best.states must hold " + std::to_string(num_states) + " numbers (the fit's nuisance states)");
+      for (size_t k = 0; k < b["states"].size(); ++k) {
+        const json& v = b["states"][k];
+        if (!v.is_number() || !std::isfinite(v.get<double>()))
+          bad(path, "best.states[" + std::to_string(k) + "] must be a finite number");
+        s.best.states.push_back(v.get<double>());
+      }
     }
     s.best.cost = finite_number(b, "cost", path, "best");
     s.best.initial_cost = b.contains("initial_cost") && b["initial_cost"].is_number() ? b["initial_cost"].get<double>() : s.best.cost;

@@ -15,17 +15,20 @@
 
 namespace neuralsim {
 
-
+// The best solve's nuisance states (LocalResult::states: multiple-shooting
+// segments, fitted window starts) are saved with it, so that a resumed fit
+// analyses the same optimum.
 void write_identify_checkpoint(CheckpointStore& store, const BasinHoppingState& state, const ParameterSet& params,
                             const Fingerprint& fingerprint);
 
 // The state to resume from. DataError (exit 3) for a missing, corrupt or
-// inconsistent checkpoint (sizes, finiteness, bounds, rounds); ConfigError
-// (exit 2) when it was written for another config, other data or another
-// seed, naming what changed. `max_iterations` bounds the best solve's
-// convergence trace.
+// inconsistent checkpoint (sizes, finiteness, bounds, rounds, `num_states`
+// finite best states); ConfigError (exit 2) when it was written for another
+// config, other data or another seed, naming what changed.
+// `max_iterations` bounds the best solve's convergence trace.
 BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const ParameterSet& params,
-                                        const Fingerprint& fingerprint, int max_rounds, int max_iterations);
+                                        const Fingerprint& fingerprint, int max_rounds, int max_iterations,
+                                        int num_states = 0);
 
 nlohmann::json local_result_json(const LocalResult& r);
 nlohmann::json history_json(const std::vector<RoundRecord>& history);
