@@ -513,6 +513,23 @@ INSTANTIATE_TEST_SUITE_P(
              }},
         Case{"bounds_inverted", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.bounds=[5,1]", 2,
              {"estimate.parameters.0.bounds", "inverted"}},
+        // Delays (docs/simid.md, "Delays"): ConfigError, exit 2.
+        Case{"control_delay_negative", "simid", {}, std::string(kLengths) + " --set sim.controls.delay=-0.005", 2,
+             {"sim.controls.delay", "expected a finite actuation delay >= 0 s, got -0.005"}},
+        Case{"control_delay_longer_than_data", "simid", {}, std::string(kLengths) + " --set sim.controls.delay=5", 2,
+             {"sim.controls.delay", "a delay of 5 s is not shorter than the data: expected less than the duration"}},
+        Case{"control_delay_fitted_with_zero_order_hold", "simid", {},
+             std::string(kLengths) + " --set 'estimate.parameters=[{name: controls.delay, bounds: [0, 0.02]}]'", 2,
+             {"estimate.parameters.0.name", "zero_order_hold", "expected sim.controls.interpolation linear or cubic"}},
+        Case{"control_delay_bound_negative", "simid", {},
+             std::string(kLengths) + " --set sim.controls.interpolation=cubic"
+                                     " --set 'estimate.parameters=[{name: controls.delay, bounds: [-0.01, 0.02]}]'",
+             2, {"estimate.parameters.0.bounds.0", "expected a delay bound >= 0 s, got -0.01"}},
+        Case{"sensor_delay_nan", "simid", {}, std::string(kLengths) + " --set 'estimate.observe.q={weight: 1, delay: .nan}'",
+             2, {"estimate.observe.q.delay", "expected a number"}},
+        Case{"sensor_delay_bound_longer_than_data", "simid", {},
+             std::string(kLengths) + " --set 'estimate.parameters=[{name: observe.q.delay, bounds: [0, 100]}]'", 2,
+             {"estimate.parameters.0.bounds.1", "not shorter than the data"}},
         Case{"initial_outside_bounds", "simid", {}, std::string(kLengths) + " --set estimate.parameters.0.initial=50",
              2, {"estimate.parameters.0.initial", "outside the bounds"}},
         Case{"log_transform_negative", "simid", {},
@@ -748,6 +765,13 @@ std::string train_line(const std::string& fields) {
 INSTANTIATE_TEST_SUITE_P(
     TrainAugment, BadInput,
     ::testing::Values(
+        // Window training replays without a control delay: refused, not ignored.
+        Case{"train_control_delay", "train-augment",
+             train_sections({{"sim", "sim: {integrator: semi_implicit_euler, dt: 0.002, controls: {delay: 0.004}}\n"}}),
+             "", 2, {kCfg + ":", "sim.controls.delay", "replays recorded controls without a delay; expected 0"}},
+        Case{"train_fitted_control_delay", "train-augment",
+             train_sections({{"train", train_line("physical: [{name: controls.delay, bounds: [0, 0.01]}]")}}), "", 2,
+             {kCfg + ":", "train.physical.0.name", "only simid fits a delay"}},
         Case{"train_mode_unknown", "train-augment", train_sections({{"train", train_line("batch_size: 4, mode: teacher")}}),
              "", 2, {kCfg + ":", "train.mode", "one of one_step, unrolled_detached, unrolled", "'teacher'"}},
         Case{"train_learning_rate_nan", "train-augment", train_sections({{"train", train_line("learning_rate: .nan")}}),

@@ -321,5 +321,151 @@ TEST(ControlSignal, InterpolatedReplayDoesNotAllocatePerStep) {
   EXPECT_LE(count, 1);  // the replay's own control vector, once
 }
 
+// ---- A control delay d: u(t − d) and ∂u/∂d (issue #36) ------------------
+
+// u(t − d) and ∂u(t − d)/∂d = −Σ rate_j u_j from the delayed stencil.
+struct DelayedControl {
+  double value = 0, d_delay = 0;
+};
+DelayedControl delayed_control(const ControlSignal& signal, const Eigen::VectorXd& time,
+                               const Eigen::MatrixXd& samples, double t, double delay) {
+  const ControlStencil st = delayed_control_stencil(signal, time, t, t, delay);
+  DelayedControl out;
+  for (int j = 0; j < st.count; ++j) {
+    out.value += st.weight[j] * samples(st.index[j], 0);
+    out.d_delay -= st.rate[j] * samples(st.index[j], 0);
+  }
+  return out;
+}
+
+// Non-uniform sample times: the stencils use the time stamps, not a step.
+Eigen::VectorXd delay_test_times() {
+  Eigen::VectorXd t(8);
+  t << 0.0, 0.01, 0.018, 0.031, 0.04, 0.052, 0.06, 0.075;
+  return t;
+}
+
+// Linear reproduces a linear signal, cubic (Bessel slopes) a quadratic:
+// u(t − d) and ∂u/∂d = −u'(t − d) are then the closed forms.
+TEST(ControlSignal, DelayedSignalAndItsDelayDerivativeMatchClosedForms) {
+  const Eigen::VectorXd time = delay_test_times();
+  const auto lin = [](double t) { return 0.3 - 20 * t; };
+  const auto quad = [](double t) { return 1 + 7 * t - 300 * t * t; };
+  const auto dquad = [](double t) { return 7 - 600 * t; };
+  const Eigen::MatrixXd s_lin = sample(time, lin), s_quad = sample(time, quad);
+  for (double delay : {0.0, 0.0013, 0.005, 0.0217})
+    for (double t = delay + 1e-4; t < time[7]; t += 0.0011) {
+      const DelayedControl l = delayed_control(kind(ControlInterpolation::kLinear), time, s_lin, t, delay);
+      EXPECT_NEAR(l.value, lin(t - delay), 1e-12) << "t " << t << " d " << delay;
+      EXPECT_NEAR(l.d_delay, 20.0, 1e-9);
+      const DelayedControl c = delayed_control(kind(ControlInterpolation::kCubic), time, s_quad, t, delay);
+      EXPECT_NEAR(c.value, quad(t - delay), 1e-12) << "t " << t << " d " << delay;
+      EXPECT_NEAR(c.d_delay, -dquad(t - delay), 1e-9) << "t " << t << " d " << delay;
+    }
+}
+
+// Before the first sample the control is the first sample (no rate); at
+// zero delay the delayed stencil is the interval's stencil.
+TEST(ControlSignal, DelayedSignalBeforeTheFirstSampleIsTheFirstSample) {
+  const Eigen::VectorXd time = delay_test_times();
+  const Eigen::MatrixXd s = sample(time, [](double t) { return 2 + std::sin(40 * t); });
+  for (const ControlInterpolation i : {ControlInterpolation::kZeroOrderHold, ControlInterpolation::kLinear,
+                                       ControlInterpolation::kCubic}) {
+    const DelayedControl before = delayed_control(kind(i), time, s, 0.004, 0.005);
+    EXPECT_EQ(before.value, s(0, 0));
+    EXPECT_EQ(before.d_delay, 0.0);
+    for (int k = 0; k < 7; ++k) {
+      const double t = time[k] + 0.4 * (time[k + 1] - time[k]);
+      EXPECT_NEAR(delayed_control(kind(i), time, s, t, 0.0).value, interpolate(kind(i), time, s, k, t, t), 1e-15);
+    }
+  }
+  // The piecewise-constant signals have no rate; a delay of whole sample
+  // intervals selects the shifted piece despite rounding.
+  const Eigen::VectorXd uniform = uniform_time(6, 0.01);
+  const Eigen::MatrixXd su = sample(uniform, [](double t) { return t; });
+  for (int k = 2; k < 5; ++k) {
+    const DelayedControl z = delayed_control(kind(ControlInterpolation::kZeroOrderHold), uniform, su, uniform[k], 0.02);
+    EXPECT_EQ(z.value, su(k - 2, 0)) << k;
+    EXPECT_EQ(z.d_delay, 0.0);
+  }
+}
+
+// On a sine at 100 Hz: ∂u/∂d of the stencil against central differences of
+// the interpolated u(t − d) in d (away from the samples, where linear has a
+// kink), and against the closed form −ω A cos(ω(t − d)) within the cubic's
+// derivative error.
+TEST(ControlSignal, DelayDerivativeAgreesWithCentralDifferencesOnASine) {
+  const Eigen::VectorXd time = uniform_time(21, 0.01);
+  const double A = 1.5;
+  const Eigen::MatrixXd s = sample(time, [&](double t) { return A * std::sin(kOmega * t); });
+  const double delay = 0.0053, eps = 1e-7;
+  double worst_fd = 0, worst_closed = 0;
+  for (const ControlInterpolation i : {ControlInterpolation::kLinear, ControlInterpolation::kCubic})
+    for (int k = 2; k < 19; ++k)
+      for (double x : {0.2, 0.5, 0.8}) {
+        const double t = time[k] + x * 0.01 + delay;
+        const DelayedControl c = delayed_control(kind(i), time, s, t, delay);
+        const double fd = (delayed_control(kind(i), time, s, t, delay + eps).value -
+                           delayed_control(kind(i), time, s, t, delay - eps).value) / (2 * eps);
+        worst_fd = std::max(worst_fd, std::abs(c.d_delay - fd) / (A * kOmega));
+        if (i == ControlInterpolation::kCubic)
+          worst_closed = std::max(worst_closed, std::abs(c.d_delay + A * kOmega * std::cos(kOmega * (t - delay))));
+      }
+  RecordProperty("max_relative_fd_error", testing::sci(worst_fd));
+  RecordProperty("cubic_derivative_error", testing::sci(worst_closed));
+  EXPECT_LT(worst_fd, 1e-7);
+  // The derivative of a cubic Hermite with O(h²) slopes: error O(h²) u'''.
+  EXPECT_LT(worst_closed, A * std::pow(kOmega, 3) * 0.01 * 0.01 / 6);
+}
+
+// A delay that carries derivatives (a Jet, as a fitted controls.delay):
+// the derivative of u(t − d) is −du/dt, and its value the double's.
+TEST(ControlSignal, DelayDerivativeReachesTheControlsThroughAJet) {
+  const Eigen::VectorXd time = delay_test_times();
+  const Eigen::MatrixXd s = sample(time, [](double t) { return std::cos(30 * t); });
+  using J = ceres::Jet<double, 1>;
+  const J delay(0.0071, 0);
+  for (double t = 0.012; t < 0.075; t += 0.0047) {
+    const ControlStencil st =
+        delayed_control_stencil(kind(ControlInterpolation::kCubic), time, t, t, to_double(delay));
+    Eigen::Matrix<J, Eigen::Dynamic, 1> u(1);
+    apply_delayed_control_stencil(st, s, J(delay - J(to_double(delay))), u);
+    const DelayedControl c = delayed_control(kind(ControlInterpolation::kCubic), time, s, t, 0.0071);
+    EXPECT_EQ(u[0].a, c.value);
+    EXPECT_NEAR(u[0].v[0], c.d_delay, 1e-12);
+  }
+}
+
+// The point mass under a delayed actuator: the recording holds the command
+// u_k = A sin(ω t_k), the mass feels A sin(ω(t − d)) (0 before t = d, the
+// first sample): q = q0 + v0 t + A/(m ω²)(ω τ − sin ω τ), τ = max(t − d, 0).
+// The replay with the delay predicts it within the cubic's error; without
+// it, the prediction is off by the delay.
+TEST(ControlSignal, ReplayWithAControlDelayMatchesTheDelayedClosedForm) {
+  const double A = 3.0, dt = 0.01, q0 = 0.1, v0 = -0.2, delay = 0.005;
+  const int n = 41;
+  Trajectory tr;
+  tr.name = "delayed";
+  tr.time = uniform_time(n, dt);
+  tr.q.resize(n, 1);
+  tr.qd.resize(n, 1);
+  tr.tau.resize(n, 1);
+  for (int k = 0; k < n; ++k) {
+    const double t = tr.time[k], tau = std::max(t - delay, 0.0);
+    tr.tau(k, 0) = A * std::sin(kOmega * t);
+    tr.q(k, 0) = q0 + v0 * t + A / (kMass * kOmega * kOmega) * (kOmega * tau - std::sin(kOmega * tau));
+    tr.qd(k, 0) = v0 + A / (kMass * kOmega) * (1 - std::cos(kOmega * tau));
+  }
+  ControlSignal delayed = kind(ControlInterpolation::kCubic);
+  delayed.delay = delay;
+  const double e_delayed = replay_error(tr, delayed, Integrator::kRK4, 0.001);
+  const double e_ignored = replay_error(tr, kind(ControlInterpolation::kCubic), Integrator::kRK4, 0.001);
+  RecordProperty("delayed", testing::sci(e_delayed));
+  RecordProperty("delay_ignored", testing::sci(e_ignored));
+  const double bound = 0.1 * 0.1 / (2 * kMass);
+  EXPECT_LE(e_delayed, bound * A * (std::pow(dt * kOmega, 4) / 384 + 4.0 / 27 * std::pow(dt, 3) * std::pow(kOmega, 3) / 6));
+  EXPECT_LT(e_delayed, e_ignored / 100);
+}
+
 }  // namespace control_signal_test
 }  // namespace neuralsim

@@ -21,14 +21,28 @@ struct MultipleShooting {
     for (int i = 0; i < nq; ++i) q[i] = blocks[1][i];
     for (int i = 0; i < nv; ++i) qd[i] = blocks[1][nq + i];
     normalize_configuration(model, q);
-    int n = sample_residuals(ctx, model, stepper.data(), tr, w.start, q, qd, dq, residuals);
+    SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
+    // The residuals of sample k, through the sensor delays when there are any.
+    auto residuals_at = [&](int k, const VecX<T>& qk, const VecX<T>& qdk, T* r) {
+      if (!sensors.active()) return sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r);
+      sensors.record(k, qk, qdk);
+      const DelayedJointChannels<T> seen = sensors.observe(k);
+      return sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r, &seen);
+    };
+    int n = residuals_at(w.start, q, qd, residuals);
     const int end = w.start + w.length;
-    const bool finite = replay_window(stepper, tr, w.start, w.length, q, qd,
-                                      [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
-                                        if (k < end || last)
-                                          n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq,
-                                                                residuals + n);
-                                      });
+    T delay_storage;
+    const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
+    const bool finite = replay_window(
+        stepper, tr, w.start, w.length, q, qd,
+        [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
+          if (k < end || last) {
+            n += residuals_at(k, qk, qdk, residuals + n);
+          } else if (sensors.active()) {
+            sensors.record(k, qk, qdk);
+          }
+        },
+        delay);
     if (!finite) return false;
     if (!last) {
       VecX<T> q_next(nq);

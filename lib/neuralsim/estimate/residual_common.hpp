@@ -4,6 +4,7 @@
 #pragma once
 
 #include "neuralsim/estimate/residuals.hpp"
+#include "neuralsim/estimate/sensor_delays.hpp"
 
 #include <ceres/dynamic_autodiff_cost_function.h>
 
@@ -14,6 +15,7 @@
 #include "neuralsim/step/passive_forces.hpp"
 #include "neuralsim/step/replay.hpp"
 
+
 namespace neuralsim {
 namespace residual_internal {
 
@@ -22,19 +24,28 @@ namespace residual_internal {
 // width (core/scalar.hpp): fewer parameters leave lanes unused.
 constexpr int kStride = 8;
 
-// Writes the residuals of one sample; returns the number written.
+// Writes the residuals of one sample; returns the number written. Without
+// `delayed` the channels compare (q, qd), the state at t_k.
 template <class T>
 int sample_residuals(const ResidualContext& ctx, const Model<T>& model, Data<T>& data, const Trajectory& tr, int k,
-                     const VecX<T>& q, const VecX<T>& qd, VecX<T>& dq, T* r) {
+                     const VecX<T>& q, const VecX<T>& qd, VecX<T>& dq, T* r,
+                     const DelayedJointChannels<T>* delayed = nullptr) {
   int n = 0;
   const ObservationSpec& obs = ctx.observe;
+  const VecX<T>* q_seen = delayed ? delayed->q : &q;
+  const VecX<T>* qd_seen = delayed ? delayed->qd : &qd;
   if (obs.q_weight > 0) {
-    const VecX<T> qk = tr.q.row(k).transpose().cast<T>();
-    difference_configuration(model, qk, q, dq);
-    for (int i = 0; i < model.nv; ++i) r[n++] = T(obs.q_weight) * dq[i];
+    if (q_seen) {
+      const VecX<T> qk = tr.q.row(k).transpose().cast<T>();
+      difference_configuration(model, qk, *q_seen, dq);
+      for (int i = 0; i < model.nv; ++i) r[n++] = T(obs.q_weight) * dq[i];
+    } else {
+      for (int i = 0; i < model.nv; ++i) r[n++] = T(0);
+    }
   }
   if (obs.qd_weight > 0)
-    for (int i = 0; i < model.nv; ++i) r[n++] = T(obs.qd_weight) * (qd[i] - T(tr.qd(k, i)));
+    for (int i = 0; i < model.nv; ++i)
+      r[n++] = qd_seen ? T(obs.qd_weight) * ((*qd_seen)[i] - T(tr.qd(k, i))) : T(0);
   if (!obs.link_positions.empty()) {
     forward_kinematics(model, data, q);
     for (const auto& ch : obs.link_positions) {
@@ -78,6 +89,17 @@ class Simulation {
   Model<T> model_;
   Stepper<T> stepper_;  // its hooks own the contact system
 };
+
+// The fitted control delay (controls.delay) of θ, with its derivatives:
+// replay_window applies it instead of ctx.step.controls.delay. Null when
+// the delay is not estimated (`storage` holds the value).
+template <class T>
+const T* fitted_control_delay(const ResidualContext& ctx, const T* theta, T& storage) {
+  const int i = ctx.parameters->find(ParameterKind::kControlDelay);
+  if (i < 0) return nullptr;
+  storage = ctx.parameters->physical<T>(i, theta[i]);
+  return &storage;
+}
 
 template <class T>
 void load_state(const Trajectory& tr, int k, VecX<T>& q, VecX<T>& qd) {

@@ -38,6 +38,13 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter
   return prepare_inverse_dynamics(tr, d, stride);
 }
 
+StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double>& x) {
+  StepOptions step = ctx.step;
+  if (const int i = ctx.parameters->find(ParameterKind::kControlDelay); i >= 0)
+    step.controls.delay = ctx.parameters->physical<double>(i, x[static_cast<size_t>(i)]);
+  return step;
+}
+
 void start_state(const Model<double>& model, const Trajectory& tr, int sample, const StartStateFit& fit,
                  const double* block, Eigen::VectorXd& q, Eigen::VectorXd& qd) {
   q = tr.q.row(sample).transpose();
@@ -50,7 +57,7 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
                                int window, const StartStates* starts) {
   Model<double> model = *ctx.model;
   ctx.parameters->apply(x.data(), model);
-  Stepper<double> stepper(model, ctx.step);
+  Stepper<double> stepper(model, step_options_at(ctx, x));
   if (ctx.contact) {
     const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());

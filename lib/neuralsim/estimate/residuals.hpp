@@ -99,11 +99,15 @@ ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
                                                 const std::shared_ptr<const InverseDynamicsSamples>& samples,
                                                 int row, double weight);
 
+// The step options of a simulation at parameters x: ctx.step with the
+// fitted control delay (controls.delay) in place of sim.controls.delay.
+StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double>& x);
+
 // Simulates windows of `window` samples, each restarted from the measured
 // state (or from `starts`, the fitted states, at the samples they hold),
 // with the parameters x applied exactly as the residuals apply them (model,
-// contact and initial velocities; used for reporting and plots). Link poses
-// are recorded for every link the data has.
+// contact, initial velocities and control delay; used for reporting and
+// plots). Link poses are recorded for every link the data has.
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
                                int window, const StartStates* starts = nullptr);
 

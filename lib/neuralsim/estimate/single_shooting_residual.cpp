@@ -21,9 +21,22 @@ struct SingleShooting {
     if (fit.any()) apply_start_block(model, fit, blocks[1], q, qd);
     normalize_configuration(model, q);
     int n = 0;
-    return replay_window(stepper, tr, w.start, w.length, q, qd, [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
-      n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
-    });
+    T delay_storage;
+    const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
+    SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
+    if (sensors.active()) sensors.record(w.start, q, qd);
+    return replay_window(
+        stepper, tr, w.start, w.length, q, qd,
+        [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
+          if (!sensors.active()) {
+            n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
+            return;
+          }
+          sensors.record(k, qk, qdk);
+          const DelayedJointChannels<T> seen = sensors.observe(k);
+          n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n, &seen);
+        },
+        delay);
   }
 };
 

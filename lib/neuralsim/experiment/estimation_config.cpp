@@ -42,10 +42,30 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
   }
 }
 
+// A fitted controls.delay: only where recorded controls are replayed with a
+// delay (`controls` not null: simid), with a signal whose derivative in d
+// is not zero almost everywhere, and between finite bounds >= 0.
+void check_fitted_delay(const Config& c, const ControlSignal* controls, ParameterKind kind) {
+  const std::string name = c.get<std::string>("name");
+  if (!controls)
+    c.fail("name", "'" + name + "' delays a recorded signal, and only simid fits a delay");
+  if (!c.has("bounds"))
+    c.fail("name", "a fitted '" + name + "' needs bounds: [lower >= 0, upper] in seconds, upper shorter than the data");
+  if (kind == ParameterKind::kSensorDelay) return;
+  if (!controls->is_continuous())
+    c.fail("name", std::string("fitting 'controls.delay' needs controls that vary between samples: with "
+                               "sim.controls.interpolation '") +
+                       control_interpolation_name(controls->interpolation) +
+                       "' u(t - d) is piecewise constant and its derivative in d is zero almost everywhere; expected "
+                       "sim.controls.interpolation linear or cubic (cubic: C1, recommended), or a fixed delay "
+                       "(sim.controls.delay)");
+}
+
 }  // namespace
 
 ParameterSet read_parameter_set(const Config& owner, const std::string& key, const Model<double>& model,
-                                const ContactParameters<double>* contact, std::vector<std::string>* warnings) {
+                                const ContactParameters<double>* contact, std::vector<std::string>* warnings,
+                                const ControlSignal* controls) {
   std::vector<EstimatedParameter> params;
   const std::vector<Config> items = owner.list(key);
   if (items.empty()) owner.fail(key, "no parameters to estimate");
@@ -70,6 +90,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     EstimatedParameter p;
     p.target = *target;
     p.transformation = transform == "log" ? Transformation::kLog : Transformation::kIdentity;
+    const bool delay = p.kind() == ParameterKind::kControlDelay || p.kind() == ParameterKind::kSensorDelay;
+    if (delay) check_fitted_delay(c, controls, p.kind());
     if (c.has("bounds")) {
       if (!c.is_list("bounds") || c.list("bounds").size() != 2) c.fail("bounds", "expected [lower, upper]");
       p.lower = c.get_limit("bounds.0", 0);
@@ -80,6 +102,9 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
                                                                 p.target.model.kind == ParameterRef::Kind::kDragQuadratic);
       if (drag && p.lower < 0)
         c.fail("bounds", "drag coefficient '" + name + "' must be >= 0: lower bound " + number(p.lower) + " is below 0");
+      if (delay && !(p.lower >= 0)) c.fail("bounds.0", "expected a delay bound >= 0 s, got " + number(p.lower));
+      if (delay && !std::isfinite(p.upper))
+        c.fail("bounds.1", "expected a finite delay bound (seconds, shorter than the data), got " + number(p.upper));
     }
     if (c.has("range")) {
       const std::vector<double> r = c.get<std::vector<double>>("range");
@@ -103,7 +128,11 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     if (c.has("initial")) {
       p.initial = c.get<double>("initial");
     } else {
-      p.initial = named_parameter_value(p.target, model, contact, nullptr);  // the model's own value
+      // the model's own value (the control delay: sim.controls.delay; a
+      // sensor delay: 0, or its initial value)
+      p.initial = p.kind() == ParameterKind::kControlDelay ? controls->delay
+                  : delay                                  ? 0.0
+                                                           : named_parameter_value(p.target, model, contact, nullptr);
       const bool usable = p.initial >= p.lower && p.initial <= p.upper &&
                           (p.transformation != Transformation::kLog || p.initial > 0);
       if (!usable && !std::isnan(p.range_low)) {
@@ -265,11 +294,31 @@ BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
   return o;
 }
 
+namespace {
+// A joint channel of `observe:`: a weight, or {weight, delay}.
+void read_joint_channel(const Config& c, const std::string& key, double default_weight, double& weight,
+                        double& delay) {
+  weight = default_weight;
+  delay = 0;
+  if (!c.has(key)) return;
+  if (!c.is_map(key)) {
+    weight = c.get_in_range(key, default_weight, 0, 1e12);
+    return;
+  }
+  const Config ch = c.at(key);
+  ch.check_known_keys({"weight", "delay"});
+  weight = ch.get_in_range("weight", 1.0, 0, 1e12);
+  delay = ch.get_limit("delay", 0.0);
+  if (!(delay >= 0) || !std::isfinite(delay))
+    ch.fail("delay", "expected a finite sensor delay >= 0 s, got " + number(delay));
+}
+}  // namespace
+
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
   c.check_known_keys({"q", "qd", "link_positions"});
   ObservationSpec spec;
-  spec.q_weight = c.get_in_range("q", 1.0, 0, 1e12);
-  spec.qd_weight = c.get_in_range("qd", 0.0, 0, 1e12);
+  read_joint_channel(c, "q", 1.0, spec.q_weight, spec.q_delay);
+  read_joint_channel(c, "qd", 0.0, spec.qd_weight, spec.qd_delay);
   if (c.has("link_positions")) {
     for (const Config& l : c.list("link_positions")) {
       l.check_known_keys({"link", "weight"});

@@ -11,6 +11,7 @@
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/derivative_config.hpp"
 #include "neuralsim/parameters/parameter_set.hpp"
+#include "neuralsim/step/control_signal.hpp"
 
 namespace neuralsim {
 
@@ -23,12 +24,19 @@ namespace neuralsim {
 // Without `initial` a parameter starts at the model's value (`contact` holds
 // the experiment's contact parameters, null when it has no contact); a model
 // value outside the bounds starts at the middle of the range (or bounds),
-// with a warning appended to `warnings` when not null.
+// with a warning appended to `warnings` when not null. `controls.delay`
+// (the actuation latency, seconds) is allowed only with `controls` (the
+// tool's sim.controls, whose delay it starts from): it needs bounds
+// [lower >= 0, finite upper] and a linear or cubic interpolation (a
+// piecewise-constant signal has no derivative in the delay).
 ParameterSet read_parameter_set(const Config& owner, const std::string& key, const Model<double>& model,
                                 const ContactParameters<double>* contact = nullptr,
-                                std::vector<std::string>* warnings = nullptr);
+                                std::vector<std::string>* warnings = nullptr,
+                                const ControlSignal* controls = nullptr);
 
-// `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]}.
+// `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]};
+// a joint channel may be {weight, delay}: its sensor latency in seconds
+// (finite, >= 0; fitted as observe.q.delay / observe.qd.delay).
 ObservationSpec read_observation(const Config& section, const Model<double>& model);
 
 // `residual:` section: {type: single_shooting | multiple_shooting |

@@ -314,7 +314,7 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
   // As windowed_prediction (estimate/residuals.cpp) applies θ.
   Model<double> model = *ctx.model;
   ctx.parameters->apply(x.data(), model);
-  Stepper<double> stepper(model, ctx.step);
+  Stepper<double> stepper(model, step_options_at(ctx, x));
   if (ctx.contact) {
     const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());

@@ -1,5 +1,6 @@
 #include "neuralsim/experiment/experiment.hpp"
 
+#include <cmath>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -255,14 +256,17 @@ bool is_whole_multiple(double x) {
   return n >= 1 && std::abs(x - n) <= 1e-6 * n;
 }
 
-// `sim.controls`: {interpolation, period, tick_values} (control_signal.hpp).
+// `sim.controls`: {interpolation, period, tick_values, delay} (control_signal.hpp).
 ControlSignal read_control_signal(const Config& c, const StepOptions& o) {
-  c.check_known_keys({"interpolation", "period", "tick_values"});
+  c.check_known_keys({"interpolation", "period", "tick_values", "delay"});
   const std::vector<std::string> names = {"zero_order_hold", "hold", "linear", "cubic"};
   const std::string name = c.get_choice("interpolation", names, "zero_order_hold");
   ControlSignal signal;
   for (int i = 0; i < 4; ++i)
     if (name == names[static_cast<size_t>(i)]) signal.interpolation = static_cast<ControlInterpolation>(i);
+  signal.delay = c.get_limit("delay", 0.0);
+  if (!(signal.delay >= 0) || !std::isfinite(signal.delay))
+    c.fail("delay", "expected a finite actuation delay >= 0 s, got " + seconds(signal.delay));
   if (signal.interpolation != ControlInterpolation::kHold) {
     for (const char* key : {"period", "tick_values"})
       if (c.has(key))
@@ -294,15 +298,42 @@ StepOptions read_step_options(const Config& sim, const StepOptions& defaults) {
   o.check_finite = sim.get_or<bool>("check_finite", true);
   if (sim.has("controls")) {
     if (!sim.is_map("controls"))
-      sim.fail("controls", "expected a map {interpolation: zero_order_hold | hold | linear | cubic, period, tick_values}");
+      sim.fail("controls",
+               "expected a map {interpolation: zero_order_hold | hold | linear | cubic, period, tick_values, delay}");
     o.controls = experiment_control_timing::read_control_signal(sim.at("controls"), o);
   }
   return o;
 }
 
+namespace experiment_control_timing {
+// Where the control delay was given: sim.controls.delay, or (from params:
+// controls.delay) the `controls` key of `sim`.
+std::pair<Config, std::string> control_delay_key(const Config& sim) {
+  if (sim.has("controls") && sim.at("controls").has("delay")) return {sim.at("controls"), "delay"};
+  return {sim, "controls"};
+}
+}  // namespace experiment_control_timing
+
+void check_delay_within_data(const Config& owner, const std::string& key, double delay, const TrajectorySet& data,
+                             const std::string& source) {
+  for (const Trajectory& tr : data.trajectories) {
+    if (tr.size() < 2) continue;
+    const double duration = tr.time[tr.size() - 1] - tr.time[0];
+    if (delay >= duration)
+      owner.fail(key, "a delay of " + experiment_control_timing::seconds(delay) +
+                          " s is not shorter than the data: expected less than the duration " +
+                          experiment_control_timing::seconds(duration) + " s of trajectory '" + tr.name + "' (" +
+                          source + ")");
+  }
+}
+
 void check_control_timing(const Config& sim, const StepOptions& options, const TrajectorySet& data,
                           const std::string& source) {
   using experiment_control_timing::seconds;
+  if (options.controls.delay > 0) {
+    const auto [owner, key] = experiment_control_timing::control_delay_key(sim);
+    check_delay_within_data(owner, key, options.controls.delay, data, source);
+  }
   if (options.controls.is_zero_order_hold()) return;
   const double h = options.dt / options.substeps;
   for (const Trajectory& tr : data.trajectories) {
@@ -322,7 +353,16 @@ void check_control_timing(const Config& sim, const StepOptions& options, const T
   }
 }
 
+void refuse_control_delay(const Config& sim, const StepOptions& options, const std::string& what) {
+  if (options.controls.delay == 0) return;
+  const auto [owner, key] = experiment_control_timing::control_delay_key(sim);
+  owner.fail(key, what + " replays recorded controls without a delay; expected 0, got " +
+                      experiment_control_timing::seconds(options.controls.delay) +
+                      " s (a control delay applies to rollout --compare and simid)");
+}
+
 void refuse_control_interpolation(const Config& sim, const StepOptions& options, const std::string& what) {
+  refuse_control_delay(sim, options, what);
   if (options.controls.is_zero_order_hold()) return;
   sim.at("controls").fail("interpolation",
                           what + " replays recorded controls with a zero-order hold only; expected zero_order_hold, "
@@ -338,6 +378,9 @@ Experiment load_experiment(const Config& root, bool require_sim) {
   for (RawParameter& raw : read_raw_parameters(root, e.notes)) {
     const auto target = resolve_named_parameter(raw.name, e.model, e.contact.has_value());
     if (!target) throw ConfigError(raw.source + ": " + unknown_parameter_message(raw.name, e.model, e.contact.has_value()));
+    if (target->kind == ParameterKind::kControlDelay && !(raw.value >= 0 && std::isfinite(raw.value)))
+      throw ConfigError(raw.source + ": parameter '" + raw.name + "': expected a finite actuation delay >= 0 s, got " +
+                        format_number(raw.value));
     e.parameters.push_back({*target, raw.value, raw.source});
   }
   apply_model_parameters(e);
@@ -351,6 +394,15 @@ Experiment load_experiment(const Config& root, bool require_sim) {
     e.step = read_step_options(sim, sim_defaults);
     if (e.contact && e.contact->model == ContactModelType::kImpulse && e.step.integrator != Integrator::kSemiImplicitEuler)
       sim.fail("integrator", "contact model 'impulse' acts on velocities and needs semi_implicit_euler");
+  }
+  // A fitted delay from a params.json (or params:) replays the fit: it is
+  // sim.controls.delay, which must then not be given too.
+  for (const ExperimentParameter& p : e.parameters) {
+    if (p.target.kind != ParameterKind::kControlDelay) continue;
+    if (root.has("sim") && root.at("sim").has("controls") && root.at("sim").at("controls").has("delay"))
+      root.at("sim").at("controls").fail("delay", "is also set by " + p.source +
+                                                      " (controls.delay): give the delay in one place");
+    e.step.controls.delay = p.value;
   }
   e.augment = read_augment_section(root, e.model, e.contact ? &*e.contact : nullptr);
   return e;

@@ -55,26 +55,41 @@ Model<double> load_model_section(const Config& model_section, std::vector<std::s
 
 // `sim:` section: integrator, dt, substeps, check_finite, controls
 // (duration is the tool's). dt must be finite and > 0. Keys not given take
-// `defaults`' values. `controls: {interpolation, period, tick_values}` says
-// what a replay applies between recorded control samples
+// `defaults`' values. `controls: {interpolation, period, tick_values,
+// delay}` says what a replay applies between recorded control samples
 // (step/control_signal.hpp): the names are checked, a period is only for
 // `hold` and must be a positive multiple of the integration step
-// dt / substeps.
+// dt / substeps; `delay` (seconds, finite, >= 0, default 0) is the
+// actuation latency: the replay applies u(t − delay).
 StepOptions read_step_options(const Config& sim, const StepOptions& defaults = {});
 
 // With an interpolation other than zero_order_hold, the integration step
 // dt / substeps must divide the sample interval of every uniformly sampled
 // trajectory of `data` (read from `source`), so that substeps and control
 // ticks line up with the samples: else a ConfigError on sim.dt (or
-// sim.substeps) with the expected and the actual step.
+// sim.substeps) with the expected and the actual step. A control delay
+// (sim.controls.delay) must be shorter than every trajectory of `data`
+// with two samples or more: else a ConfigError on sim.controls.delay.
 void check_control_timing(const Config& sim, const StepOptions& options, const TrajectorySet& data,
                           const std::string& source);
 
+// The same check of a delay from another key (`owner`'s `key`, e.g. the
+// upper bound of a fitted controls.delay): `delay` seconds must be shorter
+// than every trajectory of `data` with two samples or more.
+void check_delay_within_data(const Config& owner, const std::string& key, double delay, const TrajectorySet& data,
+                             const std::string& source);
+
 // For a tool path that replays recorded controls without interpolation
-// (`what`, e.g. "train-augment"): a ConfigError on
-// sim.controls.interpolation unless it is zero_order_hold, rather than
-// silently ignoring it.
+// (`what`, e.g. "rollout with controls of type 'dataset'"): a ConfigError on
+// sim.controls.interpolation unless it is zero_order_hold, and on
+// sim.controls.delay unless it is 0, rather than silently ignoring them.
 void refuse_control_interpolation(const Config& sim, const StepOptions& options, const std::string& what);
+
+// For a tool path that replays recorded controls without a delay (`what`,
+// e.g. "window training (train-augment, discover)"): a ConfigError on
+// sim.controls.delay (or on sim.controls when params: set controls.delay)
+// unless the delay is 0.
+void refuse_control_delay(const Config& sim, const StepOptions& options, const std::string& what);
 
 struct InitialState {
   Eigen::VectorXd q, qd;

@@ -53,6 +53,10 @@ class HybridRollout {
         tape_(),
         model_r_(p_.model.cast<Rev>()),
         stepper_r_(model_r_, p_.step) {
+    // A rollout under given controls has no recorded signal to delay.
+    if (p_.physical.has(ParameterKind::kControlDelay) || p_.physical.has(ParameterKind::kSensorDelay))
+      throw InvalidArgument("HybridRollout: 'controls.delay' and 'observe.*.delay' delay recorded signals; only "
+                            "simid fits them");
     if (p_.contact) {
       if (p_.contact->model == ContactModelType::kImpulse) p_.contact->pgs.warm_start = false;
       contact_d_ = install_contact<double>(*p_.contact, p_.model, stepper_d_);

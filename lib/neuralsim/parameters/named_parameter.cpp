@@ -7,6 +7,10 @@ constexpr const char* kContactPrefix = "contact.";
 constexpr const char* kInitialPrefix = "initial.";
 constexpr const char* kInitialVelocityPrefix = "initial.qd.";
 constexpr const char* kLogCholeskyInfix = ".log_cholesky.";
+constexpr const char* kControlsPrefix = "controls.";
+constexpr const char* kControlDelay = "controls.delay";
+constexpr const char* kObservePrefix = "observe.";
+constexpr const char* kSensorDelays[2] = {"observe.q.delay", "observe.qd.delay"};
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -34,6 +38,20 @@ std::optional<NamedParameter> resolve_named_parameter(const std::string& name, c
     p.kind = ParameterKind::kContact;
     p.contact = *id;
     return p;
+  }
+  if (starts_with(name, kControlsPrefix)) {
+    if (name != kControlDelay) return std::nullopt;
+    p.kind = ParameterKind::kControlDelay;
+    return p;
+  }
+  if (starts_with(name, kObservePrefix)) {
+    for (int c = 0; c < 2; ++c)
+      if (name == kSensorDelays[c]) {
+        p.kind = ParameterKind::kSensorDelay;
+        p.channel = c;
+        return p;
+      }
+    return std::nullopt;
   }
   if (starts_with(name, kInitialPrefix)) {
     if (!starts_with(name, kInitialVelocityPrefix)) return std::nullopt;
@@ -73,6 +91,10 @@ std::string unknown_parameter_message(const std::string& name, const Model<doubl
       return "parameter '" + name + "' is a contact parameter, but the experiment has no 'contact:' section";
     return "unknown contact parameter '" + name + "' (valid: " + join(contact_parameter_names()) + ")";
   }
+  if (starts_with(name, kControlsPrefix))
+    return "unknown control parameter '" + name + "' (valid: " + kControlDelay + ")";
+  if (starts_with(name, kObservePrefix))
+    return "unknown sensor parameter '" + name + "' (valid: " + kSensorDelays[0] + ", " + kSensorDelays[1] + ")";
   if (starts_with(name, kInitialPrefix))
     return "unknown initial-state parameter '" + name + "' (valid: " + join(model.velocity_names(), kInitialVelocityPrefix) +
            ")";
@@ -80,7 +102,7 @@ std::string unknown_parameter_message(const std::string& name, const Model<doubl
     return "unknown log-Cholesky coordinate '" + name + "' (valid: link.<body>.log_cholesky.{" +
            join(log_cholesky_coordinate_names()) + "})";
   return "unknown parameter '" + name + "' for model '" + model.name + "' (valid: " + join(parameter_names(model)) +
-         "; also: link.<body>.log_cholesky.<coordinate>, initial.qd.<velocity coordinate>" +
+         "; also: link.<body>.log_cholesky.<coordinate>, initial.qd.<velocity coordinate>, controls.delay, observe.{q,qd}.delay" +
          (has_contact ? ", contact.<parameter>" : "") + ")";
 }
 
@@ -92,6 +114,9 @@ double named_parameter_value(const NamedParameter& p, const Model<double>& model
       if (!contact) throw InvalidArgument("named_parameter_value: '" + p.name + "' needs the contact parameters");
       return get_contact_parameter(*contact, p.contact);
     case ParameterKind::kInitialVelocity: return qd0 ? (*qd0)[p.velocity_index] : 0.0;
+    case ParameterKind::kControlDelay:
+    case ParameterKind::kSensorDelay:
+      throw InvalidArgument("named_parameter_value: '" + p.name + "' is a delay of the experiment, not a model quantity");
     case ParameterKind::kLogCholesky:
       return log_cholesky_from_inertia(model.bodies[p.body].inertia, "link '" + model.bodies[p.body].name + "'")[p.component];
   }

@@ -1,5 +1,5 @@
 // Every quantity an experiment can set or estimate by name, resolved in one
-// place. Four kinds of names:
+// place. Six kinds of names:
 //   model parameters      link.*, joint.*, gravity.*  (model/parameters.hpp)
 //   inertial blocks       link.<body>.log_cholesky.{alpha,d1,d2,d3,s12,s23,s13,t1,t2,t3}:
 //                         the ten log-Cholesky coordinates of a link's whole
@@ -9,6 +9,14 @@
 //                         the experiment's contact section)
 //   initial velocities    initial.qd.<velocity coordinate>, e.g.
 //                         initial.qd.ball_free.vx (Degrave's ball throw)
+//   control delay         controls.delay: the actuation latency in seconds
+//                         (step/control_signal.hpp), fixed by
+//                         sim.controls.delay (or params: controls.delay, as
+//                         simid's params.json holds it) and fitted by simid;
+//                         no target in a model (step/replay.hpp takes it)
+//   sensor delays         observe.q.delay, observe.qd.delay: the latency of
+//                         a joint channel in seconds (estimate/observation.hpp),
+//                         fixed by estimate.observe and fitted by simid
 // Tools resolve a name once; set_named_parameter() then writes values in
 // any scalar type with no string handling.
 #pragma once
@@ -24,7 +32,7 @@
 
 namespace neuralsim {
 
-enum class ParameterKind { kModel, kLogCholesky, kContact, kInitialVelocity };
+enum class ParameterKind { kModel, kLogCholesky, kContact, kInitialVelocity, kControlDelay, kSensorDelay };
 
 struct NamedParameter {
   std::string name;
@@ -34,6 +42,7 @@ struct NamedParameter {
   int component = -1;                 // kLogCholesky: 0..9 in the order of inertia_from_log_cholesky
   ContactParameterId contact{};       // kContact
   int velocity_index = -1;            // kInitialVelocity: index into q̇
+  int channel = -1;                   // kSensorDelay: 0 = q, 1 = q̇
 };
 
 // The ten coordinate names of a log-Cholesky block, in θ order.
@@ -52,7 +61,9 @@ std::string unknown_parameter_message(const std::string& name, const Model<doubl
 // The current value of a scalar-valued parameter (kLogCholesky: the
 // component of the link's current log-Cholesky coordinates; ModelError if
 // its inertia is not physical). `contact` and `qd0` may be null when the
-// parameter is not of that kind.
+// parameter is not of that kind. kControlDelay, kSensorDelay:
+// InvalidArgument (their values are sim.controls.delay and the observation's
+// delays, which the caller holds).
 double named_parameter_value(const NamedParameter& p, const Model<double>& model,
                              const ContactParameters<double>* contact, const Eigen::VectorXd* qd0);
 
@@ -74,6 +85,9 @@ void set_named_parameter(const NamedParameter& p, const S& value, Model<S>* mode
       break;
     case ParameterKind::kLogCholesky:
       throw InvalidArgument("set_named_parameter: '" + p.name + "' is one component of a log-Cholesky block");
+    case ParameterKind::kControlDelay:
+    case ParameterKind::kSensorDelay:
+      throw InvalidArgument("set_named_parameter: '" + p.name + "' is no model quantity (the residuals take it)");
   }
 }
 

@@ -62,10 +62,12 @@ class ParameterSet {
   double variable_upper(int i) const;
   std::vector<double> initial_variables() const;
 
-  bool has(ParameterKind kind) const {
-    for (const auto& p : params_)
-      if (p.kind() == kind) return true;
-    return false;
+  bool has(ParameterKind kind) const { return find(kind) >= 0; }
+  // The index of the first entry of `kind`, or -1.
+  int find(ParameterKind kind) const {
+    for (int i = 0; i < size(); ++i)
+      if (params_[i].kind() == kind) return i;
+    return -1;
   }
 
   // Writes physical values for variables x into a model of any scalar type

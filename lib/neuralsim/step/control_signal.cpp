@@ -10,65 +10,72 @@ namespace neuralsim {
 
 namespace control_signal_detail {
 
-// Adds w·u_index to the stencil, merging a repeated index. Every stencil
-// built below spans at most four consecutive samples, so it never overflows.
-void add(ControlStencil& s, int index, double w) {
+// Adds w·u_index to the stencil's value and r·u_index to its rate, merging
+// a repeated index. Every stencil built below spans at most four
+// consecutive samples, so it never overflows.
+void add(ControlStencil& s, int index, double w, double r = 0.0) {
   for (int j = 0; j < s.count; ++j)
     if (s.index[j] == index) {
       s.weight[j] += w;
+      s.rate[j] += r;
       return;
     }
   s.index[s.count] = index;
   s.weight[s.count] = w;
+  s.rate[s.count] = r;
   ++s.count;
 }
 
-// The slope at sample j as weights over samples, scaled by `scale` and added
-// to `s`: the derivative at t_j of the parabola through three neighbouring
+// The slope at sample j as weights over samples, scaled by `scale` (value)
+// and `rate_scale` (rate) and added to `s`: the derivative at t_j of the parabola through three neighbouring
 // samples (Bessel's slope inside, the one-sided three-point formula at the
 // ends), the secant with two samples. Exact for quadratics (de Boor ch. IV).
-void add_slope(ControlStencil& s, const Eigen::VectorXd& time, int j, double scale) {
+void add_slope(ControlStencil& s, const Eigen::VectorXd& time, int j, double scale, double rate_scale) {
   const int n = static_cast<int>(time.size());
+  // c: the slope's weight on sample i.
+  const auto add_weight = [&](int i, double c) { add(s, i, scale * c, rate_scale * c); };
   if (n == 2) {
     const double h = time[1] - time[0];
-    add(s, 0, -scale / h);
-    add(s, 1, scale / h);
+    add_weight(0, -1 / h);
+    add_weight(1, 1 / h);
     return;
   }
   if (j == 0) {  // parabola through 0, 1, 2 at t_0
     const double a = time[1] - time[0], b = time[2] - time[1];
-    add(s, 0, -scale * (2 * a + b) / (a * (a + b)));
-    add(s, 1, scale * ((2 * a + b) / (a * (a + b)) + a / (b * (a + b))));
-    add(s, 2, -scale * a / (b * (a + b)));
+    add_weight(0, -(2 * a + b) / (a * (a + b)));
+    add_weight(1, (2 * a + b) / (a * (a + b)) + a / (b * (a + b)));
+    add_weight(2, -a / (b * (a + b)));
   } else if (j == n - 1) {  // parabola through n−3, n−2, n−1 at t_{n−1}
     const double a = time[n - 2] - time[n - 3], b = time[n - 1] - time[n - 2];
-    add(s, n - 3, scale * b / (a * (a + b)));
-    add(s, n - 2, -scale * ((2 * b + a) / (b * (a + b)) + b / (a * (a + b))));
-    add(s, n - 1, scale * (2 * b + a) / (b * (a + b)));
+    add_weight(n - 3, b / (a * (a + b)));
+    add_weight(n - 2, -((2 * b + a) / (b * (a + b)) + b / (a * (a + b))));
+    add_weight(n - 1, (2 * b + a) / (b * (a + b)));
   } else {  // Bessel: parabola through j−1, j, j+1 at t_j
     const double a = time[j] - time[j - 1], b = time[j + 1] - time[j];
-    add(s, j - 1, -scale * (b / a) / (a + b));
-    add(s, j, scale * (b / a - a / b) / (a + b));
-    add(s, j + 1, scale * (a / b) / (a + b));
+    add_weight(j - 1, -(b / a) / (a + b));
+    add_weight(j, (b / a - a / b) / (a + b));
+    add_weight(j + 1, (a / b) / (a + b));
   }
 }
 
-// The continuous interpolants on interval k at time t.
+// The continuous interpolants on interval k at time t, with their time
+// derivatives (dx/dt = 1/H).
 ControlStencil continuous_stencil(ControlInterpolation kind, const Eigen::VectorXd& time, int k, double t) {
   ControlStencil s;
   const double H = time[k + 1] - time[k];
   const double x = std::clamp((t - time[k]) / H, 0.0, 1.0);
   if (kind == ControlInterpolation::kLinear) {
-    add(s, k, 1.0 - x);
-    add(s, k + 1, x);
+    add(s, k, 1.0 - x, -1.0 / H);
+    add(s, k + 1, x, 1.0 / H);
     return s;
   }
-  // Cubic Hermite basis (h00, h10, h01, h11) on [t_k, t_{k+1}].
+  // Cubic Hermite basis (h00, h10, h01, h11) on [t_k, t_{k+1}] and its
+  // derivatives in t.
   const double x2 = x * x, x3 = x2 * x;
-  add(s, k, 2 * x3 - 3 * x2 + 1);
-  add(s, k + 1, -2 * x3 + 3 * x2);
-  add_slope(s, time, k, H * (x3 - 2 * x2 + x));
-  add_slope(s, time, k + 1, H * (x3 - x2));
+  add(s, k, 2 * x3 - 3 * x2 + 1, (6 * x2 - 6 * x) / H);
+  add(s, k + 1, -2 * x3 + 3 * x2, (-6 * x2 + 6 * x) / H);
+  add_slope(s, time, k, H * (x3 - 2 * x2 + x), 3 * x2 - 4 * x + 1);
+  add_slope(s, time, k + 1, H * (x3 - x2), 3 * x2 - 2 * x);
   return s;
 }
 
@@ -118,7 +125,35 @@ ControlStencil control_stencil(const ControlSignal& signal, const Eigen::VectorX
   // sampling is not a multiple of the period).
   int j = std::min(k, n - 2);
   while (j > 0 && time[j] > tick_time + 1e-9 * signal.period) --j;
-  return d::continuous_stencil(signal.tick_values, time, j, tick_time);
+  s = d::continuous_stencil(signal.tick_values, time, j, tick_time);
+  for (double& r : s.rate) r = 0.0;  // held over the tick: no rate
+  return s;
+}
+
+ControlStencil delayed_control_stencil(const ControlSignal& signal, const Eigen::VectorXd& time, double t,
+                                       double step_start, double delay) {
+  const int n = static_cast<int>(time.size());
+  if (n == 0) throw InvalidArgument("delayed_control_stencil: the trajectory has no sample");
+  const double delayed = t - delay, delayed_start = step_start - delay;
+  // The time that selects the interval: a piecewise-constant signal holds
+  // the piece of the step's (delayed) start over the whole step.
+  // A piecewise-constant signal's key is nudged forward by 1e-9 of a mean
+  // sample interval: a delay of whole sample intervals then selects the
+  // shifted piece, not the one before it by rounding.
+  const double nudge = n > 1 ? 1e-9 * (time[n - 1] - time[0]) / (n - 1) : 0.0;
+  const double key = signal.is_continuous() ? delayed : delayed_start + nudge;
+  ControlStencil s;
+  if (n == 1 || key < time[0]) {  // before the first sample: the first sample
+    control_signal_detail::add(s, 0, 1.0);
+    return s;
+  }
+  if (key >= time[n - 1]) {  // at or after the last sample: the last
+    control_signal_detail::add(s, n - 1, 1.0);
+    return s;
+  }
+  const int k = std::clamp(static_cast<int>(std::upper_bound(time.data(), time.data() + n, key) - time.data()) - 1,
+                           0, n - 2);
+  return control_stencil(signal, time, k, delayed, delayed_start);
 }
 
 }  // namespace neuralsim

@@ -30,6 +30,17 @@
 // stencil of at most four weights over recorded samples, computed from the
 // time stamps alone. The controls themselves may therefore be of any scalar
 // type (a parameter that carries derivatives), and nothing is allocated.
+//
+// A control delay d ≥ 0 (actuation latency, `sim.controls.delay` or the
+// fitted parameter `controls.delay`): the robot applies u(t − d), the
+// recorded controls interpolated at t − d as above; before the first sample
+// the control is the first sample. The stencil also holds du/dt (the time
+// derivative of its weights), so that ∂u(t − d)/∂d = −du/dt(t − d) is exact
+// for the linear and cubic signals (at a sample time, where linear has a
+// kink, the derivative from the right). The piecewise-constant signals
+// (zero_order_hold, hold) have du/dt = 0 between their jumps: a delay on
+// them may be fixed, not fitted, and it moves their jumps to the
+// integration step that holds t_k + d.
 #pragma once
 
 #include <string>
@@ -50,16 +61,25 @@ struct ControlSignal {
   // kHold only: how the value at a tick between samples is found
   // (kLinear or kCubic; the other two are not allowed).
   ControlInterpolation tick_values = ControlInterpolation::kLinear;
+  // The actuation latency d in seconds (finite, ≥ 0): the replay applies
+  // u(t − d). A fitted `controls.delay` overrides it (step/replay.hpp).
+  double delay = 0.0;
 
   bool is_zero_order_hold() const { return interpolation == ControlInterpolation::kZeroOrderHold; }
+  // Whether du/dt is nonzero between samples, so that a delay can be fitted.
+  bool is_continuous() const {
+    return interpolation == ControlInterpolation::kLinear || interpolation == ControlInterpolation::kCubic;
+  }
 };
 
-// u(t) = Σ_j weight[j] · u_{index[j]} over `count` ≤ 4 recorded samples.
+// u(t) = Σ_j weight[j] · u_{index[j]} over `count` ≤ 4 recorded samples, and
+// du/dt = Σ_j rate[j] · u_{index[j]} (zero for the piecewise-constant signals).
 struct ControlStencil {
   static constexpr int kMaxSamples = 4;
   int count = 0;
   int index[kMaxSamples] = {0, 0, 0, 0};
   double weight[kMaxSamples] = {0, 0, 0, 0};
+  double rate[kMaxSamples] = {0, 0, 0, 0};
 };
 
 // The stencil of u(t) for a time t in sample interval k, [time[k],
@@ -75,6 +95,16 @@ struct ControlStencil {
 ControlStencil control_stencil(const ControlSignal& signal, const Eigen::VectorXd& time, int k, double t,
                                double step_start);
 
+// The stencil of u(t − delay) for a stage at time t of the integration step
+// that begins at step_start: the interval is found by bisection (the
+// continuous signals key it on t − delay, the piecewise-constant ones on
+// step_start − delay, as control_stencil does), and a time before the first
+// sample gives the first sample (rate 0). A time after the last sample (a
+// negative delay, from a finite difference at the bound 0) gives the last
+// sample. InvalidArgument as control_stencil, and for an empty `time`.
+ControlStencil delayed_control_stencil(const ControlSignal& signal, const Eigen::VectorXd& time, double t,
+                                       double step_start, double delay);
+
 // u = Σ_j w_j · samples.row(index_j): `samples` holds one sample per row
 // (a Trajectory's T × nv `tau`, or a matrix of any scalar), `u` has one
 // entry per column. Works for any scalar S that a sample converts to.
@@ -84,6 +114,21 @@ void apply_control_stencil(const ControlStencil& stencil, const Samples& samples
   for (Eigen::Index i = 0; i < u.size(); ++i) {
     S sum = S(stencil.weight[0]) * S(samples(stencil.index[0], i));
     for (int j = 1; j < stencil.count; ++j) sum += S(stencil.weight[j]) * S(samples(stencil.index[j], i));
+    u[i] = sum;
+  }
+}
+
+// u(t − d) for a delay d that may carry derivatives, from the stencil at
+// t − value(d): u = Σ_j (w_j − rate_j · δ) u_j with δ = d − value(d), whose
+// value is 0 and whose derivatives are d's. First-order exact (forward and
+// reverse mode): ∂u/∂d = −du/dt(t − d).
+template <class Samples, class S>
+void apply_delayed_control_stencil(const ControlStencil& stencil, const Samples& samples, const S& delta,
+                                   Eigen::Matrix<S, Eigen::Dynamic, 1>& u) {
+  for (Eigen::Index i = 0; i < u.size(); ++i) {
+    S sum = (S(stencil.weight[0]) - S(stencil.rate[0]) * delta) * S(samples(stencil.index[0], i));
+    for (int j = 1; j < stencil.count; ++j)
+      sum += (S(stencil.weight[j]) - S(stencil.rate[j]) * delta) * S(samples(stencil.index[j], i));
     u[i] = sum;
   }
 }

@@ -8,13 +8,17 @@
 // interval). Between samples the controls follow the stepper's
 // options().controls (step/control_signal.hpp): held over each interval
 // (zero-order hold, the default), or interpolated and evaluated at every
-// substep and RK4 stage. Only the recorded samples are handed to
+// substep and RK4 stage. A control delay d (options().controls.delay, or
+// a fitted one that carries derivatives) applies u(t − d) at every stage
+// (control_signal.hpp: delayed_control_stencil; before the recording's first
+// sample, its first sample). Only the recorded samples are handed to
 // on_sample, so every loss and metric compares at recorded samples. With
 // no `tau` in the recording the controls are zero.
 #pragma once
 
 #include <vector>
 
+#include "neuralsim/core/scalar.hpp"
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/step/stepper.hpp"
 
@@ -38,6 +42,22 @@ void evaluate_recorded(const void* context, double step_start, double t, VecX<S>
   apply_control_stencil(control_stencil(*c.signal, c.trajectory->time, c.interval, t, step_start),
                         c.trajectory->tau, u);
 }
+
+// The recorded controls under a control delay d that may carry derivatives.
+template <class S>
+struct DelayedControls {
+  const RecordedControls* recorded;
+  const S* delay;
+};
+template <class S>
+void evaluate_delayed(const void* context, double step_start, double t, VecX<S>& u) {
+  const auto& c = *static_cast<const DelayedControls<S>*>(context);
+  const RecordedControls& r = *c.recorded;
+  // The stencil at t − value(d); d's derivatives enter through the rate.
+  const double d = to_double(*c.delay);
+  apply_delayed_control_stencil(delayed_control_stencil(*r.signal, r.trajectory->time, t, step_start, d),
+                                r.trajectory->tau, S(*c.delay - S(d)), u);
+}
 }  // namespace replay_detail
 
 // The ControlSource that reads `recorded` (kept by the caller; its interval
@@ -55,16 +75,25 @@ ControlSource<S> recorded_control_source(const RecordedControls* recorded) {
 // the callback on_sample(k, q, qd) sees the state predicted for sample k
 // (k = start + 1, ..., start + length). Returns false as soon as the state
 // stops being finite (q, qd then hold the non-finite state); Steppers with
-// check_finite throw NumericalError instead.
+// check_finite throw NumericalError instead. `delay` (optional) replaces
+// options().controls.delay: a fitted delay whose derivatives reach the
+// controls (∂u/∂d = −du/dt(t − d)).
 template <class S, class OnSample>
 bool replay_window(Stepper<S>& stepper, const Trajectory& tr, int start, int length, VecX<S>& q, VecX<S>& qd,
-                   OnSample&& on_sample) {
+                   OnSample&& on_sample, const S* delay = nullptr) {
   const int nv = stepper.model().nv;
   VecX<S> u = VecX<S>::Zero(nv);
   const ControlSignal& signal = stepper.options().controls;
-  const bool interpolate = tr.has_tau() && !signal.is_zero_order_hold();
+  const S delay_value = delay ? *delay : S(signal.delay);
+  const bool delayed = delay != nullptr || signal.delay != 0.0;  // structural: which delay is given
+  const bool interpolate = tr.has_tau() && (!signal.is_zero_order_hold() || delayed);
   RecordedControls recorded{&tr, &signal, start};
-  const ControlSource<S> source = recorded_control_source<S>(&recorded);
+  const replay_detail::DelayedControls<S> delayed_controls{&recorded, &delay_value};
+  ControlSource<S> source = recorded_control_source<S>(&recorded);
+  if (delayed) {
+    source.evaluate = &replay_detail::evaluate_delayed<S>;
+    source.context = &delayed_controls;
+  }
   for (int k = start; k < start + length; ++k) {
     if (interpolate) {
       recorded.interval = k;

@@ -80,6 +80,54 @@ void check_data(const Config& est, const Setup& s) {
   }
 }
 
+// The entry of estimate.parameters that names `name`.
+Config delay_parameter_config(const Config& est, const std::string& name = "controls.delay") {
+  for (const Config& item : est.list("parameters"))
+    if (item.get<std::string>("name") == name) return item;
+  return est;  // not reached: the parameter set holds it
+}
+
+// Sensor delays: fixed ones from params: / params_file: (a params.json
+// replays a fit) go to the observation, unless estimate.observe gives them
+// too; a fitted one needs its channel observed.
+void apply_sensor_delays(const Config& est, Setup& s) {
+  const char* channels[2] = {"q", "qd"};
+  double* delays[2] = {&s.observe.q_delay, &s.observe.qd_delay};
+  const double weights[2] = {s.observe.q_weight, s.observe.qd_weight};
+  for (const ExperimentParameter& p : s.exp.parameters) {
+    if (p.target.kind != ParameterKind::kSensorDelay) continue;
+    const int c = p.target.channel;
+    if (est.has("observe") && est.at("observe").is_map(channels[c]) && est.at("observe").at(channels[c]).has("delay"))
+      est.at("observe").at(channels[c]).fail("delay", "is also set by " + p.source + " (" + p.target.name +
+                                                          "): give the delay in one place");
+    *delays[c] = p.value;
+  }
+  for (int i = 0; i < s.params.size(); ++i)
+    if (s.params[i].kind() == ParameterKind::kSensorDelay && !(weights[s.params[i].target.channel] > 0))
+      delay_parameter_config(est, s.params[i].name())
+          .fail("name", "'" + s.params[i].name() + "' delays the channel estimate.observe." +
+                            channels[s.params[i].target.channel] + ", which is not observed (weight 0)");
+}
+
+// Inverse dynamics compares the torques of one sample: a control delay
+// (fixed or fitted) has no effect on it, so it is refused rather than ignored.
+void refuse_delay_without_replay(const Config& cfg, const Config& est, const Setup& s) {
+  const bool inverse = s.problem.formulation == Formulation::kInverseDynamics;
+  const bool torque = s.problem.torque_weight > 0;
+  if (inverse && (s.params.has(ParameterKind::kSensorDelay) || s.observe.q_delay != 0 || s.observe.qd_delay != 0))
+    est.fail("observe", "a sensor delay applies to simulated states, and residual type inverse_dynamics compares "
+                        "torques; use single_shooting or multiple_shooting");
+  if (!inverse && !torque) return;
+  const std::string what = inverse ? "residual type inverse_dynamics" : "estimate.residual.torque_weight";
+  if (s.params.has(ParameterKind::kControlDelay))
+    delay_parameter_config(est).fail("name", "'controls.delay' delays the replayed controls, and " + what +
+                                                 " compares the torques of one sample; use single_shooting or "
+                                                 "multiple_shooting without torque_weight");
+  if (s.exp.step.controls.delay != 0)
+    cfg.at("sim").at("controls").fail("delay", "a control delay applies to the replayed controls, and " + what +
+                                                   " compares the torques of one sample; expected 0 with it");
+}
+
 Setup read_setup(const Config& cfg, long long seed) {
   cfg.check_known_keys(
       {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
@@ -91,7 +139,7 @@ Setup read_setup(const Config& cfg, long long seed) {
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
                         "evaluation_window", "evaluation", "uncertainty"});
   s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr,
-                              &s.exp.warnings);
+                                &s.exp.warnings, &s.exp.step.controls);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
   s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
@@ -123,11 +171,27 @@ Setup read_setup(const Config& cfg, long long seed) {
   if (s.solver.solver == LocalSolver::kLbfgs && s.problem.fit_initial_state.any())
     est.at("residual").fail("fit_initial_state", "lbfgs cannot optimize starting states; use levenberg_marquardt");
   s.bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), seed);
+  apply_sensor_delays(est, s);
+  refuse_delay_without_replay(cfg, est, s);
 
   s.data = load_data(cfg.at("data"), model, &s.data_notes);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.test, s.data.test_source);
+  // Every delay (its upper bound when fitted) shorter than every trajectory.
+  for (const auto& [set, source] : {std::pair{&s.data.train, &s.data.train_source},
+                                    std::pair{&s.data.validation, &s.data.validation_source},
+                                    std::pair{&s.data.test, &s.data.test_source}}) {
+    for (int i = 0; i < s.params.size(); ++i)
+      if (s.params[i].kind() == ParameterKind::kControlDelay || s.params[i].kind() == ParameterKind::kSensorDelay)
+        check_delay_within_data(delay_parameter_config(est, s.params[i].name()), "bounds.1", s.params[i].upper, *set,
+                                *source);
+    const char* channels[2] = {"q", "qd"};
+    const double fixed[2] = {s.observe.q_delay, s.observe.qd_delay};
+    for (int c = 0; c < 2; ++c)
+      if (fixed[c] > 0 && est.has("observe") && est.at("observe").is_map(channels[c]))
+        check_delay_within_data(est.at("observe").at(channels[c]), "delay", fixed[c], *set, *source);
+  }
   // A target is reached from the start state: predictions never restart.
   s.eval_window = s.data.targets ? std::numeric_limits<int>::max() : s.window;
   check_data(est, s);
