@@ -76,34 +76,11 @@ void check_aba_derivatives(const Model<double>& model, const std::string& name, 
       name.c_str(), ei, eq, ev, rq, rv, rt);
 }
 
-TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnEveryJointType) {
-  check_aba_derivatives(testing::mixed_joint_model(), "mixed", 1);
-  Model<double> m = testing::mixed_joint_model();
-  m.joints[0].dynamics.armature = 0.03;  // the free root through the general 6-DoF factorization
-  m.joints[1].dynamics.armature = 0.01;
-  check_aba_derivatives(m, "mixed+armature", 2);
-}
-
-TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnYamlModels) {
-  for (const char* file : {"configs/models/double_pendulum.yaml", "configs/models/swimmer5.yaml",
-                           "configs/models/cartpole.yaml"})
-    check_aba_derivatives(load_yaml_model(testing::source_path(file)), file, 3);
-}
-
-// A fixed-base arm: the root body hangs on a fixed joint.
-TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnPanda) {
-  NEURALSIM_SKIP_WITHOUT_SHARED("models/franka_panda/panda.urdf");
-  check_aba_derivatives(load_urdf_model(testing::shared_path("models/franka_panda/panda.urdf")), "panda", 6);
-}
-
-TEST(AbaDerivatives, MatchDifferencesVjpAndCrbaOnFloatingLaikago) {
+// Every joint type, the YAML models, the fixed-base Panda and the floating
+// Laikago (support/manifold_differences.hpp).
+TEST(AbaDerivatives, MatchDifferencesVjpAndCrba) {
   NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
-  UrdfOptions floating;
-  floating.floating_base = true;
-  const Model<double> laikago =
-      load_urdf_model(testing::shared_path("models/laikago/laikago_toes_zup.urdf"), floating);
-  check_aba_derivatives(laikago, "laikago", 4);
-  check_aba_derivatives(laikago, "laikago", 5);
+  for (const testing::DerivativeTestModel& m : testing::derivative_test_models()) check_aba_derivatives(m.model, m.label, m.seed);
 }
 
 // M⁻¹ from the factorization right after a plain aba() call too.

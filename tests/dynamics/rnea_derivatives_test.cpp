@@ -71,34 +71,11 @@ void check_rnea_derivatives(const Model<double>& model, const std::string& name,
               name.c_str(), eq, ev, rq, rv, ra);
 }
 
-TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnEveryJointType) {
-  check_rnea_derivatives(testing::mixed_joint_model(), "mixed", 1);
-  Model<double> m = testing::mixed_joint_model();
-  m.joints[0].dynamics.armature = 0.03;  // armature on the free root and the ball joint
-  m.joints[1].dynamics.armature = 0.01;
-  check_rnea_derivatives(m, "mixed+armature", 2);
-}
-
-TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnYamlModels) {
-  for (const char* file : {"configs/models/double_pendulum.yaml", "configs/models/swimmer5.yaml",
-                           "configs/models/cartpole.yaml"})
-    check_rnea_derivatives(load_yaml_model(testing::source_path(file)), file, 3);
-}
-
-// A fixed-base arm: the root body hangs on a fixed joint.
-TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnPanda) {
-  NEURALSIM_SKIP_WITHOUT_SHARED("models/franka_panda/panda.urdf");
-  check_rnea_derivatives(load_urdf_model(testing::shared_path("models/franka_panda/panda.urdf")), "panda", 6);
-}
-
-TEST(RneaDerivatives, MatchDifferencesVjpAndCrbaOnFloatingLaikago) {
+// Every joint type, the YAML models, the fixed-base Panda and the floating
+// Laikago (support/manifold_differences.hpp).
+TEST(RneaDerivatives, MatchDifferencesVjpAndCrba) {
   NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
-  UrdfOptions floating;
-  floating.floating_base = true;
-  const Model<double> laikago =
-      load_urdf_model(testing::shared_path("models/laikago/laikago_toes_zup.urdf"), floating);
-  check_rnea_derivatives(laikago, "laikago", 4);
-  check_rnea_derivatives(laikago, "laikago", 5);
+  for (const testing::DerivativeTestModel& m : testing::derivative_test_models()) check_rnea_derivatives(m.model, m.label, m.seed);
 }
 
 // A pendulum at rest, horizontal: τ = m g l cos θ... the closed form

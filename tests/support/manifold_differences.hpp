@@ -7,9 +7,16 @@
 // the truncation error is O(h⁴) ~ 1e-12 and the rounding error ~1e-13 of |y|.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <Eigen/Core>
 
+#include "neuralsim/io/urdf_model.hpp"
+#include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/model/configuration.hpp"
+#include "support/files.hpp"
+#include "support/test_models.hpp"
 
 namespace neuralsim::testing {
 
@@ -47,6 +54,35 @@ void manifold_central_jacobians(const Model<double>& model, const Eigen::VectorX
 // max |A - B| / max(max |B|, floor): one number per comparison.
 inline double max_relative_difference(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, double floor = 1e-12) {
   return (A - B).lpNorm<Eigen::Infinity>() / std::max(B.lpNorm<Eigen::Infinity>(), floor);
+}
+
+// The models both derivative tests run on, each with the seed of its random
+// states: every joint type (with and without armature), the YAML double
+// pendulum, swimmer and cart-pole, the fixed-base Panda and the floating
+// Laikago (two seeds). The robots come from ../shared (the test command
+// requires it).
+struct DerivativeTestModel {
+  Model<double> model;
+  std::string label;
+  int seed;
+};
+inline std::vector<DerivativeTestModel> derivative_test_models() {
+  std::vector<DerivativeTestModel> out;
+  out.push_back({mixed_joint_model(), "mixed", 1});
+  Model<double> armature = mixed_joint_model();
+  armature.joints[0].dynamics.armature = 0.03;  // the free root through the general 6-DoF factorization
+  armature.joints[1].dynamics.armature = 0.01;
+  out.push_back({armature, "mixed+armature", 2});
+  for (const char* file : {"configs/models/double_pendulum.yaml", "configs/models/swimmer5.yaml",
+                           "configs/models/cartpole.yaml"})
+    out.push_back({load_yaml_model(source_path(file)), file, 3});
+  out.push_back({load_urdf_model(shared_path("models/franka_panda/panda.urdf")), "panda (fixed base)", 6});
+  UrdfOptions floating;
+  floating.floating_base = true;
+  const Model<double> laikago = load_urdf_model(shared_path("models/laikago/laikago_toes_zup.urdf"), floating);
+  out.push_back({laikago, "laikago", 4});
+  out.push_back({laikago, "laikago", 5});
+  return out;
 }
 
 }  // namespace neuralsim::testing
