@@ -80,7 +80,8 @@ void check_aba_derivatives(const Model<double>& model, const std::string& name, 
 // Laikago (support/manifold_differences.hpp).
 TEST(AbaDerivatives, MatchDifferencesVjpAndCrba) {
   NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
-  for (const testing::DerivativeTestModel& m : testing::derivative_test_models()) check_aba_derivatives(m.model, m.label, m.seed);
+  for (const testing::DerivativeTestModel& m : testing::derivative_test_models())
+    check_aba_derivatives(m.model, m.label, m.seed);
 }
 
 // M⁻¹ from the factorization right after a plain aba() call too.

@@ -75,7 +75,8 @@ void check_rnea_derivatives(const Model<double>& model, const std::string& name,
 // Laikago (support/manifold_differences.hpp).
 TEST(RneaDerivatives, MatchDifferencesVjpAndCrba) {
   NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
-  for (const testing::DerivativeTestModel& m : testing::derivative_test_models()) check_rnea_derivatives(m.model, m.label, m.seed);
+  for (const testing::DerivativeTestModel& m : testing::derivative_test_models())
+    check_rnea_derivatives(m.model, m.label, m.seed);
 }
 
 // A pendulum at rest, horizontal: τ = m g l cos θ... the closed form
