@@ -47,6 +47,23 @@ TEST(ControlTimingConfig, ReadsEachInterpolation) {
             ControlInterpolation::kLinear);
 }
 
+// A controller out of phase with the recording: its ticks at t_0 + offset.
+TEST(ControlTimingConfig, ATickOffsetIsAMultipleOfTheStepWithinThePeriod) {
+  EXPECT_DOUBLE_EQ(
+      read("  dt: 0.0005\n  controls: {interpolation: hold, period: 0.002, tick_offset: 0.0015}\n").controls.tick_offset,
+      0.0015);
+  for (const std::string& offset : {"0.002", "0.00025", "-0.0005"}) {
+    const std::string msg =
+        error_of("  dt: 0.0005\n  controls: {interpolation: hold, period: 0.002, tick_offset: " + offset + "}\n");
+    EXPECT_TRUE(has(msg, "sim.controls.tick_offset")) << msg;
+    EXPECT_TRUE(has(msg, "in [0, period = 0.002 s)")) << msg;
+  }
+  EXPECT_TRUE(has(error_of("  dt: 0.0005\n  controls: {interpolation: hold, period: 0.002, tick_offset: .nan}\n"),
+                  "sim.controls.tick_offset"));
+  EXPECT_TRUE(has(error_of("  dt: 0.001\n  controls: {interpolation: cubic, tick_offset: 0.001}\n"),
+                  "is only for interpolation 'hold'"));
+}
+
 TEST(ControlTimingConfig, AnUnknownInterpolationListsTheValidNames) {
   const std::string msg = error_of("  dt: 0.001\n  controls:\n    interpolation: spline\n");
   EXPECT_TRUE(has(msg, "exp.yaml:4")) << msg;

@@ -143,6 +143,37 @@ TEST(ControlSignal, HoldReproducesASignalHeldAtTheControllersPeriod) {
   }
 }
 
+// The same controller 1 ms out of phase with the recording (tick_offset):
+// ticks at 1, 3, 5, ... ms; before the first tick the first sample holds.
+TEST(ControlSignal, HoldWithATickOffsetReproducesAControllerOutOfPhase) {
+  const double period = 0.002, offset = 0.001;
+  const Eigen::VectorXd time = uniform_time(8, 0.01);
+  const Signal law = [](double t) { return 2 - 40 * t; };
+  const Signal held = [&](double t) {
+    return t < offset - 1e-12 ? law(0.0) : law(offset + std::floor((t - offset) / period + 1e-9) * period);
+  };
+  const Eigen::MatrixXd s = sample(time, law);
+  ControlSignal signal = kind(ControlInterpolation::kHold);
+  signal.period = period;
+  signal.tick_offset = offset;
+  double aligned_difference = 0;
+  ControlSignal aligned = signal;
+  aligned.tick_offset = 0;
+  for (int k = 0; k < 7; ++k)
+    for (int step = 0; step < 20; ++step) {  // 0.5 ms integration steps
+      const double start = time[k] + step * 0.0005;
+      for (double c : {0.0, 0.5, 1.0}) {
+        const double t = start + c * 0.0005;
+        EXPECT_NEAR(interpolate(signal, time, s, k, t, start), held(start), 1e-12) << "k " << k << " step " << step;
+      }
+      aligned_difference = std::max(aligned_difference,
+                                    std::abs(interpolate(aligned, time, s, k, start, start) - held(start)));
+    }
+  EXPECT_GT(aligned_difference, 0.03) << "the offset changes which tick holds";
+  signal.tick_offset = period;
+  EXPECT_THROW(interpolate(signal, time, s, 0, 0.0, 0.0), InvalidArgument);
+}
+
 // Every stencil reproduces constants (weights sum to 1) and carries the
 // samples' derivatives: with Jet controls, ∂u(t)/∂u_j is the weight of j.
 TEST(ControlSignal, StencilIsLinearInControlsOfAnyScalar) {

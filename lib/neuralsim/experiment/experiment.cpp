@@ -256,9 +256,9 @@ bool is_whole_multiple(double x) {
   return n >= 1 && std::abs(x - n) <= 1e-6 * n;
 }
 
-// `sim.controls`: {interpolation, period, tick_values, delay} (control_signal.hpp).
+// `sim.controls`: {interpolation, period, tick_values, tick_offset, delay} (control_signal.hpp).
 ControlSignal read_control_signal(const Config& c, const StepOptions& o) {
-  c.check_known_keys({"interpolation", "period", "tick_values", "delay"});
+  c.check_known_keys({"interpolation", "period", "tick_values", "tick_offset", "delay"});
   const std::vector<std::string> names = {"zero_order_hold", "hold", "linear", "cubic"};
   const std::string name = c.get_choice("interpolation", names, "zero_order_hold");
   ControlSignal signal;
@@ -268,7 +268,7 @@ ControlSignal read_control_signal(const Config& c, const StepOptions& o) {
   if (!(signal.delay >= 0) || !std::isfinite(signal.delay))
     c.fail("delay", "expected a finite actuation delay >= 0 s, got " + seconds(signal.delay));
   if (signal.interpolation != ControlInterpolation::kHold) {
-    for (const char* key : {"period", "tick_values"})
+    for (const char* key : {"period", "tick_values", "tick_offset"})
       if (c.has(key))
         c.fail(key, "is only for interpolation 'hold' (the controller's own rate), got interpolation '" + name + "'");
     return signal;
@@ -281,6 +281,14 @@ ControlSignal read_control_signal(const Config& c, const StepOptions& o) {
   signal.tick_values =
       c.get_choice("tick_values", {"linear", "cubic"}, "linear") == "cubic" ? ControlInterpolation::kCubic
                                                                               : ControlInterpolation::kLinear;
+  // The integration steps must start on the controller's ticks: the offset
+  // is a multiple of the step too.
+  signal.tick_offset = c.get_or<double>("tick_offset", 0.0);
+  const double steps = signal.tick_offset / h;
+  if (!(signal.tick_offset >= 0 && signal.tick_offset < signal.period) ||
+      (signal.tick_offset > 0 && !is_whole_multiple(steps)))
+    c.fail("tick_offset", "expected a multiple of the simulation step " + seconds(h) + " s in [0, period = " +
+                              seconds(signal.period) + " s), got " + seconds(signal.tick_offset) + " s");
   return signal;
 }
 

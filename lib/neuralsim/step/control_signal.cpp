@@ -119,8 +119,15 @@ ControlStencil control_stencil(const ControlSignal& signal, const Eigen::VectorX
   // The tick that holds the step's start. The tolerance absorbs the rounding
   // of step_start = t_k + s·h, which lies on a tick boundary at most
   // (the period is a multiple of the step, checked by the config reader).
-  const double ticks = std::floor((step_start - time[0]) / signal.period + 1e-6);
-  const double tick_time = time[0] + ticks * signal.period;
+  if (!(signal.tick_offset >= 0 && signal.tick_offset < signal.period))
+    throw InvalidArgument("control_stencil: a hold's tick offset must lie in [0, period)");
+  const double origin = time[0] + signal.tick_offset;
+  const double ticks = std::floor((step_start - origin) / signal.period + 1e-6);
+  if (ticks < 0) {  // before the controller's first tick: the first sample
+    control_signal_detail::add(s, 0, 1.0);
+    return s;
+  }
+  const double tick_time = origin + ticks * signal.period;
   // The interval that holds the tick (the tick may begin before t_k when the
   // sampling is not a multiple of the period).
   int j = std::min(k, n - 2);

@@ -56,8 +56,13 @@ const char* control_interpolation_name(ControlInterpolation interpolation);
 struct ControlSignal {
   ControlInterpolation interpolation = ControlInterpolation::kZeroOrderHold;
   // kHold only: the controller's update period in seconds (> 0), its ticks
-  // at t_0 + n·period from the trajectory's first sample.
+  // at t_0 + tick_offset + n·period from the trajectory's first sample t_0.
   double period = 0.0;
+  // kHold only: where the controller's tick falls within its period,
+  // in [0, period): a controller whose ticks are not aligned with the
+  // recording's first sample. Before the first tick the value held is the
+  // first sample's.
+  double tick_offset = 0.0;
   // kHold only: how the value at a tick between samples is found
   // (kLinear or kCubic; the other two are not allowed).
   ControlInterpolation tick_values = ControlInterpolation::kLinear;
