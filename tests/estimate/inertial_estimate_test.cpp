@@ -15,6 +15,7 @@
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/model/parameterization.hpp"
+#include "support/files.hpp"
 
 namespace neuralsim::inertial_estimate_test {
 
@@ -52,7 +53,7 @@ TEST(InertialEstimate, CoordinatesGiveBackMassComAndInertiaAboutTheCom) {
 }
 
 TEST(InertialEstimate, StandardErrorsAreTheDeltaMethodsAndNaNStaysWhereItEnters) {
-  Model<double> model = load_yaml_model(std::string(NEURALSIM_SOURCE_DIR) + "/configs/models/double_pendulum.yaml");
+  Model<double> model = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
   model.bodies[1].inertia = known_inertia();
   const ParameterSet params = read_parameter_set(
       Config::parse("p: [{name: link.link1.length}, {name: link.link2.inertial, transform: log_cholesky}]\n", "t.yaml"),
