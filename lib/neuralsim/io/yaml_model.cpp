@@ -3,71 +3,19 @@
 #include <cmath>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/io/dh_model.hpp"
 #include "neuralsim/io/input_file.hpp"
+#include "neuralsim/io/model_fields.hpp"
 
 namespace neuralsim {
 namespace {
 
-Eigen::Vector3d vec3(const Config& c, const std::string& key, const Eigen::Vector3d& fallback) {
-  if (!c.has(key)) return fallback;
-  const Eigen::VectorXd v = c.get<Eigen::VectorXd>(key);
-  if (v.size() != 3) c.fail(key, "expected a list of 3 numbers, got " + std::to_string(v.size()));
-  return v;
-}
-
-double non_negative(const Config& c, const std::string& key, double fallback) {
-  const double v = c.get_or<double>(key, fallback);
-  if (v < 0) c.fail(key, "must be >= 0, got " + std::to_string(v));
-  return v;
-}
-
 Transform<double> read_origin(const Config& c) {
   c.check_known_keys({"xyz", "rpy"});
-  const Eigen::Vector3d xyz = vec3(c, "xyz", Eigen::Vector3d::Zero());
-  const Eigen::Vector3d rpy = vec3(c, "rpy", Eigen::Vector3d::Zero());
+  const Eigen::Vector3d xyz = read_vec3(c, "xyz", Eigen::Vector3d::Zero());
+  const Eigen::Vector3d rpy = read_vec3(c, "rpy", Eigen::Vector3d::Zero());
   // Origin maps parent coordinates to joint-frame coordinates: E = Rᵀ.
   return Transform<double>(rpy_rotation<double>(rpy[0], rpy[1], rpy[2]).transpose(), xyz);
-}
-
-// Rotational inertia about the COM: [ixx, iyy, izz], [ixx, iyy, izz, ixy,
-// ixz, iyz] or {ixx: .., iyy: .., ...}.
-Eigen::Matrix3d read_inertia(const Config& b) {
-  Eigen::Matrix3d I = Eigen::Matrix3d::Zero();
-  if (!b.has("inertia")) return I;
-  if (b.is_list("inertia")) {
-    const Eigen::VectorXd v = b.get<Eigen::VectorXd>("inertia");
-    if (v.size() == 3) return v.asDiagonal();
-    if (v.size() != 6) b.fail("inertia", "expected [ixx, iyy, izz] or [ixx, iyy, izz, ixy, ixz, iyz]");
-    I << v[0], v[3], v[4], v[3], v[1], v[5], v[4], v[5], v[2];
-    return I;
-  }
-  const Config n = b.at("inertia");
-  n.check_known_keys({"ixx", "iyy", "izz", "ixy", "ixz", "iyz"});
-  const double ixx = n.get_or<double>("ixx", 0), iyy = n.get_or<double>("iyy", 0), izz = n.get_or<double>("izz", 0),
-               ixy = n.get_or<double>("ixy", 0), ixz = n.get_or<double>("ixz", 0), iyz = n.get_or<double>("iyz", 0);
-  I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
-  return I;
-}
-
-// `inertia_about`: the point the link's `inertia` is taken about, in link
-// coordinates — `com` (the default), `origin` (the joint frame's origin, as
-// manufacturers often publish it) or [x, y, z]. The tensor is moved to the
-// COM c by the parallel-axis theorem (Featherstone, RBDA, eq. 2.63):
-//   I_c = I_p − m (dᵀd 𝟙 − d dᵀ),  d = c − p,
-// so a tensor that is too small for its mass and offset comes out
-// non-physical and is refused by the check below it.
-Eigen::Matrix3d inertia_about_com(const Config& b, double mass, const Eigen::Vector3d& com,
-                                  const Eigen::Matrix3d& given) {
-  if (!b.has("inertia_about")) return given;
-  if (!b.has("inertia")) b.fail("inertia_about", "needs an 'inertia' to move");
-  Eigen::Vector3d p = Eigen::Vector3d::Zero();
-  if (b.is_list("inertia_about")) {
-    p = vec3(b, "inertia_about", Eigen::Vector3d::Zero());
-  } else if (b.get_choice("inertia_about", {"com", "origin"}, "") == "com") {
-    return given;
-  }
-  const Eigen::Vector3d d = com - p;
-  return given - mass * (d.squaredNorm() * Eigen::Matrix3d::Identity() - d * d.transpose());
 }
 
 void read_geometry(const Config& b, int body, Model<double>& model) {
@@ -80,17 +28,17 @@ void read_geometry(const Config& b, int body, Model<double>& model) {
     const std::string type = g.get_choice("type", {"sphere", "box", "capsule", "cylinder", "plane"}, "");
     if (type == "sphere") {
       geom.type = Geometry::Type::kSphere;
-      geom.size[0] = non_negative(g, "radius", 0);
+      geom.size[0] = read_non_negative(g, "radius", 0);
     } else if (type == "box") {
       geom.type = Geometry::Type::kBox;
-      geom.size = 0.5 * vec3(g, "size", Eigen::Vector3d::Zero());
+      geom.size = 0.5 * read_vec3(g, "size", Eigen::Vector3d::Zero());
     } else if (type == "capsule" || type == "cylinder") {
       geom.type = type == "capsule" ? Geometry::Type::kCapsule : Geometry::Type::kCylinder;
-      geom.size[0] = non_negative(g, "radius", g.get<double>("radius"));
-      geom.size[1] = 0.5 * non_negative(g, "length", g.get<double>("length"));
+      geom.size[0] = read_non_negative(g, "radius", g.get<double>("radius"));
+      geom.size[1] = 0.5 * read_non_negative(g, "length", g.get<double>("length"));
     } else {
       geom.type = Geometry::Type::kPlane;
-      geom.size = vec3(g, "normal", Eigen::Vector3d::UnitZ());
+      geom.size = read_vec3(g, "normal", Eigen::Vector3d::UnitZ());
     }
     if (g.has("origin")) {
       const Transform<double> X = read_origin(g.at("origin"));
@@ -149,7 +97,7 @@ double per_link(const Config& c, const char* list_key, const char* key, int link
 
 // Links hanging along -z from revolute joints about y (q = 0 hangs down).
 void generate_chain(const Config& c, int links, bool point_mass, Model<double>& model) {
-  const double damping = non_negative(c, "damping", 0), friction = non_negative(c, "friction", 0);
+  const double damping = read_non_negative(c, "damping", 0), friction = read_non_negative(c, "friction", 0);
   for (int i = 0; i < links; ++i) {
     LinkSpec s;
     s.name = "link" + std::to_string(i + 1);
@@ -177,22 +125,22 @@ void generate_cartpole(const Config& c, Model<double>& model) {
   cart.joint = "slider";
   cart.type = JointType::kPrismatic;
   cart.axis = Eigen::Vector3d::UnitX();
-  cart.mass = non_negative(c, "cart_mass", 1.0);
+  cart.mass = read_non_negative(c, "cart_mass", 1.0);
   cart.inertia = Eigen::Vector3d::Constant(0.01).asDiagonal();
-  cart.damping = non_negative(c, "cart_damping", 0.0);
+  cart.damping = read_non_negative(c, "cart_damping", 0.0);
   add_link(model, cart);
   LinkSpec pole;  // q = 0: pole upright (+z)
   pole.name = "pole";
   pole.joint = "hinge";
   pole.parent = 0;
-  pole.mass = non_negative(c, "pole_mass", 0.1);
+  pole.mass = read_non_negative(c, "pole_mass", 0.1);
   pole.length = c.get_or<double>("pole_length", 1.0);
   if (!(pole.length > 0)) c.fail("pole_length", "must be > 0");
   pole.length_axis = Eigen::Vector3d::UnitZ();
   pole.com_fraction = 0.5;
   const double inertia = pole.mass * pole.length * pole.length / 12.0;
   pole.inertia = Eigen::Vector3d(inertia, inertia, 1e-6).asDiagonal();
-  pole.damping = non_negative(c, "pole_damping", 0.0);
+  pole.damping = read_non_negative(c, "pole_damping", 0.0);
   add_link(model, pole);
 }
 
@@ -201,8 +149,8 @@ void generate_cartpole(const Config& c, Model<double>& model) {
 // along -z, normal to the plane of motion.
 void generate_swimmer(const Config& c, Model<double>& model) {
   const int links = static_cast<int>(c.get_int_in_range("links", 5, 1, 100));
-  const double length = c.get_or<double>("length", 0.1), mass = non_negative(c, "mass", 0.1);
-  const double damping = non_negative(c, "damping", 0.0), radius = non_negative(c, "radius", 0.01);
+  const double length = c.get_or<double>("length", 0.1), mass = read_non_negative(c, "mass", 0.1);
+  const double damping = read_non_negative(c, "damping", 0.0), radius = read_non_negative(c, "radius", 0.01);
   if (!(length > 0)) c.fail("length", "must be > 0");
   LinkSpec sx;
   sx.name = "slider_x";
@@ -337,7 +285,7 @@ void read_joint(const Config& jn, const std::string& body_name, Joint<double>& j
   } catch (const ModelError& e) {
     jn.fail("type", e.what());
   }
-  const Eigen::Vector3d axis = vec3(jn, "axis", Eigen::Vector3d::UnitZ());
+  const Eigen::Vector3d axis = read_vec3(jn, "axis", Eigen::Vector3d::UnitZ());
   if (axis.norm() < 1e-12) jn.fail("axis", "must be non-zero");
   joint.axis = axis.normalized();
   if (jn.has("origin") && !jn.is_map("origin")) {
@@ -347,36 +295,30 @@ void read_joint(const Config& jn, const std::string& body_name, Joint<double>& j
   } else if (jn.has("origin")) {
     joint.origin = read_origin(jn.at("origin"));
   }
-  joint.dynamics.damping = non_negative(jn, "damping", 0);
-  joint.dynamics.coulomb_friction = non_negative(jn, "friction", 0);
+  joint.dynamics.damping = read_non_negative(jn, "damping", 0);
+  joint.dynamics.coulomb_friction = read_non_negative(jn, "friction", 0);
   joint.dynamics.friction_velocity = jn.get_or<double>("friction_velocity", 0.01);
   if (!(joint.dynamics.friction_velocity > 0))
     jn.fail("friction_velocity", "joint '" + joint.name + "': must be > 0");
   read_friction_law(jn, joint);
-  joint.dynamics.armature = non_negative(jn, "armature", 0);
+  joint.dynamics.armature = read_non_negative(jn, "armature", 0);
   joint.dynamics.gear_ratio = jn.get_or<double>("gear_ratio", 1);
   joint.dynamics.torque_offset = jn.get_or<double>("torque_offset", 0);
   read_rotor(jn, joint);
   if (jn.has("spring")) {
     const Config sp = jn.at("spring");
     sp.check_known_keys({"stiffness", "rest"});
-    joint.dynamics.spring_stiffness = non_negative(sp, "stiffness", 0);
+    joint.dynamics.spring_stiffness = read_non_negative(sp, "stiffness", 0);
     joint.dynamics.spring_rest = sp.get_or<double>("rest", 0);
   }
   if (jn.has("limits")) {
-    const Config l = jn.at("limits");
-    l.check_known_keys({"lower", "upper", "effort", "velocity"});
-    joint.lower = l.get_limit("lower", -1e30);
-    joint.upper = l.get_limit("upper", 1e30);
-    joint.effort = l.get_limit("effort", 1e30);
-    joint.velocity = l.get_limit("velocity", 1e30);
-    if (!(joint.lower <= joint.upper)) l.fail("upper", "must be >= lower");
+    read_joint_limits(jn.at("limits"), joint);
   }
 }
 
 void read_bodies(const Config& node, Model<double>& model, std::vector<Config>& sources) {
   if (!node.has("bodies") || node.list("bodies").empty())
-    node.fail("bodies", "a model needs 'generator' or a non-empty 'bodies' list");
+    node.fail("bodies", "a model needs 'generator', 'dh' or a non-empty 'bodies' list");
   for (const Config& b : node.list("bodies")) {
     b.check_known_keys({"name", "parent", "joint", "mass", "com", "inertia", "inertia_about", "length", "geometry",
                         "drag"});
@@ -393,13 +335,13 @@ void read_bodies(const Config& node, Model<double>& model, std::vector<Config>& 
       joint.type = JointType::kFixed;
       joint.name = name + "_joint";
     }
-    const double mass = non_negative(b, "mass", 0);
-    const Eigen::Vector3d com = vec3(b, "com", Eigen::Vector3d::Zero());
+    const double mass = read_non_negative(b, "mass", 0);
+    const Eigen::Vector3d com = read_vec3(b, "com", Eigen::Vector3d::Zero());
     // The COM that `length.com_fraction` will give, for the parallel-axis shift.
     Eigen::Vector3d com_for_shift = com;
     if (b.has("length") && b.at("length").has("com_fraction") && b.at("length").has("value")) {
       const Config len = b.at("length");
-      const Eigen::Vector3d axis = vec3(len, "axis", Eigen::Vector3d(0, 0, -1));
+      const Eigen::Vector3d axis = read_vec3(len, "axis", Eigen::Vector3d(0, 0, -1));
       if (axis.norm() >= 1e-12)
         com_for_shift = axis.normalized() * (len.get<double>("value") * len.get<double>("com_fraction"));
     }
@@ -416,7 +358,7 @@ void read_bodies(const Config& node, Model<double>& model, std::vector<Config>& 
       len.check_known_keys({"value", "axis", "com_fraction"});
       Body<double>& body = model.bodies[idx];
       body.length_spec.enabled = true;
-      const Eigen::Vector3d axis = vec3(len, "axis", Eigen::Vector3d(0, 0, -1));
+      const Eigen::Vector3d axis = read_vec3(len, "axis", Eigen::Vector3d(0, 0, -1));
       if (axis.norm() < 1e-12) len.fail("axis", "must be non-zero");
       body.length_spec.axis = axis.normalized();
       body.length_spec.com_fraction = len.get_or<double>("com_fraction", -1);
@@ -479,14 +421,14 @@ void apply_joint_dynamics(const Config& joints, Model<double>& model) {
     jn.check_known_keys(joint_dynamics_keys());
     const std::string where = "joint '" + name + "': ";
     JointDynamics<double>& d = joint.dynamics;
-    if (jn.has("damping")) d.damping = non_negative(jn, "damping", 0);
-    if (jn.has("friction")) d.coulomb_friction = non_negative(jn, "friction", 0);
+    if (jn.has("damping")) d.damping = read_non_negative(jn, "damping", 0);
+    if (jn.has("friction")) d.coulomb_friction = read_non_negative(jn, "friction", 0);
     if (jn.has("friction_velocity")) {
       d.friction_velocity = jn.get<double>("friction_velocity");
       if (!(d.friction_velocity > 0)) jn.fail("friction_velocity", where + "must be > 0");
     }
     read_friction_law(jn, joint);
-    if (jn.has("armature")) d.armature = non_negative(jn, "armature", 0);
+    if (jn.has("armature")) d.armature = read_non_negative(jn, "armature", 0);
     if (jn.has("gear_ratio")) d.gear_ratio = jn.get<double>("gear_ratio");
     if (jn.has("torque_offset")) d.torque_offset = jn.get<double>("torque_offset");
     read_rotor(jn, joint);
@@ -497,7 +439,7 @@ Model<double> build_yaml_model(const Config& node) {
   Model<double> model;
   std::vector<Config> sources;  // each body's entry in `bodies`
   model.name = node.get_or("name", "model");
-  model.gravity = vec3(node, "gravity", Eigen::Vector3d(0, 0, -9.81));
+  model.gravity = read_vec3(node, "gravity", Eigen::Vector3d(0, 0, -9.81));
   if (node.has("generator")) {
     const std::string gen =
         node.get_choice("generator", {"pendulum", "double_pendulum", "chain", "cartpole", "swimmer"}, "");
@@ -521,6 +463,10 @@ Model<double> build_yaml_model(const Config& node) {
       generate_swimmer(node, model);
     }
     // Per-joint dynamics of a generated model (friction law, rotor, offset).
+    if (node.has("joints")) apply_joint_dynamics(node.at("joints"), model);
+  } else if (node.has("dh")) {
+    node.check_known_keys({"name", "gravity", "dh", "joints"});
+    read_dh_chain(node.at("dh"), model, sources);
     if (node.has("joints")) apply_joint_dynamics(node.at("joints"), model);
   } else {
     node.check_known_keys({"name", "gravity", "bodies"});
