@@ -13,6 +13,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/experiment/augment_config.hpp"
 #include "neuralsim/experiment/contact_config.hpp"
+#include "neuralsim/step/simulate.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/parameters/hybrid_rollout.hpp"
 #include "neuralsim/step/transition_jacobians.hpp"
@@ -94,19 +95,11 @@ class Simulator {
   void rollout(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0, const Eigen::Ref<const RowMatrix>& controls,
                Eigen::Ref<RowMatrix> Q, Eigen::Ref<RowMatrix> QD, const RunContext& context,
                const std::function<void()>& poll = {}) {
-    Runner& r = runner();
-    const Eigen::Index T = controls.rows();
-    Eigen::VectorXd q = q0, qd = qd0, u(nv());
-    for (Eigen::Index k = 0; k < T; ++k) {
-      if (k % 1000 == 999) {
-        if (poll) poll();
-        if (context.stop_requested()) return;
-      }
-      u = controls.row(k).transpose();
-      r.stepper->step(q, qd, u, static_cast<double>(k) * step_.dt);
-      Q.row(k) = q.transpose();
-      QD.row(k) = qd.transpose();
-    }
+    Eigen::VectorXd q = q0, qd = qd0;
+    rollout_controls(*runner().stepper, q, qd, controls, Q, QD, [&] {
+      if (poll) poll();
+      return context.stop_requested();
+    });
   }
 
   // ∂L/∂(parameters, q0, q̇0, controls, weights) for L = Σ_k <dQ_k, q_k> + <dQD_k, q̇_k> (the states

@@ -89,7 +89,8 @@ def test_rollout_and_compare_from_a_dict(tmp_path):
 
 def test_discover_returns_the_command_lines_discovery(tmp_path):
     # A short run: the selection itself is tested in C++ (DiscoverApp).
-    overrides = {"discover.stability.seeds": 1, "discover.retrain.epochs": 0, "discover.penalty.points": 3,
+    overrides = {"discover.stability.seeds": 1, "discover.stability.bootstrap": 0, "discover.retrain.epochs": 0,
+                 "discover.penalty.points": 3,
                  "discover.epochs.dense": 10, "discover.epochs.per_point": 4, "discover.epochs.refit": 4,
                  "train.train_samples": 150, "output.plot": False}
     config = source("configs/discover/double_pendulum_friction.yaml")

@@ -1,6 +1,8 @@
 // Runs a controlled simulation and records it as a Trajectory.
 #pragma once
 
+#include <functional>
+
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/step/controllers.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -49,5 +51,15 @@ Trajectory simulate(Stepper<double>& stepper, const Eigen::VectorXd& q0, const E
   }
   return traj;
 }
+
+// Steps from (q, qd) under each row of `controls` (T × nv, row k held over
+// step k), writing the state after step k into row k of Q (T × nq) and QD
+// (T × nv); q and qd end at the last state. `should_stop` (may be empty) is
+// polled every 1000 steps. Returns the number of steps taken (< T when it
+// stopped). Compiled in the library, so that a caller's glue (the Python
+// module) adds no per-step cost.
+Eigen::Index rollout_controls(Stepper<double>& stepper, Eigen::VectorXd& q, Eigen::VectorXd& qd,
+                              const Eigen::Ref<const RowMatrixXd>& controls, Eigen::Ref<RowMatrixXd> Q,
+                              Eigen::Ref<RowMatrixXd> QD, const std::function<bool()>& should_stop);
 
 }  // namespace neuralsim
