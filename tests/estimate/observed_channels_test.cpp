@@ -36,6 +36,7 @@ std::vector<Trajectory> driven_double_pendulum(const Model<double>& truth, int s
 struct Estimate {
   std::vector<double> value, std_error;
   bool usable = false;
+  double residual_variance = 0;
 };
 
 Estimate fit(const Model<double>& model, const std::string& parameters_yaml, const std::vector<Trajectory>& data,
@@ -53,7 +54,7 @@ Estimate fit(const Model<double>& model, const std::string& parameters_yaml, con
   Eigen::VectorXd r;
   const Eigen::MatrixXd J = problem.parameter_jacobian(result.x, &r);
   const Identifiability id = analyze_identifiability(params, result.x, J, r);
-  return {id.value, id.std_error, result.usable};
+  return {id.value, id.std_error, result.usable, id.residual_variance};
 }
 
 constexpr const char* kLengths =
@@ -69,11 +70,13 @@ TEST(ObservedChannels, ThirtyPercentGapsRecoverTheFullDataFit) {
   std::vector<Trajectory> full = driven_double_pendulum(truth, 120);
   std::mt19937 rng(36);
   std::normal_distribution<double> noise(0.0, 2e-3);
-  for (Eigen::Index k = 1; k < full[0].size(); ++k)
-    for (Eigen::Index c = 0; c < 2; ++c) full[0].q(k, c) += noise(rng);
+  const int window = 30;
+  // The window starts stay exact: a noisy start would bias the fit (errors
+  // in variables), which is not what this test measures.
+  for (Eigen::Index k = 0; k < full[0].size(); ++k)
+    for (Eigen::Index c = 0; c < 2; ++c) full[0].q(k, c) += k % window ? noise(rng) : 0.0;
   std::vector<Trajectory> gapped = full;
   std::uniform_real_distribution<double> u(0, 1);
-  const int window = 30;
   int blanked = 0;
   for (Eigen::Index k = 0; k < gapped[0].size(); ++k)
     if (k % window != 0 && u(rng) < 0.3) {
@@ -90,11 +93,16 @@ TEST(ObservedChannels, ThirtyPercentGapsRecoverTheFullDataFit) {
   const Estimate a = fit(truth, kLengths, full, observe, window);
   const Estimate b = fit(truth, kLengths, gapped, observe, window);
   ASSERT_TRUE(a.usable && b.usable);
+  // The noise's σ from the residuals: the missing entries' zero rows take
+  // no degree of freedom (counted, σ̂ would be √0.7 of it).
+  EXPECT_NEAR(std::sqrt(a.residual_variance), 2e-3, 0.3e-3);
+  EXPECT_NEAR(std::sqrt(b.residual_variance), 2e-3, 0.3e-3);
   const double truth_values[2] = {3.0, 4.0};
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(std::isfinite(b.std_error[i]) && b.std_error[i] > 0);
     EXPECT_GT(b.std_error[i], a.std_error[i]);  // less data, a wider interval
     EXPECT_NEAR(b.value[i], a.value[i], 2 * b.std_error[i]) << i;
+    EXPECT_NEAR(a.value[i], truth_values[i], 3 * a.std_error[i]) << i;
     EXPECT_NEAR(b.value[i], truth_values[i], 3 * b.std_error[i]) << i;
   }
 }
@@ -197,6 +205,33 @@ TEST(ObservedChannels, LinkOrientationsRecoverLengths) {
               std::string::npos)
         << err.what();
   }
+}
+
+// The new observe: keys refuse bad input naming the key, expected vs actual.
+TEST(ObservedChannels, BadObserveKeysAreRefused) {
+  const Model<double> model = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
+  auto error = [&](const std::string& yaml) -> std::string {
+    try {
+      read_observation(Config::parse(yaml, "c.yaml"), model);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const ObservationSpec ok = read_observation(
+      Config::parse("{q: {weight: 2, joints: [joint2]}, link_orientations: [{link: link1, weight: 3}]}", "c.yaml"),
+      model);
+  EXPECT_EQ(ok.q_joints, std::vector<int>{1});
+  EXPECT_EQ(ok.coordinates(model, 0), std::vector<int>{1});
+  ASSERT_EQ(ok.link_orientations.size(), 1u);
+  EXPECT_EQ(ok.link_orientations[0].body, model.body_index("link1"));
+  EXPECT_EQ(ok.residuals_per_sample(model), 1 + 3);
+  EXPECT_NE(error("{q: {joints: [elbow]}}").find("unknown joint 'elbow'; the model's joints: [joint1, joint2]"),
+            std::string::npos);
+  EXPECT_NE(error("{q: {joints: [joint1, joint1]}}").find("listed twice"), std::string::npos);
+  EXPECT_NE(error("{q: {joints: []}}").find("expected a non-empty list of joint names"), std::string::npos);
+  EXPECT_NE(error("{link_orientations: [{link: hand}]}").find("unknown link 'hand'"), std::string::npos);
+  EXPECT_NE(error("{link_orientations: [{link: link1, weight: -1}]}").find("weight"), std::string::npos);
 }
 
 }  // namespace observed_channels_test
