@@ -113,6 +113,7 @@ void evaluation_metrics(const IdentificationResult& r, json& m) {
   if (r.validation_torque) m["validation_torque"] = torque_evaluation_json(*r.validation_torque, r.problem);
   if (!r.torque_note.empty()) m["torque_note"] = r.torque_note;
   m["physically_consistent"] = r.physically_consistent;
+  m["missing_entries"] = {{"observed", r.missing.observed}, {"missing", r.missing.missing}, {"per_channel", r.missing.per_channel}};
 }
 
 void fit_metrics(const IdentificationResult& r, json& m) {
@@ -146,7 +147,7 @@ void write_predictions(const IdentificationResult& r, const std::string& params_
   fitted.meta = trajectory_metadata(r.fitted_model, "simid " + version_string(), params_json, run.options().seed);
   write_trajectories(run.path("fit.h5"), fitted);
   run.add_output(run.path("fit.h5"));
-  write_trajectories(run.path("measured.h5"), r.measured);
+  write_trajectories(run.path("measured.h5"), r.measured, true);  // with the recording's gaps (NaN)
   run.add_output(run.path("measured.h5"));
   if (run.plots_wanted()) run.plot("plot_fit.py", {run.path("measured.h5"), run.path("fit.h5")}, "fit.png");
 }

@@ -107,6 +107,12 @@ Eigen::MatrixXd profile_nuisance(const Eigen::MatrixXd& J_theta, const Eigen::Sp
   return profiled;
 }
 
+int informative_rows(const Eigen::MatrixXd& J, const Eigen::VectorXd& r) {
+  int n = 0;
+  for (Eigen::Index i = 0; i < J.rows(); ++i) n += r[i] != 0 || !J.row(i).isZero(0) ? 1 : 0;
+  return n;
+}
+
 CovarianceEstimate estimate_covariance(const Eigen::MatrixXd& J, const Eigen::VectorXd& r,
                                        const std::vector<int>& cluster, const CovarianceOptions& options) {
   const int m = static_cast<int>(J.rows()), P = static_cast<int>(J.cols());
@@ -117,7 +123,7 @@ CovarianceEstimate estimate_covariance(const Eigen::MatrixXd& J, const Eigen::Ve
   e.method = options.method;
   const Eigen::MatrixXd Ainv = pseudo_inverse_normal(J, options.singular_threshold);
   if (options.method == UncertaintyMethod::kGaussNewton) {
-    const int dof = m - P - std::max(0, options.nuisance);
+    const int dof = informative_rows(J, r) - P - std::max(0, options.nuisance);
     const double s2 = dof > 0 ? r.squaredNorm() / dof : kNaN;
     e.covariance = s2 * Ainv;
   } else {

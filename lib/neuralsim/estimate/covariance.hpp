@@ -95,4 +95,11 @@ std::vector<int> clusters_from_sizes(const std::vector<int>& sizes);
 // nuisance columns reproduce (to 1e-8 of its norm) comes back exactly zero.
 Eigen::MatrixXd profile_nuisance(const Eigen::MatrixXd& J_theta, const Eigen::SparseMatrix<double>& J_nuisance);
 
+// The rows that are observations: all but those with r = 0 and a zero row
+// of J, which a missing entry of the data (NaN) or a masked delayed sample
+// leaves (estimate/observation.hpp). Such a row says nothing about θ nor
+// about the noise, so it takes no degree of freedom: the residual variance
+// divides by (informative rows − P − N), not by every row.
+int informative_rows(const Eigen::MatrixXd& J, const Eigen::VectorXd& r);
+
 }  // namespace neuralsim

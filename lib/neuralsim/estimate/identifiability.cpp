@@ -9,6 +9,7 @@
 
 #include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/format.hpp"
+#include "neuralsim/estimate/covariance.hpp"
 
 namespace neuralsim {
 double physical_derivative(const ParameterSet& params, int i, double x) {
@@ -93,7 +94,7 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
     Js.col(i) = Jp.col(i) * scale[i];
   }
   id.nuisance = std::max(0, nuisance);
-  const int dof = m - P - id.nuisance;
+  const int dof = informative_rows(J, r) - P - id.nuisance;  // missing entries take none (covariance.hpp)
   id.residual_variance = dof > 0 ? r.squaredNorm() / dof : std::numeric_limits<double>::quiet_NaN();
 
   const SingularValueDecomposition svd = singular_value_decomposition(Js, SingularVectors::kFullV);

@@ -1,6 +1,13 @@
 // What an estimator compares between simulation and data, with weights.
+//
+// Missing data: a NaN in an observed channel of the data (q, q̇, a link
+// pose) is a missing entry (a gap, or a channel sampled at a lower rate:
+// docs/data-format.md). Its residual is written as 0 (weight 0, whatever the
+// parameters), so every residual block keeps its size; the states a
+// simulation starts from must be complete (estimate/missing_data.hpp).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +22,17 @@ struct LinkPositionChannel {
   double weight = 1;
 };
 
+// A link's orientation (`observe: {link_orientations: [{link, weight}]}`):
+// the data's quaternion (link_poses/<link> columns qx qy qz qw, scalar last,
+// the rotation from link to world coordinates; normalized before use)
+// against the model's, compared as the rotation vector of the error
+// log(R_dataᵀ R_model) in the measured link frame (radians; 3 residuals).
+struct LinkOrientationChannel {
+  std::string link;
+  int body = -1;
+  double weight = 1;
+};
+
 struct ObservationSpec {
   double q_weight = 1;   // per joint-position residual (tangent space for quaternions)
   double qd_weight = 0;  // per joint-velocity residual
@@ -24,15 +42,55 @@ struct ObservationSpec {
   // formulations: estimate/residual_common.hpp). A fitted observe.q.delay /
   // observe.qd.delay replaces it.
   double q_delay = 0, qd_delay = 0;
+  // The joints a joint channel observes (`observe: {q: {joints: [names]}}`),
+  // as joint indices in model order; empty = every joint. An unencoded or
+  // passive joint is left out: its motion is still simulated and seen
+  // through the joints that are observed.
+  std::vector<int> q_joints, qd_joints;
   std::vector<LinkPositionChannel> link_positions;  // world position of a link origin vs. data link_poses
+  std::vector<LinkOrientationChannel> link_orientations;
+
+  // Whether joint channel `channel` (0: q, 1: q̇) observes joint j.
+  bool observes(int channel, int j) const {
+    const std::vector<int>& joints = channel == 0 ? q_joints : qd_joints;
+    if (joints.empty()) return true;
+    for (const int i : joints)
+      if (i == j) return true;
+    return false;
+  }
+  // The velocity coordinates of a joint channel, in order.
+  std::vector<int> coordinates(const Model<double>& model, int channel) const;
 
   int residuals_per_sample(const Model<double>& model) const {
-    return (q_weight > 0 ? model.nv : 0) + (qd_weight > 0 ? model.nv : 0) +
-           3 * static_cast<int>(link_positions.size());
+    return (q_weight > 0 ? static_cast<int>(coordinates(model, 0).size()) : 0) +
+           (qd_weight > 0 ? static_cast<int>(coordinates(model, 1).size()) : 0) +
+           3 * static_cast<int>(link_positions.size()) + 3 * static_cast<int>(link_orientations.size());
   }
 
-  // Throws DataError when a trajectory lacks a channel this spec compares.
+  // Throws DataError when a trajectory lacks a channel this spec compares,
+  // or an observed orientation is no quaternion (norm below 0.5 or above 2).
   void check_available(const TrajectorySet& data, const std::string& source) const;
+
+  // The entries of the residuals this spec compares over `data` (a joint
+  // position missing when any coordinate of its joint is NaN; a link
+  // position per component), and those missing, per channel: "q", "qd",
+  // "link_positions.<link>" (channels with none missing are left out).
+  struct Missing {
+    long long observed = 0, missing = 0;
+    std::map<std::string, long long> per_channel;
+    std::string summary() const;  // "123 of 4000 observed entries are missing (NaN): q 100, qd 23"
+  };
+  Missing count_missing(const Model<double>& model, const TrajectorySet& data) const;
 };
+
+// Throws DataError when the state (q, q̇) at sample `sample` of `tr` has a
+// missing entry (NaN): a simulation starts there (`why`, e.g. "a
+// single-shooting window starts there"), and a start cannot be skipped.
+void check_complete_state(const Trajectory& tr, Eigen::Index sample, const std::string& source,
+                          const std::string& why);
+// The same at every `every`-th sample from 0 (the starts of windows of
+// `every` samples), of every trajectory in `data`.
+void check_complete_starts(const TrajectorySet& data, long long every, const std::string& source,
+                           const std::string& why);
 
 }  // namespace neuralsim

@@ -8,6 +8,8 @@
 
 #include <ceres/dynamic_autodiff_cost_function.h>
 
+#include <cmath>
+
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/dynamics/kinematics.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
@@ -24,35 +26,93 @@ namespace residual_internal {
 // width (core/scalar.hpp): fewer parameters leave lanes unused.
 constexpr int kStride = 8;
 
+// Whether joint j's recorded position at sample k is missing (any of its
+// coordinates NaN: docs/data-format.md). A branch on the data, never on a
+// scalar that carries derivatives.
+inline bool joint_position_missing(const Joint<double>& j, const Trajectory& tr, int k) {
+  for (int c = 0; c < j.nq; ++c)
+    if (std::isnan(tr.q(k, j.idx_q + c))) return true;
+  return false;
+}
+
+// The rotation vector log(R_dataᵀ R_model) of a measured orientation
+// (quaternion x y z w, link to world; normalized here) against the model's
+// world-to-link rotation E = R_modelᵀ: the error in the measured link frame
+// (observation.hpp, LinkOrientationChannel). The quaternion logarithm as in
+// difference_configuration: the shorter way round, and near the identity
+// its first-order form, whose derivatives are exact there.
+template <class T>
+Vec3<T> orientation_error(const Eigen::Vector4d& measured_xyzw, const Mat3<T>& E_model) {
+  const Eigen::Vector4d m = measured_xyzw.normalized();
+  const Eigen::Quaternion<T> data{T(m[3]), T(m[0]), T(m[1]), T(m[2])};
+  const Eigen::Quaternion<T> model{Mat3<T>(E_model.transpose())};
+  Eigen::Quaternion<T> d = data.conjugate() * model;
+  if (d.w() < T(0)) d.coeffs() = -d.coeffs();  // q and −q are one rotation: the shorter way round
+  using std::atan2;
+  const T sn = d.vec().norm();
+  if (sn < T(1e-12)) return T(2) * d.vec();
+  return d.vec() * (T(2) * atan2(sn, d.w()) / sn);
+}
+
 // Writes the residuals of one sample; returns the number written. Without
-// `delayed` the channels compare (q, qd), the state at t_k.
+// `delayed` the channels compare (q, qd), the state at t_k. A missing entry
+// of the data (NaN) writes a residual 0 (observation.hpp), as does a masked
+// delayed channel. Joint channels compare only the joints they observe
+// (ObservationSpec::q_joints, qd_joints).
 template <class T>
 int sample_residuals(const ResidualContext& ctx, const Model<T>& model, Data<T>& data, const Trajectory& tr, int k,
                      const VecX<T>& q, const VecX<T>& qd, VecX<T>& dq, T* r,
                      const DelayedJointChannels<T>* delayed = nullptr) {
   int n = 0;
   const ObservationSpec& obs = ctx.observe;
+  const Model<double>& shape = *ctx.model;
+  const int joints = static_cast<int>(shape.joints.size());
   const VecX<T>* q_seen = delayed ? delayed->q : &q;
   const VecX<T>* qd_seen = delayed ? delayed->qd : &qd;
   if (obs.q_weight > 0) {
     if (q_seen) {
-      const VecX<T> qk = tr.q.row(k).transpose().cast<T>();
+      // Missing coordinates take the model's value, so the difference is
+      // defined (and its entries are not written).
+      VecX<T> qk = tr.q.row(k).transpose().cast<T>();
+      for (int i = 0; i < model.nq; ++i)
+        if (std::isnan(tr.q(k, i))) qk[i] = (*q_seen)[i];
       difference_configuration(model, qk, *q_seen, dq);
-      for (int i = 0; i < model.nv; ++i) r[n++] = T(obs.q_weight) * dq[i];
+      for (int j = 0; j < joints; ++j) {
+        if (!obs.observes(0, j)) continue;
+        const Joint<double>& joint = shape.joints[j];
+        const bool missing = joint_position_missing(joint, tr, k);
+        for (int c = 0; c < joint.nv; ++c) r[n++] = missing ? T(0) : T(obs.q_weight) * dq[joint.idx_v + c];
+      }
     } else {
-      for (int i = 0; i < model.nv; ++i) r[n++] = T(0);
+      for (int j = 0; j < joints; ++j)
+        if (obs.observes(0, j))
+          for (int c = 0; c < shape.joints[j].nv; ++c) r[n++] = T(0);
     }
   }
   if (obs.qd_weight > 0)
-    for (int i = 0; i < model.nv; ++i)
-      r[n++] = qd_seen ? T(obs.qd_weight) * ((*qd_seen)[i] - T(tr.qd(k, i))) : T(0);
-  if (!obs.link_positions.empty()) {
-    forward_kinematics(model, data, q);
-    for (const auto& ch : obs.link_positions) {
-      const auto& pose = tr.link_poses.at(ch.link);
-      const Vec3<T> p = data.X_world[ch.body].r;
-      for (int c = 0; c < 3; ++c) r[n++] = T(ch.weight) * (p[c] - T(pose(k, c)));
+    for (int j = 0; j < joints; ++j) {
+      if (!obs.observes(1, j)) continue;
+      for (int c = 0; c < shape.joints[j].nv; ++c) {
+        const int i = shape.joints[j].idx_v + c;
+        const double measured = tr.qd(k, i);
+        r[n++] = qd_seen && !std::isnan(measured) ? T(obs.qd_weight) * ((*qd_seen)[i] - T(measured)) : T(0);
+      }
     }
+  if (!obs.link_positions.empty() || !obs.link_orientations.empty()) forward_kinematics(model, data, q);
+  for (const auto& ch : obs.link_positions) {
+    const auto& pose = tr.link_poses.at(ch.link);
+    const Vec3<T> p = data.X_world[ch.body].r;
+    for (int c = 0; c < 3; ++c)
+      r[n++] = std::isnan(pose(k, c)) ? T(0) : T(ch.weight) * (p[c] - T(pose(k, c)));
+  }
+  for (const auto& ch : obs.link_orientations) {
+    const auto& pose = tr.link_poses.at(ch.link);
+    if (pose.row(k).template segment<4>(3).hasNaN()) {
+      for (int c = 0; c < 3; ++c) r[n++] = T(0);
+      continue;
+    }
+    const Vec3<T> e = orientation_error(pose.row(k).template segment<4>(3).transpose(), data.X_world[ch.body].E);
+    for (int c = 0; c < 3; ++c) r[n++] = T(ch.weight) * e[c];
   }
   return n;
 }

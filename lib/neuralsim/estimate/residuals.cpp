@@ -12,8 +12,14 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const Deri
                                                 int stride) {
   const FilteredDerivatives f = filter_derivatives(tr, derivatives);
   const int nv = static_cast<int>(tr.qd.cols());
+  // A missing sample (NaN) spreads over the filter's window: the samples
+  // whose filtered q, q̇ or q̈ it reaches are dropped (docs/simid.md, gaps).
+  auto complete = [&](int i) {
+    return f.q.row(i).allFinite() && f.qd.row(i).allFinite() && f.qdd.row(i).allFinite();
+  };
   std::vector<int> keep;
-  for (int i = 0; i < static_cast<int>(f.rows.size()); i += std::max(1, stride)) keep.push_back(i);
+  for (int i = 0; i < static_cast<int>(f.rows.size()); i += std::max(1, stride))
+    if (complete(i)) keep.push_back(i);
   InverseDynamicsSamples s;
   const int n = static_cast<int>(keep.size());
   s.q.resize(n, tr.q.cols());

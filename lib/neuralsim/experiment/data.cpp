@@ -94,6 +94,14 @@ void derive_velocities(TrajectorySet& set, const DerivativeOptions& o, const std
       throw DataError(source + ": trajectory '" + t.name + "': data.velocity needs q and q̇ of the same size (" +
                       std::to_string(t.q.cols()) + " vs " + std::to_string(t.qd.cols()) +
                       "; quaternion joints are not supported)");
+    // A gap would spread over the filter's window and leave NaN velocities
+    // at samples whose position is measured: refused, not smeared.
+    for (Eigen::Index k = 0; k < t.q.rows(); ++k)
+      for (Eigen::Index c = 0; c < t.q.cols(); ++c)
+        if (std::isnan(t.q(k, c)))
+          throw DataError(source + ":/trajectories/" + t.name + "/q: a missing sample (NaN) at row " +
+                          std::to_string(k) + ", column " + std::to_string(c) +
+                          ", and data.velocity derives q̇ from q: expected complete positions, or velocity: recorded");
     const FilteredDerivatives f = filter_derivatives(t, o);
     if (f.rows.empty())
       throw DataError(source + ": trajectory '" + t.name + "' has " + std::to_string(t.size()) +
@@ -150,14 +158,14 @@ void refuse_overlap(const Config& data, const std::string& other) {
 
 }  // namespace
 
-TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes) {
+TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes, bool allow_missing) {
   const std::string ext = std::filesystem::path(path).extension().string();
   if (ext == ".yaml" || ext == ".yml") return import_csv(path, notes);
-  return read_trajectories(path);
+  return read_trajectories(path, allow_missing);
 }
 
 TrajectorySet load_trajectory_files(const Config& owner, const std::string& key, std::string& source,
-                                    std::vector<std::string>* notes) {
+                                    std::vector<std::string>* notes, bool allow_missing) {
   std::vector<std::string> paths;
   if (owner.is_list(key)) {
     const size_t n = owner.list(key).size();
@@ -172,7 +180,7 @@ TrajectorySet load_trajectory_files(const Config& owner, const std::string& key,
     const std::string item = owner.is_list(key) ? key + "." + std::to_string(i) : key;
     TrajectorySet set;
     try {
-      set = load_trajectory_file(path, notes);
+      set = load_trajectory_file(path, notes, allow_missing);
     } catch (const DataError& e) {
       // The data's own message first (file, dataset, expected vs actual),
       // then where the config named it.
@@ -190,7 +198,8 @@ TrajectorySet load_trajectory_files(const Config& owner, const std::string& key,
   return all;
 }
 
-DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes) {
+DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes,
+                    bool allow_missing) {
   data.check_known_keys({"train", "validation", "validation_fraction", "test", "test_fraction", "max_samples",
                          "targets", "velocity"});
   const std::optional<DerivativeOptions> velocity = read_velocity_option(data);
@@ -214,9 +223,10 @@ DataSplit load_data(const Config& data, const Model<double>& model, std::vector<
     refuse_overlap(data, "train");
     refuse_overlap(data, "validation");
   }
-  split.train = load_trajectory_files(data, "train", split.train_source, notes);
-  if (data.has("validation")) split.validation = load_trajectory_files(data, "validation", split.validation_source, notes);
-  if (data.has("test")) split.test = load_trajectory_files(data, "test", split.test_source, notes);
+  split.train = load_trajectory_files(data, "train", split.train_source, notes, allow_missing);
+  if (data.has("validation"))
+    split.validation = load_trajectory_files(data, "validation", split.validation_source, notes, allow_missing);
+  if (data.has("test")) split.test = load_trajectory_files(data, "test", split.test_source, notes, allow_missing);
   // Fractions: [train | validation | test] in the training files' order.
   const size_t n = split.train.trajectories.size();
   const size_t n_validation = static_cast<size_t>(std::floor(f_validation * static_cast<double>(n)));
@@ -245,10 +255,10 @@ DataSplit load_data(const Config& data, const Model<double>& model, std::vector<
     for (TrajectorySet* set : {&split.train, &split.validation, &split.test})
       for (Trajectory& t : set->trajectories) cut(t, max_samples);
   if (split.train.trajectories.empty()) throw DataError(split.train_source + ": no training trajectories");
-  validate_against_model(split.train, model, split.train_source);
+  validate_against_model(split.train, model, split.train_source, false, allow_missing);
   if (!split.validation.trajectories.empty())
-    validate_against_model(split.validation, model, split.validation_source);
-  if (!split.test.trajectories.empty()) validate_against_model(split.test, model, split.test_source);
+    validate_against_model(split.validation, model, split.validation_source, false, allow_missing);
+  if (!split.test.trajectories.empty()) validate_against_model(split.test, model, split.test_source, false, allow_missing);
   if (velocity) {
     derive_velocities(split.train, *velocity, split.train_source);
     derive_velocities(split.validation, *velocity, split.validation_source);
@@ -258,12 +268,13 @@ DataSplit load_data(const Config& data, const Model<double>& model, std::vector<
 }
 
 void validate_against_model(const TrajectorySet& set, const Model<double>& model, const std::string& source,
-                            bool require_tau) {
+                            bool require_tau, bool allow_missing) {
   TrajectoryExpectations expect;
   expect.nq = model.nq;
   expect.nv = model.nv;
   expect.joint_names = model.velocity_names();
   expect.require_tau = require_tau;
+  expect.allow_missing = allow_missing;
   validate_trajectories(set, expect, source);
 }
 
@@ -281,12 +292,15 @@ std::vector<std::string> plausibility_warnings(const TrajectorySet& set, const M
     for (const Joint<double>& j : model.joints) {
       if (j.nq != 1 || !(j.upper - j.lower < 1e29)) continue;
       const double margin = 0.1 * (j.upper - j.lower);
-      const double lo = t.q.col(j.idx_q).minCoeff(), hi = t.q.col(j.idx_q).maxCoeff();
+      // Missing samples (NaN) do not count.
+      const double lo = t.q.col(j.idx_q).minCoeff<Eigen::PropagateNumbers>();
+      const double hi = t.q.col(j.idx_q).maxCoeff<Eigen::PropagateNumbers>();
       if (lo < j.lower - margin || hi > j.upper + margin)
         out.push_back(where + "/q: joint '" + j.name + "' spans [" + number(lo) + ", " + number(hi) +
                       "], outside its limits [" + number(j.lower) + ", " + number(j.upper) + "]");
     }
-    const double q_max = t.q.cwiseAbs().maxCoeff(), qd_max = t.qd.cwiseAbs().maxCoeff();
+    const double q_max = t.q.cwiseAbs().maxCoeff<Eigen::PropagateNumbers>();
+    const double qd_max = t.qd.cwiseAbs().maxCoeff<Eigen::PropagateNumbers>();
     if (q_max > 1e3) out.push_back(where + "/q: values up to " + number(q_max) + " (implausible for positions)");
     if (qd_max > 1e4) out.push_back(where + "/qd: values up to " + number(qd_max) + " (implausible for velocities)");
     if (t.size() > 1) {

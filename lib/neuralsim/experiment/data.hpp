@@ -15,14 +15,17 @@ namespace neuralsim {
 // An HDF5 trajectory file, or a CSV-import description (.yaml/.yml) whose
 // CSV files are imported. Remarks (dropped duplicate time stamps) go to
 // `notes` when not null; every tool reports them as warnings.
-TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes = nullptr);
+// `allow_missing`: NaN in q, qd and link_poses of an HDF5 file is a missing
+// sample (io/hdf5_trajectory.hpp), for simid's observed channels.
+TrajectorySet load_trajectory_file(const std::string& path, std::vector<std::string>* notes = nullptr,
+                                   bool allow_missing = false);
 
 // The file, or list of files, at `key` of `owner` (paths relative to the
 // config, or to the working directory when given by --set). With several
 // files, trajectory names are prefixed by the file stem. `source` receives
 // the paths, for messages.
 TrajectorySet load_trajectory_files(const Config& owner, const std::string& key, std::string& source,
-                                    std::vector<std::string>* notes = nullptr);
+                                    std::vector<std::string>* notes = nullptr, bool allow_missing = false);
 
 struct DataSplit {
   // train: fitted; validation: early stopping and model selection; test:
@@ -50,13 +53,16 @@ struct DataSplit {
 // derivative of the positions (core/derivative_filter.hpp), for
 // recordings whose velocity channel lags or is quantized, and drops the
 // W/2 samples at each end; `velocity: recorded` (default) keeps q̇.
-DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes = nullptr);
+// `allow_missing` (simid): NaN in q, qd and link_poses is a missing sample;
+// the caller decides where it can be skipped (estimate/missing_data.hpp).
+DataSplit load_data(const Config& data, const Model<double>& model, std::vector<std::string>* notes = nullptr,
+                    bool allow_missing = false);
 
 
 // Throws DataError naming the file and dataset when `set` does not fit
 // `model` (nq, nv, joint names; τ when `require_tau`).
 void validate_against_model(const TrajectorySet& set, const Model<double>& model, const std::string& source,
-                            bool require_tau = false);
+                            bool require_tau = false, bool allow_missing = false);
 
 // Warnings about data that are valid but implausible for `model`: positions
 // far outside a joint's limits, magnitudes no robot reaches (|q| > 1e3 per

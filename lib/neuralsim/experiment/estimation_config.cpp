@@ -1,5 +1,6 @@
 #include "neuralsim/experiment/estimation_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -295,9 +296,9 @@ BasinHoppingOptions read_basin_hopping(const Config& b, long long seed) {
 }
 
 namespace {
-// A joint channel of `observe:`: a weight, or {weight, delay}.
-void read_joint_channel(const Config& c, const std::string& key, double default_weight, double& weight,
-                        double& delay) {
+// A joint channel of `observe:`: a weight, or {weight, delay, joints}.
+void read_joint_channel(const Config& c, const std::string& key, double default_weight, const Model<double>& model,
+                        double& weight, double& delay, std::vector<int>& joints) {
   weight = default_weight;
   delay = 0;
   if (!c.has(key)) return;
@@ -306,19 +307,36 @@ void read_joint_channel(const Config& c, const std::string& key, double default_
     return;
   }
   const Config ch = c.at(key);
-  ch.check_known_keys({"weight", "delay"});
+  ch.check_known_keys({"weight", "delay", "joints"});
   weight = ch.get_in_range("weight", 1.0, 0, 1e12);
   delay = ch.get_limit("delay", 0.0);
   if (!(delay >= 0) || !std::isfinite(delay))
     ch.fail("delay", "expected a finite sensor delay >= 0 s, got " + number(delay));
+  if (!ch.has("joints")) return;
+  // The joints this channel observes (an unencoded or passive joint is left
+  // out), in model order.
+  if (!ch.is_list("joints") || ch.list("joints").empty())
+    ch.fail("joints", "expected a non-empty list of joint names");
+  const std::vector<std::string> names = ch.get<std::vector<std::string>>("joints");
+  std::string known;
+  for (const Joint<double>& j : model.joints) known += (known.empty() ? "" : ", ") + j.name;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int j = model.joint_index(names[i]);
+    const std::string item = "joints." + std::to_string(i);
+    if (j < 0) ch.fail(item, "unknown joint '" + names[i] + "'; the model's joints: [" + known + "]");
+    if (std::find(joints.begin(), joints.end(), j) != joints.end()) ch.fail(item, "joint '" + names[i] + "' listed twice");
+    if (model.joints[j].nv == 0) ch.fail(item, "joint '" + names[i] + "' has no degree of freedom to observe");
+    joints.push_back(j);
+  }
+  std::sort(joints.begin(), joints.end());
 }
 }  // namespace
 
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
-  c.check_known_keys({"q", "qd", "link_positions"});
+  c.check_known_keys({"q", "qd", "link_positions", "link_orientations"});
   ObservationSpec spec;
-  read_joint_channel(c, "q", 1.0, spec.q_weight, spec.q_delay);
-  read_joint_channel(c, "qd", 0.0, spec.qd_weight, spec.qd_delay);
+  read_joint_channel(c, "q", 1.0, model, spec.q_weight, spec.q_delay, spec.q_joints);
+  read_joint_channel(c, "qd", 0.0, model, spec.qd_weight, spec.qd_delay, spec.qd_joints);
   if (c.has("link_positions")) {
     for (const Config& l : c.list("link_positions")) {
       l.check_known_keys({"link", "weight"});
@@ -328,6 +346,19 @@ ObservationSpec read_observation(const Config& c, const Model<double>& model) {
       if (ch.body < 0) l.fail("link", "unknown link '" + ch.link + "'");
       ch.weight = l.get_in_range("weight", 1.0, 0, 1e12);
       spec.link_positions.push_back(ch);
+    }
+  }
+  if (c.has("link_orientations")) {
+    for (const Config& l : c.list("link_orientations")) {
+      l.check_known_keys({"link", "weight"});
+      LinkOrientationChannel ch;
+      ch.link = l.get<std::string>("link");
+      ch.body = model.body_index(ch.link);
+      if (ch.body < 0) l.fail("link", "unknown link '" + ch.link + "'");
+      for (const auto& other : spec.link_orientations)
+        if (other.link == ch.link) l.fail("link", "link '" + ch.link + "' listed twice");
+      ch.weight = l.get_in_range("weight", 1.0, 0, 1e12);
+      spec.link_orientations.push_back(ch);
     }
   }
   if (spec.residuals_per_sample(model) == 0) c.fail("", "nothing is observed (all weights are zero)");

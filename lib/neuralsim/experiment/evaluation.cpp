@@ -28,6 +28,7 @@ void position_error(const Trajectory& recorded, const Trajectory& predicted, con
     if (p == predicted.link_poses.end() || p->second.rows() != T || observed.rows() != T) continue;
     e.position_links.push_back(link);
     for (Eigen::Index k = 0; k < T; ++k) {
+      if (observed.row(k).head<3>().hasNaN()) continue;  // a missing sample
       sq[static_cast<size_t>(k)] += (observed.row(k).head<3>() - p->second.row(k).head<3>()).squaredNorm();
       ++count[static_cast<size_t>(k)];
     }
@@ -60,6 +61,24 @@ double root_mean_square(const std::vector<double>& values) {
   return count > 0 ? std::sqrt(sum / count) : std::numeric_limits<double>::quiet_NaN();
 }
 
+// Adds the squared errors of the entries the recording holds (a NaN is a
+// missing sample, docs/data-format.md) and counts them: a joint's position
+// error when all its coordinates are present, each velocity on its own.
+void add_present_errors(const Model<double>& model, const Eigen::VectorXd& recorded_q, const Eigen::VectorXd& dq,
+                        const Eigen::VectorXd& recorded_qd, const Eigen::VectorXd& dqd, double& sum_q, double& sum_qd,
+                        long long& n_q, long long& n_qd) {
+  for (const Joint<double>& j : model.joints) {
+    if (recorded_q.segment(j.idx_q, j.nq).hasNaN()) continue;
+    sum_q += dq.segment(j.idx_v, j.nv).squaredNorm();
+    n_q += j.nv;
+  }
+  for (Eigen::Index i = 0; i < recorded_qd.size(); ++i) {
+    if (std::isnan(recorded_qd[i])) continue;
+    sum_qd += dqd[i] * dqd[i];
+    ++n_qd;
+  }
+}
+
 }  // namespace
 
 PredictionError prediction_error(const Model<double>& model, const Trajectory& recorded, const Trajectory& predicted,
@@ -67,27 +86,41 @@ PredictionError prediction_error(const Model<double>& model, const Trajectory& r
   PredictionError e;
   e.name = recorded.name;
   const Eigen::Index T = recorded.size();
+  // Missing samples of the recording (NaN) are left out of every sum.
   std::vector<double> sq_q(T, 0.0);
-  Eigen::VectorXd dq(model.nv);
+  std::vector<long long> n_q(T, 0);
+  Eigen::VectorXd dq(model.nv), rq, rqd;
   double sum_q = 0, sum_qd = 0;
+  long long count_q = 0, count_qd = 0;
   for (Eigen::Index k = 0; k < T; ++k) {
-    difference_configuration(model, Eigen::VectorXd(recorded.q.row(k).transpose()),
-                             Eigen::VectorXd(predicted.q.row(k).transpose()), dq);
-    sq_q[k] = dq.squaredNorm();
+    rq = recorded.q.row(k).transpose();
+    rqd = recorded.qd.row(k).transpose();
+    difference_configuration(model, rq, Eigen::VectorXd(predicted.q.row(k).transpose()), dq);
+    double sq_qd = 0;
+    long long n_qd = 0;
+    add_present_errors(model, rq, dq, rqd, Eigen::VectorXd(predicted.qd.row(k).transpose() - rqd), sq_q[k], sq_qd,
+                       n_q[k], n_qd);
     sum_q += sq_q[k];
-    sum_qd += (predicted.qd.row(k) - recorded.qd.row(k)).squaredNorm();
+    count_q += n_q[k];
+    sum_qd += sq_qd;
+    count_qd += n_qd;
   }
-  e.rmse_q = std::sqrt(sum_q / (T * model.nv));
-  e.rmse_qd = std::sqrt(sum_qd / (T * model.nv));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  e.rmse_q = count_q > 0 ? std::sqrt(sum_q / static_cast<double>(count_q)) : nan;
+  e.rmse_qd = count_qd > 0 ? std::sqrt(sum_qd / static_cast<double>(count_qd)) : nan;
   e.samples = T;
   for (long long h : horizons) {
     if (h > T) {  // missing, under its own key: a renamed horizon would be compared with the wrong one
-      e.rmse_q_by_horizon.emplace_back(h, std::numeric_limits<double>::quiet_NaN());
+      e.rmse_q_by_horizon.emplace_back(h, nan);
       continue;
     }
     double s = 0;
-    for (long long k = 0; k < h; ++k) s += sq_q[k];
-    e.rmse_q_by_horizon.emplace_back(h, std::sqrt(s / (h * model.nv)));
+    long long n = 0;
+    for (long long k = 0; k < h; ++k) {
+      s += sq_q[k];
+      n += n_q[k];
+    }
+    e.rmse_q_by_horizon.emplace_back(h, n > 0 ? std::sqrt(s / static_cast<double>(n)) : nan);
   }
   position_error(recorded, predicted, horizons, e);
   return e;
@@ -136,6 +169,7 @@ double link_position_rmse(const std::vector<std::string>& links, const Trajector
   long long n = 0;
   for (const std::string& link : links)
     for (Eigen::Index k = 1; k < recorded.size(); ++k) {
+      if (recorded.link_poses.at(link).row(k).head<3>().hasNaN()) continue;  // a missing sample
       s += (recorded.link_poses.at(link).row(k).head<3>() - predicted.link_poses.at(link).row(k).head<3>()).squaredNorm();
       n += 3;
     }
@@ -240,8 +274,9 @@ std::vector<WindowError> window_errors(const Model<double>& model, const Traject
                                        const WindowSelection& selection, const WindowPredictor& predict) {
   std::vector<WindowError> out;
   out.reserve(selection.windows.size());
-  Eigen::VectorXd q, qd, dq(model.nv), qk(model.nq);
+  Eigen::VectorXd q, qd, dq(model.nv), qk(model.nq), qdk(model.nv);
   for (const SampleWindow& w : selection.windows) {
+    bool finite_prediction = true;
     WindowError e;
     e.trajectory = recorded.name;
     e.samples = w;
@@ -251,22 +286,24 @@ std::vector<WindowError> window_errors(const Model<double>& model, const Traject
     qd = recorded.qd.row(w.start).transpose();
     normalize_configuration(model, q);
     double sum_q = 0, sum_qd = 0;
+    long long n_q = 0, n_qd = 0;
     bool finite = false;
     try {
       finite = predict(recorded, static_cast<int>(w.start), static_cast<int>(w.end - w.start), q, qd,
                        [&](int k, const Eigen::VectorXd& qp, const Eigen::VectorXd& qdp) {
                          qk = recorded.q.row(k).transpose();
                          difference_configuration(model, qk, qp, dq);
-                         sum_q += dq.squaredNorm();
-                         sum_qd += (qdp - recorded.qd.row(k).transpose()).squaredNorm();
+                         qdk = recorded.qd.row(k).transpose();
+                         // a prediction that diverged stays non-finite: only the recording's gaps are skipped
+                         finite_prediction = finite_prediction && qp.allFinite() && qdp.allFinite();
+                         add_present_errors(model, qk, dq, qdk, Eigen::VectorXd(qdp - qdk), sum_q, sum_qd, n_q, n_qd);
                        });
     } catch (const NumericalError&) {
       finite = false;
     }
-    const double n = static_cast<double>(w.end - w.start) * std::max(1, model.nv);
-    if (finite && std::isfinite(sum_q) && std::isfinite(sum_qd)) {
-      e.rmse_q = std::sqrt(sum_q / n);
-      e.rmse_qd = std::sqrt(sum_qd / n);
+    if (finite && finite_prediction && std::isfinite(sum_q) && std::isfinite(sum_qd)) {
+      e.rmse_q = n_q > 0 ? std::sqrt(sum_q / static_cast<double>(n_q)) : std::numeric_limits<double>::quiet_NaN();
+      e.rmse_qd = n_qd > 0 ? std::sqrt(sum_qd / static_cast<double>(n_qd)) : std::numeric_limits<double>::quiet_NaN();
     } else {
       e.diverged = true;
       e.rmse_q = e.rmse_qd = std::numeric_limits<double>::infinity();

@@ -113,10 +113,12 @@ void check_shape(const RowMatrixXd& m, Eigen::Index rows, Eigen::Index cols,
            std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + ")");
 }
 
-void check_finite(const RowMatrixXd& m, const std::string& file, const std::string& dataset) {
+// `missing`: NaN marks a missing entry (an observed channel with gaps or
+// sampled at a lower rate); ±Inf stays an error.
+void check_finite(const RowMatrixXd& m, const std::string& file, const std::string& dataset, bool missing = false) {
   for (Eigen::Index r = 0; r < m.rows(); ++r) {
     for (Eigen::Index c = 0; c < m.cols(); ++c) {
-      if (!std::isfinite(m(r, c))) {
+      if (!std::isfinite(m(r, c)) && !(missing && std::isnan(m(r, c)))) {
         fail(file, dataset,
              "non-finite value " + format_number(m(r, c)) + " at row " + std::to_string(r) +
                  ", column " + std::to_string(c));
@@ -149,7 +151,7 @@ void check_link_poses(const Trajectory& tr, const TrajectoryExpectations& expect
   for (const auto& [link, pose] : tr.link_poses) {
     const std::string dataset = base + "/link_poses/" + link;
     check_shape(pose, T, kPoseColumns, "", file, dataset);
-    check_finite(pose, file, dataset);
+    check_finite(pose, file, dataset, expect.allow_missing);
   }
   for (const std::string& link : expect.required_link_poses) {
     if (tr.link_poses.count(link) == 0) {
@@ -165,9 +167,9 @@ void check_trajectory(const Trajectory& tr, const std::string& name, const Dims&
   check_time(tr.time, file, base + "/time");
   const Eigen::Index T = tr.size();
   check_shape(tr.q, T, dims.nq, "nq", file, base + "/q");
-  check_finite(tr.q, file, base + "/q");
+  check_finite(tr.q, file, base + "/q", expect.allow_missing);
   check_shape(tr.qd, T, dims.nv, "nv", file, base + "/qd");
-  check_finite(tr.qd, file, base + "/qd");
+  check_finite(tr.qd, file, base + "/qd", expect.allow_missing);
   if (tr.has_tau()) {
     check_shape(tr.tau, T, dims.nv, "nv", file, base + "/tau");
     check_finite(tr.tau, file, base + "/tau");
@@ -403,9 +405,11 @@ void validate_trajectories(const TrajectorySet& set, const TrajectoryExpectation
   }
 }
 
-void write_trajectories(const std::string& path, const TrajectorySet& set) {
+void write_trajectories(const std::string& path, const TrajectorySet& set, bool allow_missing) {
   H5::Exception::dontPrint();
-  validate_trajectories(set, {}, path);
+  TrajectoryExpectations expect;
+  expect.allow_missing = allow_missing;
+  validate_trajectories(set, expect, path);
   const std::vector<std::string> names = storage_names(set.trajectories);
   check_storage_names(set, names, path);
 
@@ -420,7 +424,7 @@ void write_trajectories(const std::string& path, const TrajectorySet& set) {
   }
 }
 
-TrajectorySet read_trajectories(const std::string& path) {
+TrajectorySet read_trajectories(const std::string& path, bool allow_missing) {
   H5::Exception::dontPrint();
   check_input_file(path, "trajectory file", InputError::kData);
   TrajectorySet set;
@@ -433,7 +437,9 @@ TrajectorySet read_trajectories(const std::string& path) {
     throw DataError(path + ": cannot read (HDF5 error in " + e.getFuncName() +
                     "): " + e.getDetailMsg());
   }
-  validate_trajectories(set, {}, path);
+  TrajectoryExpectations expect;
+  expect.allow_missing = allow_missing;
+  validate_trajectories(set, expect, path);
   return set;
 }
 

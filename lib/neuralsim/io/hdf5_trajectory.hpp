@@ -26,14 +26,18 @@ inline constexpr long long kMaxTrajectoryDatasetBytes = 8LL << 30;
 // validate_trajectories).
 // Trajectories with an empty name are stored as their zero-padded index
 // ("000", "001", ...).
-void write_trajectories(const std::string& path, const TrajectorySet& set);
+// `allow_missing`: NaN (a missing sample) allowed in q, qd and link_poses.
+void write_trajectories(const std::string& path, const TrajectorySet& set, bool allow_missing = false);
 
 // Reads and validates a file written by write_trajectories (or by any tool
 // following docs/data-format.md). Trajectory order is the stored `index`
 // attribute; Trajectory::name is the group name. Declared dataset shapes are
 // checked against the file's size and kMaxTrajectoryDatasetBytes before
 // anything is read. Throws DataError naming the file and the dataset.
-TrajectorySet read_trajectories(const std::string& path);
+// `allow_missing`: NaN in q, qd and link_poses is a missing sample (gaps, a
+// channel sampled at a lower rate: docs/data-format.md) instead of an error;
+// ±Inf, and NaN in time or tau, stay errors.
+TrajectorySet read_trajectories(const std::string& path, bool allow_missing = false);
 
 // What a consumer needs from a trajectory set. Unset fields (-1, empty) are
 // not checked; nq and nv are then taken from the metadata names or the first
@@ -45,6 +49,7 @@ struct TrajectoryExpectations {
   std::string model;                     // must equal meta.model (or have the same file stem)
   bool require_tau = false;
   std::vector<std::string> required_link_poses;
+  bool allow_missing = false;  // NaN (missing) allowed in q, qd and link_poses
 };
 
 // Checks shapes, finiteness, strictly increasing time and the expectations.

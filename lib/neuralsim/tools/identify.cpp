@@ -80,6 +80,33 @@ void check_data(const Config& est, const Setup& s) {
   }
 }
 
+// A simulation starts from a recorded state (q, q̇), which must be
+// complete: the fit's windows or segments, and the evaluation's restarts
+// (every evaluation_window samples, or the `evaluation:` windows). Missing
+// entries elsewhere are skipped (observation.hpp).
+void check_missing_data(const Setup& s) {
+  if (s.data.targets) return;  // a reach target's start is given, not recorded
+  const DataSplit& d = s.data;
+  const ProblemOptions& p = s.problem;
+  const int window = std::max(1, p.window);
+  if (p.formulation == Formulation::kSingleShooting)
+    check_complete_starts(d.train, p.stride > 0 ? p.stride : window, d.train_source,
+                          "a single-shooting window (estimate.residual.window, stride) starts");
+  if (p.formulation == Formulation::kMultipleShooting)
+    check_complete_starts(d.train, window, d.train_source,
+                          "a multiple-shooting segment (estimate.residual.window) starts");
+  for (const auto& [set, source] : {std::pair{&d.train, &d.train_source}, std::pair{&d.validation, &d.validation_source},
+                                    std::pair{&d.test, &d.test_source}}) {
+    if (!s.eval_windows) {
+      check_complete_starts(*set, s.window, *source, "a prediction (estimate.evaluation_window) restarts");
+      continue;
+    }
+    for (const Trajectory& tr : set->trajectories)
+      for (const SampleWindow& w : select_windows(tr.time, *s.eval_windows).windows)
+        check_complete_state(tr, w.start, *source, "an evaluation window (estimate.evaluation) starts");
+  }
+}
+
 // The entry of estimate.parameters that names `name`.
 Config delay_parameter_config(const Config& est, const std::string& name = "controls.delay") {
   for (const Config& item : est.list("parameters"))
@@ -174,7 +201,9 @@ Setup read_setup(const Config& cfg, long long seed) {
   apply_sensor_delays(est, s);
   refuse_delay_without_replay(cfg, est, s);
 
-  s.data = load_data(cfg.at("data"), model, &s.data_notes);
+  // NaN in q, q̇ and link poses is a missing sample (docs/simid.md, gaps):
+  // check_missing_data says where it cannot be skipped.
+  s.data = load_data(cfg.at("data"), model, &s.data_notes, true);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.test, s.data.test_source);
@@ -195,6 +224,7 @@ Setup read_setup(const Config& cfg, long long seed) {
   // A target is reached from the start state: predictions never restart.
   s.eval_window = s.data.targets ? std::numeric_limits<int>::max() : s.window;
   check_data(est, s);
+  check_missing_data(s);
   if (est.has("ground_truth")) {
     s.has_ground_truth = true;
     for (const auto& [name, value] : est.at("ground_truth").items()) s.ground_truth[name] = value.get<double>("");
@@ -482,10 +512,19 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
   // not with zero.
   if (!s.data.targets && residuals.size() > 0) {
     double spread = 0, size = 0;
-    for (const Trajectory& t : s.data.train.trajectories) {
-      spread = std::max(spread, (t.q.rowwise() - t.q.colwise().mean()).cwiseAbs().maxCoeff());
-      size = std::max(size, t.q.cwiseAbs().maxCoeff());
-    }
+    for (const Trajectory& t : s.data.train.trajectories)  // missing samples (NaN) left out
+      for (Eigen::Index c = 0; c < t.q.cols(); ++c) {
+        double sum = 0;
+        long long n = 0;
+        for (Eigen::Index k = 0; k < t.q.rows(); ++k)
+          if (!std::isnan(t.q(k, c))) sum += t.q(k, c), ++n;
+        const double mean = n > 0 ? sum / static_cast<double>(n) : 0.0;
+        for (Eigen::Index k = 0; k < t.q.rows(); ++k)
+          if (!std::isnan(t.q(k, c))) {
+            spread = std::max(spread, std::abs(t.q(k, c) - mean));
+            size = std::max(size, std::abs(t.q(k, c)));
+          }
+      }
     const double rms = std::sqrt(2.0 * r.best.cost / static_cast<double>(residuals.size()));
     if (rms > 10.0 * std::max(spread, 1e-6 * (1.0 + size))) {
       const std::string w = format_printf("the fit's RMS residual %.3g is more than 10 times the data's spread %.3g: "
@@ -646,6 +685,9 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   for (const std::string& w : plausibility_warnings(s.data.test, model, s.data.test_source)) r.warnings.push_back(w);
   // Rows a CSV import dropped are warnings, as import-csv reports them.
   r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());
+  r.missing = s.observe.count_missing(model, s.data.train);
+  if (r.missing.missing > 0)
+    r.warnings.push_back(s.data.train_source + ": " + r.missing.summary() + "; their residuals are dropped");
   for (const std::string& w : evaluation_warnings) r.warnings.push_back(w);
 
   context.started();

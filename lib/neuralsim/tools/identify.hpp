@@ -116,6 +116,10 @@ struct IdentificationResult : RunReport {
   ProblemOptions problem;  // the residual's options (the torque metric's derivatives and filter window)
   ObservationSpec observe;  // the channels the residuals compare (q, q̇, link positions)
   std::string torque_note;  // why a torque error is missing or what it leaves out
+  // Missing (NaN) entries of the observed channels in the training data,
+  // whose residuals are dropped: per channel ("q", "qd",
+  // "link_positions.<link>"), and the total against the observed entries.
+  ObservationSpec::Missing missing;
   bool physically_consistent = true;
   std::map<std::string, double> relative_error;  // |fit − truth| / |truth| for each `ground_truth` entry
   std::optional<double> max_relative_error;       // over those entries (set when ground_truth is given)
