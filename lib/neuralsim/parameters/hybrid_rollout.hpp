@@ -69,6 +69,7 @@ class HybridRollout {
       aug_r_->set_tape(&tape_);
     }
     driver_ = std::make_unique<RolloutGradient>(stepper_d_, stepper_r_, tape_);
+    if (contact_r_) driver_->use_contact(contact_r_.get());
   }
   HybridRollout(const HybridRollout&) = delete;
   HybridRollout& operator=(const HybridRollout&) = delete;
