@@ -226,6 +226,7 @@ Laikago make_laikago(const std::string& contact_model, ContactGradient mode = Co
   if (impulse) e.contact->pgs.warm_start = false;
   e.contact->gradient = mode;
   l.problem.model = e.model;
+  l.problem.implicit_impulse = impulse && mode == ContactGradient::kNodes;
   l.problem.step = e.step;
   l.problem.contact = e.contact;
   const Model<double>& m = e.model;
@@ -492,6 +493,20 @@ void tape_breakdown(int width_index) {
               integ / n, loss_nodes / n, loss_own / n, md.nv, (tape.num_externals() - ext0) / n);
 }
 
+// --laikago_profile=N:I:T (see the top of the file), for perf record.
+int laikago_profile(const char* spec) {
+  int n = 1, impulse = 0, taped = 0;
+  std::sscanf(spec, "%d:%d:%d", &n, &impulse, &taped);
+  Laikago& l = laikago(impulse != 0, taped != 0);
+  HybridRollout sim(l.problem);
+  const std::vector<double> x = sim.parameters().initial_variables();
+  HybridRolloutGradient g;
+  for (int r = 0; r < n; ++r) sim.gradient(x, l.q0, l.qd0, l.controls, l.loss, g);
+  std::printf("laikago gradient x%d, peak tape nodes %zu, loss %.17g\n", n, sim.driver().stats().peak_tape_nodes,
+              g.loss);
+  return 0;
+}
+
 // --profile=gradient:W:N / forward:W:N (see the top of the file).
 int profile_child(const char* spec) {
   char what[16] = "";
@@ -646,18 +661,7 @@ int main(int argc, char** argv) {
       return 0;
     }
   for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], "--laikago_profile=", 18) == 0) {  // N:impulse:taped, for perf record
-      int n = 1, impulse = 0, taped = 0;
-      std::sscanf(argv[i] + 18, "%d:%d:%d", &n, &impulse, &taped);
-      Laikago& l = laikago(impulse != 0, taped != 0);
-      HybridRollout sim(l.problem);
-      const std::vector<double> x = sim.parameters().initial_variables();
-      HybridRolloutGradient g;
-      for (int r = 0; r < n; ++r) sim.gradient(x, l.q0, l.qd0, l.controls, l.loss, g);
-      std::printf("laikago gradient x%d, peak tape nodes %zu, loss %.17g\n", n, sim.driver().stats().peak_tape_nodes,
-                  g.loss);
-      return 0;
-    }
+    if (std::strncmp(argv[i], "--laikago_profile=", 18) == 0) return laikago_profile(argv[i] + 18);
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--impulse_iterations") == 0) {
       impulse_iterations_summary();

@@ -40,11 +40,11 @@ struct PgsOptions {
   bool warm_start = true;   // start from the last step's impulses (Catto 2005)
 };
 
-// How reverse mode (grad/) differentiates contact: kNodes records the
-// force laws against world planes as one hand-written node per step
-// (grad/force_contact_node.hpp) and the impulse model's PGS solve as one
-// node differentiated implicitly at its solution (grad/pgs_node.hpp);
-// kTaped records every operation (and every PGS iteration), for comparison.
+// How reverse mode (grad/) differentiates the force models' contact: kNodes
+// records their laws against world planes as one node per step (grad/
+// force_contact_node.hpp), kTaped every operation. Impulse contact: taped,
+// or with RolloutProblem::implicit_impulse one node per step differentiated
+// implicitly at the PGS solution (grad/pgs_node.hpp; docs/gradients.md).
 // Forward simulation is the same either way. Config: contact.gradient.
 enum class ContactGradient { kNodes, kTaped };
 

@@ -183,13 +183,14 @@ class RolloutGradient {
   void set_recorded_controls(const Trajectory* recording, int first_interval);
 
   // Records the contact of `system` (the reverse stepper's) through
-  // hand-written nodes when its settings ask for them (ContactSettings::
-  // gradient = kNodes, the default): the force laws against world planes as
-  // one ForceContactNode per step (force_contact_node.hpp), the impulse
+  // hand-written nodes: a force model's laws against world planes as one
+  // ForceContactNode per step (force_contact_node.hpp) unless its settings
+  // say contact.gradient: taped; with `implicit_impulse`, the impulse
   // model's PGS solve as one PgsNode differentiated implicitly at its
-  // solution (pgs_node.hpp). nullptr (or kTaped) tapes them operation by
-  // operation. The system must outlive this object or be released first.
-  void use_contact(ContactSystem<Rev>* system);
+  // solution (pgs_node.hpp; otherwise every iteration is taped). nullptr
+  // tapes everything. The system must outlive this object or be released
+  // first.
+  void use_contact(ContactSystem<Rev>* system, bool implicit_impulse = false);
 
   const RolloutGradientStats& stats() const { return stats_; }
 

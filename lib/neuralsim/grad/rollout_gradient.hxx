@@ -260,7 +260,7 @@ inline void RolloutGradient::set_recorded_controls(const Trajectory* recording, 
   first_interval_ = first_interval;
 }
 
-inline void RolloutGradient::use_contact(ContactSystem<Rev>* system) {
+inline void RolloutGradient::use_contact(ContactSystem<Rev>* system, bool implicit_impulse) {
   if (contact_ != nullptr) {
     contact_->set_force_override(ContactForceOverride<Rev>());
     contact_->set_pgs_override(PgsOverride<Rev>());
@@ -268,7 +268,8 @@ inline void RolloutGradient::use_contact(ContactSystem<Rev>* system) {
   contact_ = nullptr;
   force_node_.reset();
   pgs_node_.reset();
-  if (system == nullptr || system->settings().gradient != ContactGradient::kNodes) return;
+  if (system == nullptr) return;
+  if (system->is_impulse() ? !implicit_impulse : system->settings().gradient == ContactGradient::kTaped) return;
   contact_ = system;
   if (system->is_impulse()) {
     pgs_node_.emplace(system->geometry().max_contacts());
