@@ -26,9 +26,15 @@
 //    on the same robot (shared/models/laikago/laikago_floating_mujoco.xml
 //    plus a ground plane), each with one of 20 parameters (13 body masses,
 //    7 joint dampings) moved by ±h (built only with libmujoco-dev).
-//    The same with impulse contact (/1): aba<Rev> and the PGS solve taped
-//    (rollout_gradient.hpp), 13 masses, 4 dampings, friction, erp and
-//    restitution; the forward rollout with the same settings (no warm start).
+//    The same with impulse contact (/1): aba<Rev> taped, the PGS solve one
+//    node differentiated implicitly (pgs_node.hpp), 13 masses, 4 dampings,
+//    friction, erp and restitution; the forward rollout with the same
+//    settings (no warm start). BM_LaikagoGradient/C/1 runs contact
+//    C with contact.gradient = taped (every contact operation and PGS
+//    iteration on the tape) for comparison with the nodes (/C/0).
+//    Then, on the impulse case at 100 steps and a fixed PGS iteration count
+//    (tolerance 0): peak tape nodes and a gradient component against the
+//    iteration count, implicit and taped (the summary's last table).
 // 3. Peak memory of the gradient for 1k, 10k and 100k swimmer steps (965
 //    weights): each measurement in a fresh process (this program re-run with
 //    --bptt_memory_child), peak RSS (getrusage) minus the RSS before the
@@ -39,6 +45,8 @@
 //    stepper's forward kinematics as the driver records them, one
 //    KinematicsNode of 30 outputs per body, the augmentation hook, the ABA node, the
 //    integrator, the loss terms), and the external calls per step.
+// 6. --laikago_profile=N:I:T runs N Laikago gradients (I: impulse, T: taped
+//    contact) for `perf record`; --impulse_iterations prints the table of 2.
 // 5. --profile=gradient:W:N or --profile=forward:W:N runs N swimmer
 //    gradients (or forward rollouts) of width index W after one warm-up and
 //    exits: run it under `valgrind --tool=callgrind` for N = 1 and N = 3,
@@ -49,6 +57,7 @@
 // ratios.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -208,14 +217,16 @@ const double kLaikagoQ0[19] = {0, 0, 0.356162, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.
 // contact_model: hunt_crossley, or impulse (taped in reverse mode, PGS
 // without warm start as HybridRollout runs it; its 3 contact parameters are
 // friction, erp and restitution).
-Laikago make_laikago(const std::string& contact_model) {
+Laikago make_laikago(const std::string& contact_model, ContactGradient mode = ContactGradient::kNodes) {
   Laikago l;
   const bool impulse = contact_model == "impulse";
   const Config cfg = Config::load(std::string(NEURALSIM_SOURCE_DIR) + "/configs/rollout_laikago_standing.yaml",
                                   {"contact.model=" + contact_model});
   Experiment e = load_experiment(cfg);
   if (impulse) e.contact->pgs.warm_start = false;
+  e.contact->gradient = mode;
   l.problem.model = e.model;
+  l.problem.implicit_impulse = impulse && mode == ContactGradient::kNodes;
   l.problem.step = e.step;
   l.problem.contact = e.contact;
   const Model<double>& m = e.model;
@@ -251,9 +262,12 @@ Laikago make_laikago(const std::string& contact_model) {
   return l;
 }
 
-Laikago& laikago(bool impulse = false) {
+Laikago& laikago(bool impulse = false, bool taped = false) {
   static Laikago hunt_crossley = make_laikago("hunt_crossley");
   static Laikago with_impulse = make_laikago("impulse");
+  static Laikago hunt_crossley_taped = make_laikago("hunt_crossley", ContactGradient::kTaped);
+  static Laikago with_impulse_taped = make_laikago("impulse", ContactGradient::kTaped);
+  if (taped) return impulse ? with_impulse_taped : hunt_crossley_taped;
   return impulse ? with_impulse : hunt_crossley;
 }
 
@@ -274,7 +288,7 @@ void BM_LaikagoForward(benchmark::State& state) {
 }
 
 void BM_LaikagoGradient(benchmark::State& state) {
-  Laikago& l = laikago(state.range(0) != 0);
+  Laikago& l = laikago(state.range(0) != 0, state.range(1) != 0);
   HybridRollout sim(l.problem);
   const std::vector<double> x = sim.parameters().initial_variables();
   HybridRolloutGradient g;
@@ -283,6 +297,37 @@ void BM_LaikagoGradient(benchmark::State& state) {
     benchmark::DoNotOptimize(g.x.data());
   }
   state.counters["parameters"] = static_cast<double>(l.names.size());
+  state.counters["tape_nodes"] = static_cast<double>(sim.driver().stats().peak_tape_nodes);
+}
+
+// Impulse Laikago, 100 steps, PGS with a fixed iteration count (tolerance
+// 0): the gradient's peak tape and ∂L/∂(erp) against the count (the feet
+// stick, so ∂L/∂(friction) is zero).
+void impulse_iterations_summary() {
+  std::printf("\nLaikago, impulse contact, 100 steps, PGS with a fixed iteration count (tolerance 0):\n");
+  std::printf("  %10s %18s %18s %16s %22s %22s\n", "iterations", "tape nodes (impl)", "tape nodes (taped)",
+              "tape MB (taped)", "dL/derp (impl)", "dL/derp (taped)");
+  for (int iterations : {10, 25, 50, 100, 200}) {
+    double g[2] = {0, 0};
+    std::size_t nodes[2] = {0, 0}, bytes = 0;
+    for (int taped = 0; taped < 2; ++taped) {
+      Laikago l = make_laikago("impulse", taped ? ContactGradient::kTaped : ContactGradient::kNodes);
+      l.problem.contact->pgs.max_iterations = iterations;
+      l.problem.contact->pgs.tolerance = 0;
+      const int T = 100;
+      Eigen::MatrixXd U = l.controls.leftCols(T);
+      HybridRollout sim(l.problem);
+      const std::vector<double> x = sim.parameters().initial_variables();
+      HybridRolloutGradient out;
+      sim.gradient(x, l.q0, l.qd0, U, l.loss, out);
+      const auto it = std::find(l.names.begin(), l.names.end(), "contact.erp");
+      g[taped] = out.x[it - l.names.begin()];
+      nodes[taped] = sim.driver().stats().peak_tape_nodes;
+      if (taped) bytes = sim.driver().stats().tape_capacity_bytes;
+    }
+    std::printf("  %10d %18zu %18zu %16.1f %22.12e %22.12e\n", iterations, nodes[0], nodes[1], bytes / 1048576.0, g[0],
+                g[1]);
+  }
 }
 
 #ifdef NEURALSIM_BENCH_MUJOCO
@@ -449,6 +494,20 @@ void tape_breakdown(int width_index) {
               integ / n, loss_nodes / n, loss_own / n, md.nv, (tape.num_externals() - ext0) / n);
 }
 
+// --laikago_profile=N:I:T (see the top of the file), for perf record.
+int laikago_profile(const char* spec) {
+  int n = 1, impulse = 0, taped = 0;
+  std::sscanf(spec, "%d:%d:%d", &n, &impulse, &taped);
+  Laikago& l = laikago(impulse != 0, taped != 0);
+  HybridRollout sim(l.problem);
+  const std::vector<double> x = sim.parameters().initial_variables();
+  HybridRolloutGradient g;
+  for (int r = 0; r < n; ++r) sim.gradient(x, l.q0, l.qd0, l.controls, l.loss, g);
+  std::printf("laikago gradient x%d, peak tape nodes %zu, loss %.17g\n", n, sim.driver().stats().peak_tape_nodes,
+              g.loss);
+  return 0;
+}
+
 // --profile=gradient:W:N / forward:W:N (see the top of the file).
 int profile_child(const char* spec) {
   char what[16] = "";
@@ -563,11 +622,14 @@ void summary(const RecordingReporter& r) {
   }
   print_ratio("95 weights: gradient with the terminal cost only / forward", r.ns("BM_SwimmerGradient/0/1"),
               r.ns("BM_SwimmerForward/0"));
-  const double lf = r.ns("BM_LaikagoForward/0"), lg = r.ns("BM_LaikagoGradient/0");
+  const double lf = r.ns("BM_LaikagoForward/0"), lg = r.ns("BM_LaikagoGradient/0/0");
   std::printf("\nLaikago, Hunt–Crossley contact, %d steps, 20 physical parameters:\n", kLaikagoSteps);
-  print_ratio("reverse-mode gradient / forward rollout (NeuralSim)", lg, lf);
-  std::printf("Laikago, impulse contact (aba and PGS taped), %d steps, 20 physical parameters:\n", kLaikagoSteps);
-  print_ratio("reverse-mode gradient / forward rollout (NeuralSim)", r.ns("BM_LaikagoGradient/1"),
+  print_ratio("reverse-mode gradient / forward rollout (contact nodes)", lg, lf);
+  print_ratio("reverse-mode gradient / forward rollout (contact taped)", r.ns("BM_LaikagoGradient/0/1"), lf);
+  std::printf("Laikago, impulse contact (aba taped), %d steps, 20 physical parameters:\n", kLaikagoSteps);
+  print_ratio("reverse-mode gradient / forward rollout (PGS implicit)", r.ns("BM_LaikagoGradient/1/0"),
+              r.ns("BM_LaikagoForward/1"));
+  print_ratio("reverse-mode gradient / forward rollout (PGS taped)", r.ns("BM_LaikagoGradient/1/1"),
               r.ns("BM_LaikagoForward/1"));
 #ifdef NEURALSIM_BENCH_MUJOCO
   const double mj = r.ns("BM_MujocoCentralDifferences");
@@ -577,6 +639,7 @@ void summary(const RecordingReporter& r) {
 #endif
   std::printf("\nTape nodes per swimmer step, by phase (the replay of a segment):\n");
   for (int w = 0; w < static_cast<int>(kWidths.size()); ++w) tape_breakdown(w);
+  impulse_iterations_summary();
   memory_summary();
 }
 
@@ -598,6 +661,13 @@ int main(int argc, char** argv) {
       for (int w = 0; w < static_cast<int>(kWidths.size()); ++w) tape_breakdown(w);
       return 0;
     }
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--laikago_profile=", 18) == 0) return laikago_profile(argv[i] + 18);
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--impulse_iterations") == 0) {
+      impulse_iterations_summary();
+      return 0;
+    }
   g_self = argv[0];
   return bench_main(
       argc, argv, "bench_rollout_gradient",
@@ -616,8 +686,9 @@ int main(int argc, char** argv) {
         for (int impulse = 0; impulse < 2; ++impulse) {
           configure(benchmark::RegisterBenchmark("BM_LaikagoForward", BM_LaikagoForward)->Arg(impulse))
               ->Unit(benchmark::kMillisecond);
-          configure(benchmark::RegisterBenchmark("BM_LaikagoGradient", BM_LaikagoGradient)->Arg(impulse))
-              ->Unit(benchmark::kMillisecond);
+          for (int taped = 0; taped < 2; ++taped)
+            configure(benchmark::RegisterBenchmark("BM_LaikagoGradient", BM_LaikagoGradient)->Args({impulse, taped}))
+                ->Unit(benchmark::kMillisecond);
         }
 #ifdef NEURALSIM_BENCH_MUJOCO
         configure(benchmark::RegisterBenchmark("BM_MujocoCentralDifferences", BM_MujocoCentralDifferences))

@@ -34,6 +34,7 @@ TEST(ContactConfig, ReadsEveryKey) {
       "  margin: 0.02\n"
       "  pairs: {self_collision: true}\n"
       "  joint_limits: false\n"
+      "  gradient: taped\n"
       "  point_sets:\n"
       "    - {body: ball, points: [[0, 0, -0.1], [0.1, 0, 0]]}\n"
       "    - {name: grid, body: ball, grid: {min: [-0.02, -0.02, -0.1], max: [0.02, 0.02, -0.1], spacing: 0.02}}\n");
@@ -53,6 +54,8 @@ TEST(ContactConfig, ReadsEveryKey) {
   EXPECT_DOUBLE_EQ(s.margin, 0.02);
   EXPECT_TRUE(s.self_collision);
   EXPECT_FALSE(s.joint_limits);
+  EXPECT_EQ(s.gradient, ContactGradient::kTaped);
+  EXPECT_EQ(read("contact: {model: hunt_crossley}\n").gradient, ContactGradient::kNodes);  // the default
   ASSERT_EQ(s.point_sets.size(), 2u);
   EXPECT_EQ(s.point_sets[0].points.size(), 2u);
   EXPECT_EQ(s.point_sets[1].points.size(), 9u);  // 3 x 3 grid, 2 cm apart
@@ -77,6 +80,7 @@ TEST(ContactConfig, ErrorsNameTheKey) {
   EXPECT_NE(message("contact: {point_sets: [{body: wheel, points: [[0,0,0]]}]}\n").find("wheel"), std::string::npos);
   EXPECT_NE(message("contact: {parameters: {friction: -1}}\n").find("friction"), std::string::npos);
   EXPECT_NE(message("contact: {pgs: {iterations: 0}}\n").find("iterations"), std::string::npos);
+  EXPECT_NE(message("contact: {gradient: implicit}\n").find("gradient"), std::string::npos);
 }
 
 TEST(ContactParameters, ResolveGetSetByName) {

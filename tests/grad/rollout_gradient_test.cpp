@@ -327,6 +327,10 @@ TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
                                            "joint." + s.model.joints[2].name + ".damping"};
   RolloutProblem p = problem_of(s, {}, lnames);
   p.contact->pgs.warm_start = false;  // as HybridRollout runs it (jet_loss uses p.contact as given)
+  // The Jets differentiate the 30 iterations that ran: compare the taped
+  // route (contact.gradient: taped); the implicit one differentiates the
+  // converged solution (contact_nodes_test.cpp).
+  p.contact->gradient = ContactGradient::kTaped;
   HybridRollout sim(p);
   const int T = 30;
   const std::vector<double> x0 = sim.parameters().initial_variables();

@@ -33,6 +33,19 @@ struct ContactPair {
   int max_hits = 1;
 };
 
+// A hit of a world-plane pair whose deepest point is fixed in the body up to
+// a constant world offset (sphere, box corner, capsule end, contact point):
+// the narrow phase's vertex is v = r + Eᵀ local + offset (X_world = (E, r)),
+// its signed distance n·v - plane_offset and its contact point v - n d/2.
+// grad/force_contact_node.hpp differentiates force contact through these.
+struct PlaneWitness {
+  int pair = -1, feature = 0, body = -1;
+  Eigen::Vector3d local = Eigen::Vector3d::Zero();
+  Eigen::Vector3d offset = Eigen::Vector3d::Zero();
+  Eigen::Vector3d normal = Eigen::Vector3d::UnitZ();
+  double plane_offset = 0;
+};
+
 template <class S>
 class ContactGeometry {
  public:
@@ -52,10 +65,13 @@ class ContactGeometry {
   // Runs the narrow phase at the kinematics in `data` (forward_kinematics
   // done) and keeps contacts with distance <= margin. With `velocities`,
   // data.v must hold body velocities and relative velocities are filled.
-  int detect(const Model<S>& model, const Data<S>& data, bool velocities, double margin) {
+  // Pairs marked 1 in `skip` (size pairs().size()) are left out.
+  int detect(const Model<S>& model, const Data<S>& data, bool velocities, double margin,
+             const std::vector<char>* skip = nullptr) {
     (void)model;
     num_ = 0;
     for (int pi = 0; pi < static_cast<int>(pairs_.size()); ++pi) {
+      if (skip != nullptr && (*skip)[static_cast<std::size_t>(pi)]) continue;
       const ContactPair& pair = pairs_[pi];
       const int n = narrow_phase(pair, data, hits_.data());
       for (int k = 0; k < n; ++k) {
@@ -82,6 +98,50 @@ class ContactGeometry {
   }
 
   int num_contacts() const { return num_; }
+
+  // Appends the hits of pair `pi` as PlaneWitness when the pair is a sphere,
+  // box, capsule or contact point against a world plane (a cylinder's rim
+  // point moves in its body: not a witness); returns whether it did.
+  bool plane_witnesses(int pi, std::vector<PlaneWitness>& out) const {
+    const ContactPair& p = pairs_[static_cast<std::size_t>(pi)];
+    PlaneWitness w;
+    w.pair = pi;
+    w.body = p.body_a;
+    if (p.plane < 0) {
+      w.normal = settings_.ground.normal;
+      w.plane_offset = settings_.ground.height;
+    } else {
+      const Geometry& g = geometries_[p.plane];
+      w.normal = (g.placement.linear() * g.size).normalized();
+      w.plane_offset = w.normal.dot(g.placement.translation());
+    }
+    auto add = [&](const Eigen::Vector3d& local, double radius) {
+      w.local = local;
+      w.offset = -radius * w.normal;
+      out.push_back(w);
+      ++w.feature;
+    };
+    if (p.kind == Kind::kPointPlane) {
+      add(settings_.point_sets[p.point_set].points[p.point], 0.0);
+      return true;
+    }
+    if (p.kind != Kind::kSpherePlane && p.kind != Kind::kBoxPlane && p.kind != Kind::kCapsulePlane) return false;
+    const Geometry& g = geometries_[p.shape_a];
+    const Eigen::Matrix3d Rg = g.placement.linear();
+    const Eigen::Vector3d tg = g.placement.translation();
+    if (p.kind == Kind::kSpherePlane) {
+      add(tg, g.size[0]);
+    } else if (p.kind == Kind::kCapsulePlane) {  // the end spheres, +hl first (capsule_plane)
+      add(tg + g.size[1] * Rg.col(2), g.size[0]);
+      add(tg - g.size[1] * Rg.col(2), g.size[0]);
+    } else {  // corners in box_plane's order
+      for (int sx = -1; sx <= 1; sx += 2)
+        for (int sy = -1; sy <= 1; sy += 2)
+          for (int sz = -1; sz <= 1; sz += 2)
+            add(tg + Rg * Eigen::Vector3d(sx * g.size.x(), sy * g.size.y(), sz * g.size.z()), 0.0);
+    }
+    return true;
+  }
   std::vector<Contact<S>>& contacts() { return contacts_; }
   const std::vector<Contact<S>>& contacts() const { return contacts_; }
 

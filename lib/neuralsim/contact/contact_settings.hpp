@@ -40,6 +40,14 @@ struct PgsOptions {
   bool warm_start = true;   // start from the last step's impulses (Catto 2005)
 };
 
+// How reverse mode (grad/) differentiates the force models' contact: kNodes
+// records their laws against world planes as one node per step (grad/
+// force_contact_node.hpp), kTaped every operation. Impulse contact: taped,
+// or with RolloutProblem::implicit_impulse one node per step differentiated
+// implicitly at the PGS solution (grad/pgs_node.hpp; docs/gradients.md).
+// Forward simulation is the same either way. Config: contact.gradient.
+enum class ContactGradient { kNodes, kTaped };
+
 struct ContactSettings {
   ContactModelType model = ContactModelType::kHuntCrossley;
   FrictionModel friction_model = FrictionModel::kCoulomb;
@@ -54,6 +62,7 @@ struct ContactSettings {
   bool self_collision = false;  // shape–shape contacts between non-adjacent bodies
   bool joint_limits = true;     // spring-damper at joints with finite limits
   std::vector<PointSet> point_sets;
+  ContactGradient gradient = ContactGradient::kNodes;
 };
 
 // "" when every contact parameter is usable (finite, non-negative where it

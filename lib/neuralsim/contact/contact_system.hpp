@@ -22,6 +22,21 @@
 namespace neuralsim {
 
 template <class S>
+class ContactSystem;
+
+// A replacement of the force models' law for the pairs marked 1 in `pairs`
+// (size geometry().pairs().size()): `apply` adds their contact forces to
+// data.f_ext at the kinematics in `data` and returns true, or returns false
+// to decline for this call (then every pair is computed as usual).
+// grad/force_contact_node.hpp records them as one reverse-mode node. Not owned.
+template <class S>
+struct ContactForceOverride {
+  void* context = nullptr;
+  bool (*apply)(void* context, const ContactSystem<S>& system, Data<S>& data) = nullptr;
+  const std::vector<char>* pairs = nullptr;
+};
+
+template <class S>
 class ContactSystem {
  public:
   // `model` must outlive the system (it is the stepper's model); its
@@ -51,6 +66,14 @@ class ContactSystem {
   }
   ContactForceModifier<S>* force_modifier() const { return modifier_; }
 
+  // Overrides used by reverse mode (grad/): the force law of some pairs
+  // (force models) and the PGS solve (impulse model). A default-constructed
+  // value removes the override.
+  void set_force_override(ContactForceOverride<S> o) { force_override_ = o; }
+  void set_pgs_override(PgsOverride<S> o) {
+    if (impulse_) impulse_->set_pgs_override(o);
+  }
+
   // ForceHook body: contact forces (force models) and joint limits.
   void add_forces(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd);
   // VelocityHook body (impulse model).
@@ -63,6 +86,7 @@ class ContactSystem {
   std::optional<ImpulseSolver<S>> impulse_;
   bool limits_ = false;
   ContactForceModifier<S>* modifier_ = nullptr;
+  ContactForceOverride<S> force_override_;
 };
 
 // Builds a contact system for `stepper` (whose model is the system's model;
@@ -90,7 +114,8 @@ ContactSystem<S>::ContactSystem(const Model<S>& model, const Model<double>& mode
 template <class S>
 void ContactSystem<S>::add_forces(const Model<S>& model, Data<S>& data, const VecX<S>& q, const VecX<S>& qd) {
   if (!is_impulse()) {
-    const int n = geometry_.detect(model, data, true, settings_.margin);
+    const bool overridden = force_override_.apply && force_override_.apply(force_override_.context, *this, data);
+    const int n = geometry_.detect(model, data, true, settings_.margin, overridden ? force_override_.pairs : nullptr);
     apply_contact_forces<S>(settings_.model, settings_.friction_model, parameters_, geometry_.contacts().data(), n,
                             data, modifier_);
   }

@@ -72,6 +72,8 @@ class ImpulseSolver {
   }
 
   const ImpulseStats& stats() const { return stats_; }
+  // solve_pgs is replaced by `o` while o.solve is set (pgs.hpp).
+  void set_pgs_override(PgsOverride<S> o) { pgs_override_ = o; }
 
   void solve(const Model<S>& model, Data<S>& data, const VecX<S>& q, VecX<S>& qd, double h,
              ContactGeometry<S>& geometry, const ContactParameters<S>& p, const ContactSettings& settings) {
@@ -153,7 +155,11 @@ class ImpulseSolver {
         lambda_.template segment<3>(3 * c).setZero();
     }
 
-    const PgsResult res = solve_pgs<S>(A_, r_, mu_, nc, p.cfm, settings.friction_cone, settings.pgs, lambda_);
+    const PgsResult res =
+        pgs_override_.solve
+            ? pgs_override_.solve(pgs_override_.context, A_, r_, mu_, nc, p.cfm, settings.friction_cone, settings.pgs,
+                                  lambda_)
+            : solve_pgs<S>(A_, r_, mu_, nc, p.cfm, settings.friction_cone, settings.pgs, lambda_);
     ++stats_.solves;
     stats_.total_iterations += res.iterations;
     stats_.last_iterations = res.iterations;
@@ -222,6 +228,7 @@ class ImpulseSolver {
   std::vector<long long> warm_stamp_;
   long long step_ = 0;
   ImpulseStats stats_;
+  PgsOverride<S> pgs_override_;
 };
 
 }  // namespace neuralsim

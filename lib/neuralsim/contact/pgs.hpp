@@ -24,6 +24,16 @@ struct PgsResult {
   bool converged = false;
 };
 
+// A replacement of solve_pgs with the same arguments and result, e.g. one
+// that records the solve as one reverse-mode node (grad/pgs_node.hpp);
+// ImpulseSolver calls it instead when set. Not owned.
+template <class S>
+struct PgsOverride {
+  void* context = nullptr;
+  PgsResult (*solve)(void* context, const MatX<S>& A, const VecX<S>& r, const VecX<S>& mu, int nc, const S& cfm,
+                     FrictionCone cone, const PgsOptions& options, VecX<S>& lambda) = nullptr;
+};
+
 // A (top-left 3nc x 3nc used, symmetric), r, mu (first nc used). `lambda`
 // holds the initial guess (warm start) and receives the solution.
 template <class S>

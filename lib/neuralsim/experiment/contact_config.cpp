@@ -64,7 +64,7 @@ PointSet read_point_set(const Config& c, const Model<double>& model) {
 
 ContactSettings read_contact_settings(const Config& c, const Model<double>& model) {
   c.check_known_keys({"model", "ground", "parameters", "friction_model", "friction_cone", "pgs", "margin", "pairs",
-                      "joint_limits", "point_sets"});
+                      "joint_limits", "point_sets", "gradient"});
   ContactSettings s;
   const std::string model_name = c.get_choice("model", {"hunt_crossley", "penalty", "impulse"}, "hunt_crossley");
   s.model = model_name == "impulse" ? ContactModelType::kImpulse
@@ -130,6 +130,8 @@ ContactSettings read_contact_settings(const Config& c, const Model<double>& mode
     s.self_collision = p.get_or<bool>("self_collision", false);
   }
   s.joint_limits = c.get_or<bool>("joint_limits", true);
+  s.gradient = c.get_choice("gradient", {"nodes", "taped"}, "nodes") == "taped" ? ContactGradient::kTaped
+                                                                            : ContactGradient::kNodes;
   if (c.has("point_sets"))
     for (const Config& ps : c.list("point_sets")) s.point_sets.push_back(read_point_set(ps, model));
 

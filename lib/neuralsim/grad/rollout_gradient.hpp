@@ -63,7 +63,9 @@
 #include <vector>
 
 #include "neuralsim/grad/aba_node.hpp"
+#include "neuralsim/grad/force_contact_node.hpp"
 #include "neuralsim/grad/kinematics_node.hpp"
+#include "neuralsim/grad/pgs_node.hpp"
 #include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/step/replay.hpp"
 #include "neuralsim/step/stepper.hpp"
@@ -149,7 +151,10 @@ class RolloutGradient {
   // `reverse` must record on `tape`; installs the AbaNode solver on it (and
   // restores aba() on destruction). Both steppers must outlive this object.
   RolloutGradient(Stepper<double>& forward, Stepper<Rev>& reverse, Tape& tape);
-  ~RolloutGradient() { rev_.set_dynamics_solver(DynamicsSolver<Rev>()); }
+  ~RolloutGradient() {
+    rev_.set_dynamics_solver(DynamicsSolver<Rev>());
+    use_contact(nullptr);
+  }
   RolloutGradient(const RolloutGradient&) = delete;
   RolloutGradient& operator=(const RolloutGradient&) = delete;
 
@@ -176,6 +181,16 @@ class RolloutGradient {
   // the controls are data, so out.controls is zero. nullptr: held columns
   // again. The recording must outlive the calls.
   void set_recorded_controls(const Trajectory* recording, int first_interval);
+
+  // Records the contact of `system` (the reverse stepper's) through
+  // hand-written nodes: a force model's laws against world planes as one
+  // ForceContactNode per step (force_contact_node.hpp) unless its settings
+  // say contact.gradient: taped; with `implicit_impulse`, the impulse
+  // model's PGS solve as one PgsNode differentiated implicitly at its
+  // solution (pgs_node.hpp; otherwise every iteration is taped). nullptr
+  // tapes everything. The system must outlive this object or be released
+  // first.
+  void use_contact(ContactSystem<Rev>* system, bool implicit_impulse = false);
 
   const RolloutGradientStats& stats() const { return stats_; }
 
@@ -208,6 +223,9 @@ class RolloutGradient {
   std::optional<AbaNode> node_;  // empty: aba<Rev> on the tape (rotors, velocity hooks)
   bool taped_aba_ = false;
   KinematicsNode kinematics_node_;
+  ContactSystem<Rev>* contact_ = nullptr;
+  std::optional<ForceContactNode> force_node_;
+  std::optional<PgsNode> pgs_node_;
   Data<Rev> loss_data_;
   VecX<double> q_, qd_, ud_, carry_q_, carry_qd_;
   VecX<Rev> qr_, qdr_, ur_, q_in_, qd_in_, q_prev_, qd_prev_;

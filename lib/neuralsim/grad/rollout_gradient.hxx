@@ -260,6 +260,41 @@ inline void RolloutGradient::set_recorded_controls(const Trajectory* recording, 
   first_interval_ = first_interval;
 }
 
+inline void RolloutGradient::use_contact(ContactSystem<Rev>* system, bool implicit_impulse) {
+  if (contact_ != nullptr) {
+    contact_->set_force_override(ContactForceOverride<Rev>());
+    contact_->set_pgs_override(PgsOverride<Rev>());
+  }
+  contact_ = nullptr;
+  force_node_.reset();
+  pgs_node_.reset();
+  if (system == nullptr) return;
+  if (system->is_impulse() ? !implicit_impulse : system->settings().gradient == ContactGradient::kTaped) return;
+  contact_ = system;
+  if (system->is_impulse()) {
+    pgs_node_.emplace(system->geometry().max_contacts());
+    PgsOverride<Rev> o;
+    o.context = this;
+    o.solve = [](void* self, const MatX<Rev>& A, const VecX<Rev>& r, const VecX<Rev>& mu, int nc, const Rev& cfm,
+                 FrictionCone cone, const PgsOptions& options, VecX<Rev>& lambda) {
+      RolloutGradient& g = *static_cast<RolloutGradient*>(self);
+      return g.pgs_node_->solve(g.tape_, A, r, mu, nc, cfm, cone, options, lambda);
+    };
+    system->set_pgs_override(o);
+    return;
+  }
+  force_node_.emplace(*system);
+  if (!force_node_->handles_any()) return;
+  ContactForceOverride<Rev> o;
+  o.context = this;
+  o.pairs = &force_node_->handled_pairs();
+  o.apply = [](void* self, const ContactSystem<Rev>& sys, Data<Rev>& data) {
+    RolloutGradient& g = *static_cast<RolloutGradient*>(self);
+    return g.force_node_->record(g.tape_, sys, data);
+  };
+  system->set_force_override(o);
+}
+
 inline void RolloutGradient::step_double(int j, double t0, double dt, const VecX<double>& u) {
   if (!recorded_.trajectory) {
     fwd_.step(q_, qd_, u, t0 + j * dt);

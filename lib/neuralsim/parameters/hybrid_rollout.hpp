@@ -32,6 +32,14 @@ struct RolloutProblem {
   // step (no warm start: the last step's impulses are state the checkpoints
   // do not hold, so a replayed segment would start from another guess).
   std::optional<ContactSettings> contact;
+  // Impulse contact: differentiate each step's PGS solve implicitly at its
+  // solution (grad/pgs_node.hpp: one node per step, independent of the
+  // iteration count) instead of taping its iterations. Off by default: on a
+  // contact set PGS does not solve to convergence within its iterations
+  // (a box on four coplanar corners, whose Delassus matrix is singular) the
+  // two differ, and finite differences of the rollout follow the iterations
+  // (docs/gradients.md, "Contact gradients").
+  bool implicit_impulse = false;
   std::vector<AugmentBlueprint> augment;
   ParameterSet physical;
 };
@@ -69,6 +77,7 @@ class HybridRollout {
       aug_r_->set_tape(&tape_);
     }
     driver_ = std::make_unique<RolloutGradient>(stepper_d_, stepper_r_, tape_);
+    if (contact_r_) driver_->use_contact(contact_r_.get(), p_.implicit_impulse);
   }
   HybridRollout(const HybridRollout&) = delete;
   HybridRollout& operator=(const HybridRollout&) = delete;
