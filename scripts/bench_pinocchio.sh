@@ -52,13 +52,15 @@ printf '#pragma once\n#define PINOCCHIO_DEPRECATED __attribute__((deprecated))\n
 printf '#pragma once\n' > "$generated/warning.hpp"
 printf '#pragma once\n#define PINOCCHIO_PARSERS_DLLAPI\n' > "$generated/parsers/config.hpp"
 
-cmake -S bench/pinocchio_compare -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# The compiler that built NeuralSim builds Pinocchio and the benchmark too.
+compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+cmake -S bench/pinocchio_compare -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${compiler:+-DCMAKE_CXX_COMPILER="$compiler"} \
   -DCMAKE_PREFIX_PATH="$work/prefix" -DPINOCCHIO_SOURCE="$source_dir" \
   -DPINOCCHIO_INCLUDE="$work/pinocchio-generated" > /dev/null
 cmake --build "$work/build" -j "$(nproc)"
 
 shared="$(realpath ../shared 2>/dev/null || true)"
-echo "Pinocchio ${version:-?} from $source_dir; NeuralSim $(git rev-parse --short HEAD)"
+echo "Pinocchio ${version:-?} from $source_dir; NeuralSim $(git rev-parse --short HEAD); $($compiler --version | head -1)"
 echo "machine: $(nproc) cores, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1); load $(cut -d' ' -f1-3 /proc/loadavg)"
 status=0
 "$work/build/pinocchio_compare" "$shared/models/laikago/laikago_toes_zup.urdf" || status=1
