@@ -1,0 +1,124 @@
+#include "neuralsim/estimate/base_parameters.hpp"
+
+#include <Eigen/QR>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include "neuralsim/core/errors.hpp"
+#include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
+#include "neuralsim/model/configuration.hpp"
+
+namespace neuralsim {
+
+Eigen::MatrixXd BaseParameters::combination_matrix(int n) const {
+  Eigen::MatrixXd B = Eigen::MatrixXd::Zero(rank, n);
+  for (int k = 0; k < rank; ++k) {
+    B(k, independent[k]) = 1;
+    for (size_t d = 0; d < dependent.size(); ++d) B(k, dependent[d]) = K(k, static_cast<Eigen::Index>(d));
+  }
+  return B;
+}
+
+Eigen::VectorXd BaseParameters::base_values(const Eigen::VectorXd& pi) const {
+  Eigen::VectorXd beta(rank);
+  for (int k = 0; k < rank; ++k) {
+    beta[k] = pi[independent[k]];
+    for (size_t d = 0; d < dependent.size(); ++d) beta[k] += K(k, static_cast<Eigen::Index>(d)) * pi[dependent[d]];
+  }
+  return beta;
+}
+
+BaseParameters compute_base_parameters(const Eigen::MatrixXd& W, double tolerance) {
+  const Eigen::Index m = W.rows(), n = W.cols();
+  BaseParameters out;
+  out.tolerance = tolerance > 0 ? tolerance
+                                : 100.0 * static_cast<double>(std::max(m, n)) * std::numeric_limits<double>::epsilon();
+  // Unit-norm columns; exactly zero columns are left out of the QR.
+  Eigen::VectorXd norm = W.colwise().norm().transpose();
+  std::vector<int> seen;
+  for (Eigen::Index c = 0; c < n; ++c)
+    if (norm[c] > 0) seen.push_back(static_cast<int>(c));
+  Eigen::MatrixXd Ws(m, static_cast<Eigen::Index>(seen.size()));
+  for (size_t k = 0; k < seen.size(); ++k) Ws.col(static_cast<Eigen::Index>(k)) = W.col(seen[k]) / norm[seen[k]];
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Ws);
+  const Eigen::MatrixXd R = qr.matrixR().template triangularView<Eigen::Upper>();
+  const Eigen::Index diag = std::min(R.rows(), R.cols());
+  const double r11 = diag > 0 ? std::abs(R(0, 0)) : 0.0;
+  int rank = 0;
+  while (rank < diag && std::abs(R(rank, rank)) > out.tolerance * r11) ++rank;
+  out.rank = rank;
+  const auto& perm = qr.colsPermutation().indices();
+  for (int k = 0; k < rank; ++k) out.independent.push_back(seen[static_cast<size_t>(perm[k])]);
+  std::vector<std::pair<int, int>> dep;  // (π column, position among R's columns, or -1 for a zero column)
+  for (Eigen::Index k = rank; k < static_cast<Eigen::Index>(seen.size()); ++k)
+    dep.emplace_back(seen[static_cast<size_t>(perm[k])], static_cast<int>(k));
+  for (Eigen::Index c = 0; c < n; ++c)
+    if (!(norm[c] > 0)) dep.emplace_back(static_cast<int>(c), -1);
+  std::sort(dep.begin(), dep.end());
+  out.K = Eigen::MatrixXd::Zero(rank, static_cast<Eigen::Index>(dep.size()));
+  if (rank > 0) {
+    const auto R1 = R.topLeftCorner(rank, rank).template triangularView<Eigen::Upper>();
+    for (size_t d = 0; d < dep.size(); ++d) {
+      out.dependent.push_back(dep[d].first);
+      if (dep[d].second < 0) continue;
+      // Scaled: Ws_2 = Ws_1 K_s; unscaled K = D_1⁻¹ K_s D_2.
+      Eigen::VectorXd ks = R1.solve(R.col(dep[d].second).head(rank));
+      for (int k = 0; k < rank; ++k)
+        out.K(k, static_cast<Eigen::Index>(d)) = ks[k] * norm[dep[d].first] / norm[out.independent[k]];
+    }
+  } else {
+    for (const auto& d : dep) out.dependent.push_back(d.first);
+  }
+  return out;
+}
+
+Eigen::MatrixXd random_state_regressor(const Model<double>& model, int count, unsigned seed) {
+  if (count < 1) throw InvalidArgument("random_state_regressor: count must be positive");
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int nv = model.nv;
+  Eigen::MatrixXd W(static_cast<Eigen::Index>(count) * nv, 10 * model.num_bodies());
+  Data<double> data(model);
+  Eigen::MatrixXd Y;
+  Eigen::VectorXd q(model.nq), qd(nv), qdd(nv);
+  for (int s = 0; s < count; ++s) {
+    for (int i = 0; i < model.nq; ++i) q[i] = 3.0 * u(rng);
+    for (const Joint<double>& j : model.joints) {
+      if (j.nq != 1 || !(j.lower > -1e29 && j.upper < 1e29)) continue;
+      q[j.idx_q] = j.lower + (j.upper - j.lower) * 0.5 * (1.0 + u(rng));
+    }
+    normalize_configuration(model, q);
+    for (int i = 0; i < nv; ++i) qd[i] = 2.0 * u(rng);
+    for (int i = 0; i < nv; ++i) qdd[i] = 2.0 * u(rng);
+    inverse_dynamics_regressor(model, data, q, qd, qdd, Y);
+    W.middleRows(static_cast<Eigen::Index>(s) * nv, nv) = Y;
+  }
+  return W;
+}
+
+std::vector<std::string> standard_parameter_names(const Model<double>& model) {
+  static const char* coord[10] = {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"};
+  std::vector<std::string> out;
+  for (const Body<double>& b : model.bodies)
+    for (const char* c : coord) out.push_back(b.name + "." + c);
+  return out;
+}
+
+std::string base_parameter_expression(const BaseParameters& base, int k, const std::vector<std::string>& names) {
+  std::string s = names.at(static_cast<size_t>(base.independent.at(static_cast<size_t>(k))));
+  const double largest = base.K.size() > 0 ? base.K.row(k).cwiseAbs().maxCoeff() : 0.0;
+  for (size_t d = 0; d < base.dependent.size(); ++d) {
+    const double c = base.K(k, static_cast<Eigen::Index>(d));
+    if (!(std::abs(c) > 1e-12 * std::max(1.0, largest))) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %s %.6g·", c < 0 ? "-" : "+", std::abs(c));
+    s += buf + names.at(static_cast<size_t>(base.dependent[d]));
+  }
+  return s;
+}
+
+}  // namespace neuralsim
