@@ -310,6 +310,7 @@ void EstimationProblem::build() {
   }
   size_t seg = 0;
   int next_window = 0;
+  const bool regressor = use_regressor();
   for (size_t t = 0; t < train_.size(); ++t) {
     const Trajectory* tr = train_[t];
     const int T = static_cast<int>(tr->size());
@@ -328,7 +329,16 @@ void EstimationProblem::build() {
       auto samples = std::make_shared<const InverseDynamicsSamples>(
           prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
       const int n = static_cast<int>(samples->q.rows());
-      for (int r = 0; r < n; ++r) add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta}, next_window + r / window);
+      if (regressor) {
+        // One block per run of `window` samples (the clusters' runs).
+        const auto rs = prepare_regressor_samples(*ctx_.model, samples);
+        for (int r = 0; r < n; r += window)
+          add(make_regressor_inverse_dynamics_cost(ctx_, rs, r, std::min(window, n - r), weight), {theta},
+              next_window + r / window);
+      } else {
+        for (int r = 0; r < n; ++r)
+          add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta}, next_window + r / window);
+      }
       next_window += (n + window - 1) / window;
     };
     switch (options_.formulation) {
@@ -366,6 +376,19 @@ void EstimationProblem::build() {
                     formulation_name(options_.formulation) + " (window " + std::to_string(window) +
                     ", filter window " + std::to_string(options_.filter_window) + ")");
   }
+}
+
+bool EstimationProblem::use_regressor() {
+  const bool torque = options_.formulation == Formulation::kInverseDynamics || options_.torque_weight > 0;
+  if (!torque) return false;
+  std::string why;
+  if (!options_.regressor) why = "residual.regressor is off";
+  else if (options_.loss != Loss::kNone) why = std::string("a robust loss (") + loss_name(options_.loss) + ") is set";
+  else regressor_route_applies(*ctx_.model, *ctx_.parameters, &why);
+  torque_route_ = why.empty() ? "torque residuals: regressor route (Y(q, q̇, q̈) formed once per sample; the "
+                                "rigid-body part is a matrix product)"
+                              : "torque residuals: RNEA on Jets per sample (" + why + ")";
+  return why.empty();
 }
 
 void EstimationProblem::reset_states() {

@@ -162,7 +162,7 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 
 ProblemOptions read_problem_options(const Config& r, const Model<double>* model) {
   r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
-                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state"});
+                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state", "regressor"});
   ProblemOptions o;
   const std::string type =
       r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
@@ -194,6 +194,7 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
   o.loss = loss == "huber" ? Loss::kHuber : loss == "cauchy" ? Loss::kCauchy : Loss::kNone;
   o.loss_scale = r.get_or<double>("loss_scale", 1.0);
   if (!(o.loss_scale > 0)) r.fail("loss_scale", "must be > 0");
+  o.regressor = r.get_choice("regressor", {"auto", "off"}, "auto") == "auto";
   return o;
 }
 

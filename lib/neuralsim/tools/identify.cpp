@@ -605,7 +605,13 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   const ResidualContext ctx{&model, &s.params, s.exp.step, s.observe, s.exp.contact ? &*s.exp.contact : nullptr};
   ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, s.problem); };
   // A problem without residuals is a data error, before any output.
-  const int num_states = factory()->num_state_variables();
+  int num_states = 0;
+  std::string torque_route;  // said in the log once the work starts
+  {
+    const std::unique_ptr<EstimationProblem> first = factory();
+    num_states = first->num_state_variables();
+    torque_route = first->torque_route();
+  }
   const int total_rounds = s.bh.enabled ? s.bh.max_rounds : 1;
   // Evaluation only: the values of a parameter file (--evaluate), or the
   // initial values when the solver may take no iteration.
@@ -650,6 +656,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
 
   context.started();
   for (const std::string& n : s.exp.notes) context.info(n);
+  if (!torque_route.empty()) context.info(torque_route);
   for (const std::string& w : r.warnings) context.warn(w);
   if (context.resume)
     context.info("resuming from " + context.checkpoint->name() + " at round " + std::to_string(state.next_round));

@@ -1,0 +1,150 @@
+// The regressor route of inverse-dynamics fits (estimate/regressor_residual.cpp)
+// against the RNEA-on-Jets route it replaces, on a planar two-link arm with
+// sigmoid joint friction, both links' whole inertias (log-Cholesky) and
+// joint-local parameters fitted: the same residuals and Jacobian to 1e-10,
+// the same fit (cost, base parameters, friction) to solver tolerance; and
+// the route is chosen only where it applies.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
+#include "neuralsim/estimate/base_parameters.hpp"
+#include "neuralsim/estimate/estimation_problem.hpp"
+#include "neuralsim/experiment/estimation_config.hpp"
+#include "neuralsim/io/config.hpp"
+#include "neuralsim/io/yaml_model.hpp"
+#include "neuralsim/step/simulate.hpp"
+
+namespace neuralsim {
+namespace regressor_fit_test {
+namespace {
+
+Model<double> sigmoid_arm() {
+  Model<double> m = parse_yaml_model(
+      "generator: double_pendulum\nlengths: [0.4, 0.4]\nmasses: [3.0, 2.0]\njoints:\n"
+      "  joint1: {friction_law: sigmoid, friction: 0.87, friction_slope: 9.07, friction_shift: 0.026}\n"
+      "  joint2: {friction_law: sigmoid, friction: 1.28, friction_slope: 5.59, friction_shift: 0.036, damping: 0.1}\n",
+      "arm.yaml");
+  for (const char* link : {"link1", "link2"})
+    for (const char* c : {"xx", "yy", "zz"})
+      set_parameter(m, resolve_parameter(m, std::string("link.") + link + ".inertia." + c), 0.02);
+  return m;
+}
+
+std::vector<Trajectory> arm_data(const Model<double>& truth) {
+  StepOptions step;
+  step.integrator = Integrator::kRK4;
+  step.dt = 0.01;
+  std::vector<Trajectory> out;
+  for (int k = 0; k < 2; ++k) {
+    Stepper<double> stepper(truth, step);
+    Sinusoid s;
+    s.offset = s.phase = Eigen::VectorXd::Zero(2);
+    s.amplitude = Eigen::Vector2d(8.0, 3.0);
+    s.frequency_hz = Eigen::Vector2d(0.5 + 0.2 * k, 0.9);
+    SinusoidControl<double> control(s);
+    const Eigen::VectorXd q0 = Eigen::Vector2d(0.3 * k, -0.5);
+    out.push_back(simulate(stepper, q0, Eigen::VectorXd::Zero(2), control, 200, [] { return false; }));
+  }
+  return out;
+}
+
+ParameterSet arm_parameters(const Model<double>& start) {
+  return read_parameter_set(
+      Config::parse("p: [{name: link.link1.inertial, transform: log_cholesky},"
+                    " {name: link.link2.inertial, transform: log_cholesky},"
+                    " {name: joint.joint1.friction, bounds: [0, 5]}, {name: joint.joint1.friction_shift},"
+                    " {name: joint.joint2.damping, bounds: [0, 5]}, {name: joint.joint2.torque_offset}]",
+                    "test.yaml"),
+      "p", start);
+}
+
+struct Routes {
+  Model<double> start;
+  ParameterSet params;
+  std::vector<Trajectory> data;
+  std::vector<const Trajectory*> train;
+  ResidualContext ctx;
+  ProblemOptions po;
+  Routes() : start(sigmoid_arm()), data(arm_data(start)) {
+    // The fit starts from a model 30 % off in mass, friction and offset.
+    Model<double> truth = start;
+    set_parameter(start, resolve_parameter(start, "link.link1.mass"), 2.1);
+    set_parameter(start, resolve_parameter(start, "link.link2.mass"), 2.6);
+    set_parameter(start, resolve_parameter(start, "joint.joint1.friction"), 0.6);
+    params = arm_parameters(start);
+    for (const Trajectory& t : data) train.push_back(&t);
+    ctx = ResidualContext{&start, &params, StepOptions{}, ObservationSpec{}};
+    po.formulation = Formulation::kInverseDynamics;
+    po.window = 25;
+  }
+  std::unique_ptr<EstimationProblem> problem(bool regressor) {
+    ProblemOptions o = po;
+    o.regressor = regressor;
+    return std::make_unique<EstimationProblem>(ctx, train, o);
+  }
+};
+
+TEST(RegressorFit, SameResidualsAndJacobianAsRnea) {
+  Routes r;
+  auto fast = r.problem(true), slow = r.problem(false);
+  EXPECT_NE(fast->torque_route().find("regressor route"), std::string::npos) << fast->torque_route();
+  EXPECT_NE(slow->torque_route().find("residual.regressor is off"), std::string::npos) << slow->torque_route();
+  std::vector<double> x = r.params.initial_variables();
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-0.2, 0.2);
+  for (double& v : x) v += u(rng);
+  Eigen::VectorXd rf, rs;
+  const Eigen::MatrixXd Jf = fast->parameter_jacobian(x, &rf), Js = slow->parameter_jacobian(x, &rs);
+  ASSERT_EQ(rf.size(), rs.size());
+  EXPECT_LE((rf - rs).cwiseAbs().maxCoeff(), 1e-10 * rs.cwiseAbs().maxCoeff());
+  EXPECT_LE((Jf - Js).cwiseAbs().maxCoeff(), 1e-10 * Js.cwiseAbs().maxCoeff());
+  EXPECT_EQ(fast->residual_clusters(ClusterBy::kWindow), slow->residual_clusters(ClusterBy::kWindow));
+}
+
+TEST(RegressorFit, SameFitAsRnea) {
+  Routes r;
+  SolverOptions so;
+  so.max_iterations = 60;
+  const LocalResult a = r.problem(true)->solve(r.params.initial_variables(), so);
+  const LocalResult b = r.problem(false)->solve(r.params.initial_variables(), so);
+  ASSERT_TRUE(a.usable && b.usable) << a.report << " / " << b.report;
+  EXPECT_NEAR(a.cost, b.cost, 1e-8 * std::max(1e-12, b.cost) + 1e-14);
+  // What the data determine: the base parameters of the two fitted models
+  // (the log-Cholesky coordinates have directions no torque sees).
+  Model<double> ma = r.start, mb = r.start;
+  r.params.apply(a.x.data(), ma);
+  r.params.apply(b.x.data(), mb);
+  const BaseParameters base = compute_base_parameters(random_state_regressor(r.start, 20, 3));
+  ASSERT_EQ(base.rank, 6);
+  const Eigen::VectorXd ba = base.base_values(model_inertial_parameters(ma)),
+                        bb = base.base_values(model_inertial_parameters(mb));
+  EXPECT_LE((ba - bb).cwiseAbs().maxCoeff(), 1e-6 * bb.cwiseAbs().maxCoeff()) << ba.transpose() << "\n" << bb.transpose();
+  for (int i = 20; i < r.params.size(); ++i)
+    EXPECT_NEAR(r.params.physical<double>(i, a.x[static_cast<size_t>(i)]),
+                r.params.physical<double>(i, b.x[static_cast<size_t>(i)]), 1e-6)
+        << r.params[i].name();
+  // And the fit found the truth's friction (noise-free data, exact model).
+  EXPECT_NEAR(r.params.physical<double>(20, a.x[20]), 0.87, 2e-2);
+}
+
+TEST(RegressorFit, RouteOnlyWhereItApplies) {
+  const Model<double> m = sigmoid_arm();
+  std::string why;
+  EXPECT_TRUE(regressor_route_applies(m, arm_parameters(m), &why)) << why;
+  const ParameterSet lengths =
+      read_parameter_set(Config::parse("p: [{name: link.link1.length}]", "test.yaml"), "p", m);
+  EXPECT_FALSE(regressor_route_applies(m, lengths, &why));
+  EXPECT_NE(why.find("link.link1.length"), std::string::npos) << why;
+  const ParameterSet gear =
+      read_parameter_set(Config::parse("p: [{name: joint.joint1.gear_ratio}]", "test.yaml"), "p", m);
+  EXPECT_FALSE(regressor_route_applies(m, gear, &why));
+  Routes r;
+  r.po.loss = Loss::kHuber;
+  EXPECT_NE(r.problem(true)->torque_route().find("robust loss"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace regressor_fit_test
+}  // namespace neuralsim
