@@ -264,6 +264,29 @@ class ProblemFunction : public ceres::FirstOrderFunction {
   std::vector<double> lo_, hi_;
 };
 
+// The prior's residuals √w_i (x_i − x0_i) over the parameters with w_i > 0
+// (ProblemOptions::prior_weight): linear, its Jacobian constant.
+class PriorCost final : public ceres::CostFunction {
+ public:
+  PriorCost(int P, std::vector<int> index, std::vector<double> sqrt_w, std::vector<double> center)
+      : index_(std::move(index)), sqrt_w_(std::move(sqrt_w)), center_(std::move(center)) {
+    set_num_residuals(static_cast<int>(index_.size()));
+    mutable_parameter_block_sizes()->push_back(P);
+  }
+  bool Evaluate(double const* const* x, double* r, double** jacobians) const override {
+    const int m = num_residuals(), P = parameter_block_sizes()[0];
+    for (int k = 0; k < m; ++k) r[k] = sqrt_w_[k] * (x[0][index_[k]] - center_[k]);
+    if (jacobians && jacobians[0]) {
+      std::fill(jacobians[0], jacobians[0] + static_cast<size_t>(m) * P, 0.0);
+      for (int k = 0; k < m; ++k) jacobians[0][static_cast<size_t>(k) * P + index_[k]] = sqrt_w_[k];
+    }
+    return true;
+  }
+ private:
+  std::vector<int> index_;
+  std::vector<double> sqrt_w_, center_;
+};
+
 }  // namespace
 
 EstimationProblem::EstimationProblem(const ResidualContext& ctx, const std::vector<const Trajectory*>& train,
@@ -368,6 +391,7 @@ void EstimationProblem::build() {
     if (options_.torque_weight > 0 && options_.formulation != Formulation::kInverseDynamics && tr->has_tau())
       add_torque_residuals(tr, options_.torque_weight);
   }
+  add_prior();
   if (ceres_->blocks.empty()) {
     long long longest = 0;
     for (const Trajectory* tr : train_) longest = std::max<long long>(longest, tr->size());
@@ -376,6 +400,22 @@ void EstimationProblem::build() {
                     formulation_name(options_.formulation) + " (window " + std::to_string(window) +
                     ", filter window " + std::to_string(options_.filter_window) + ")");
   }
+}
+
+void EstimationProblem::add_prior() {
+  const ParameterSet& params = *ctx_.parameters;
+  std::vector<int> index;
+  std::vector<double> sqrt_w, center;
+  for (int i = 0; i < params.size(); ++i) {
+    const double w = std::isnan(params[i].prior_weight) ? options_.prior_weight : params[i].prior_weight;
+    if (!(w > 0) || std::isnan(params[i].nominal)) continue;
+    index.push_back(i);
+    sqrt_w.push_back(std::sqrt(w));
+    center.push_back(params.variable(i, params[i].nominal));
+  }
+  prior_rows_ = static_cast<int>(index.size());
+  if (index.empty()) return;
+  ceres_->problem->AddResidualBlock(new PriorCost(params.size(), index, sqrt_w, center), nullptr, theta_.data());
 }
 
 bool EstimationProblem::use_regressor() {
@@ -474,6 +514,9 @@ std::vector<int> EstimationProblem::residual_clusters(ClusterBy by) const {
     const int m = ceres_->problem->GetCostFunctionForResidualBlock(ceres_->blocks[b])->num_residuals();
     rows.insert(rows.end(), static_cast<size_t>(m), cluster[b]);
   }
+  // The prior's rows (added last) are a cluster of their own.
+  const int prior_cluster = rows.empty() ? 0 : *std::max_element(rows.begin(), rows.end()) + 1;
+  rows.insert(rows.end(), static_cast<size_t>(prior_rows_), prior_cluster);
   return rows;
 }
 

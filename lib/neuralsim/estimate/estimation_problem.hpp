@@ -49,6 +49,13 @@ struct ProblemOptions {
   // robust loss is set (a loss acts on each sample's residuals, the regressor
   // route's blocks hold `window` samples); false: always RNEA on Jets.
   bool regressor = true;
+  // Prior toward the model's values (estimate.prior: {weight: w}): one
+  // residual √w·(x_i − x_nominal,i) per fitted parameter, in the optimizer's
+  // variables x (identity: (p − p₀)/scale; log: log(p/p₀); a log-Cholesky
+  // block: its ten coordinates), so w weighs a unit of x against a unit of
+  // the data's residuals. An entry's own `prior` (EstimatedParameter::
+  // prior_weight) replaces w for it; 0 and no entry: no prior.
+  double prior_weight = 0;
 };
 
 struct SolverOptions {
@@ -151,6 +158,7 @@ class EstimationProblem {
  private:
   void build();
   bool use_regressor();  // sets torque_route_
+  void add_prior();      // the prior's block, last
   void reset_states();
 
   ResidualContext ctx_;
@@ -163,6 +171,7 @@ class EstimationProblem {
   std::vector<int> block_trajectory_;        // residual block -> trajectory index
   std::vector<int> block_window_;            // residual block -> window (ClusterBy::kWindow)
   std::string torque_route_;
+  int prior_rows_ = 0;  // the prior's residuals, the problem's last block
   struct CeresState;
   std::unique_ptr<CeresState> ceres_;
 };

@@ -137,11 +137,12 @@ Setup read_setup(const Config& cfg, long long seed) {
   const Model<double>& model = s.exp.model;
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
-                        "evaluation_window", "evaluation", "uncertainty"});
+                        "evaluation_window", "evaluation", "uncertainty", "prior"});
   s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr,
                                 &s.exp.warnings, &s.exp.step.controls);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
   s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
+  s.problem.prior_weight = read_prior_weight(section_or_empty(est, "prior"));
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
   // Predictions restart from the measured state every `evaluation_window`
   // samples (default: the shooting window; 50 for inverse dynamics), so fits
