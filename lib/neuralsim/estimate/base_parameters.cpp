@@ -11,6 +11,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
 #include "neuralsim/model/configuration.hpp"
+#include "neuralsim/parameters/named_parameter.hpp"
 
 namespace neuralsim {
 
@@ -119,6 +120,94 @@ std::string base_parameter_expression(const BaseParameters& base, int k, const s
     s += buf + names.at(static_cast<size_t>(base.dependent[d]));
   }
   return s;
+}
+
+}  // namespace neuralsim
+
+namespace neuralsim {
+
+namespace {
+
+// The body whose inertia parameter i changes, or -1.
+int inertial_body(const EstimatedParameter& p) {
+  if (p.kind() == ParameterKind::kLogCholesky) return p.target.body;
+  if (p.kind() != ParameterKind::kModel) return -1;
+  using K = ParameterRef::Kind;
+  const K k = p.target.model.kind;
+  return k == K::kMass || k == K::kCom || k == K::kInertia ? p.target.model.index : -1;
+}
+
+}  // namespace
+
+BaseParameterFit fit_base_parameters(const Model<double>& model, const ParameterSet& params,
+                                     const std::vector<double>& x,
+                                     const std::vector<const InverseDynamicsSamples*>& samples,
+                                     const Eigen::MatrixXd& J, double residual_variance) {
+  BaseParameterFit out;
+  std::vector<int> bodies, others;
+  for (int i = 0; i < params.size(); ++i) {
+    const int b = inertial_body(params[i]);
+    if (b < 0) others.push_back(i);
+    else if (std::find(bodies.begin(), bodies.end(), b) == bodies.end()) bodies.push_back(b);
+  }
+  if (bodies.empty()) return out;
+  std::sort(bodies.begin(), bodies.end());
+  for (int b : bodies) out.links.push_back(model.bodies[static_cast<size_t>(b)].name);
+  const int f = static_cast<int>(bodies.size()), nv = model.nv;
+  out.standard = 10 * f;
+  Eigen::Index rows = 0;
+  for (const InverseDynamicsSamples* s : samples) rows += s->q.rows() * nv;
+  if (rows > J.rows()) throw InvalidArgument("fit_base_parameters: the Jacobian has fewer rows than the samples");
+  Eigen::MatrixXd W(rows, out.standard);
+  Data<double> data(model);
+  Eigen::MatrixXd Y;
+  Eigen::Index row = 0;
+  for (const InverseDynamicsSamples* s : samples)
+    for (Eigen::Index k = 0; k < s->q.rows(); ++k, row += nv) {
+      inverse_dynamics_regressor(model, data, Eigen::VectorXd(s->q.row(k).transpose()),
+                                 Eigen::VectorXd(s->qd.row(k).transpose()), Eigen::VectorXd(s->qdd.row(k).transpose()),
+                                 Y);
+      for (int c = 0; c < f; ++c) W.block(row, 10 * c, nv, 10) = Y.middleCols(10 * bodies[static_cast<size_t>(c)], 10);
+    }
+  out.base = compute_base_parameters(W);
+  Model<double> fitted = model;
+  params.apply(x.data(), fitted);
+  Eigen::VectorXd pi(out.standard);
+  for (int c = 0; c < f; ++c)
+    pi.segment<10>(10 * c) = inertial_parameters(fitted.bodies[static_cast<size_t>(bodies[static_cast<size_t>(c)])].inertia);
+  const Eigen::VectorXd beta = out.base.base_values(pi);
+  // J_β = [W_1 | J_other] over the samples' rows.
+  const int rank = out.base.rank, extra = static_cast<int>(others.size());
+  Eigen::MatrixXd Jb(rows, rank + extra);
+  for (int k = 0; k < rank; ++k) Jb.col(k) = W.col(out.base.independent[static_cast<size_t>(k)]);
+  for (int e = 0; e < extra; ++e) Jb.col(rank + e) = J.col(others[static_cast<size_t>(e)]).head(rows);
+  // Column-equilibrated, as the identifiability analysis (identifiability.hpp).
+  const Eigen::VectorXd norm = Jb.colwise().norm().transpose();
+  Eigen::MatrixXd& Js = Jb;
+  for (Eigen::Index c = 0; c < Js.cols(); ++c) Js.col(c) /= norm[c] > 0 ? norm[c] : 1.0;
+  W.resize(0, 0);
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Js);
+  qr.setThreshold(1e-10);
+  const bool full = qr.rank() == Js.cols();
+  Eigen::MatrixXd cov;
+  if (full) {
+    const Eigen::MatrixXd Rinv = qr.matrixR().topLeftCorner(Js.cols(), Js.cols()).template triangularView<Eigen::Upper>()
+                                     .solve(Eigen::MatrixXd::Identity(Js.cols(), Js.cols()));
+    // (JᵀJ)⁻¹ = P R⁻¹ R⁻ᵀ Pᵀ.
+    cov = qr.colsPermutation() * (Rinv * Rinv.transpose()) * qr.colsPermutation().transpose();
+  }
+  const std::vector<std::string> names = standard_parameter_names(model);
+  std::vector<std::string> fitted_names;
+  for (int b : bodies)
+    for (int k = 0; k < 10; ++k) fitted_names.push_back(names[static_cast<size_t>(10 * b + k)]);
+  for (int k = 0; k < rank; ++k) {
+    BaseParameterEstimate e;
+    e.expression = base_parameter_expression(out.base, k, fitted_names);
+    e.value = beta[k];
+    e.std_error = full ? std::sqrt(residual_variance * cov(k, k)) / norm[k] : std::numeric_limits<double>::quiet_NaN();
+    out.estimates.push_back(e);
+  }
+  return out;
 }
 
 }  // namespace neuralsim

@@ -27,7 +27,9 @@
 
 #include <Eigen/Core>
 
+#include "neuralsim/estimate/residuals.hpp"
 #include "neuralsim/model/model.hpp"
+#include "neuralsim/parameters/parameter_set.hpp"
 
 namespace neuralsim {
 
@@ -59,5 +61,34 @@ std::vector<std::string> standard_parameter_names(const Model<double>& model);
 // β_k written out: "panda_link2.Izz + 0.0946·panda_link3.m - …" (terms with
 // |K| below 1e-12·max|K| dropped).
 std::string base_parameter_expression(const BaseParameters& base, int k, const std::vector<std::string>& names);
+
+// The base parameters of an inverse-dynamics fit of link inertias: the
+// links whose inertia `params` fits (log-Cholesky blocks, mass, COM,
+// inertia), their regressor stacked over the fit's samples (W, the rows of
+// the torque residuals), β̂ = π̂_1 + K π̂_2 at the fitted values, and
+// Gauss–Newton standard errors from the data's Jacobian in β and the other
+// fitted parameters, J_β = [W_1 | J_other]: Σ = s² (J_βᵀ J_β)⁻¹ (J_β has
+// full column rank by construction where the other parameters are
+// identifiable; the prior's rows are left out: the errors are the data's).
+struct BaseParameterEstimate {
+  std::string expression;  // base_parameter_expression
+  double value = 0;
+  double std_error = 0;    // NaN when J_β is singular (a non-inertial parameter not determined)
+};
+struct BaseParameterFit {
+  std::vector<std::string> links;  // the fitted links, in body order
+  int standard = 0;                // 10 per fitted link
+  BaseParameters base;
+  std::vector<BaseParameterEstimate> estimates;
+};
+
+// `x` the optimizer variables at the fit; `J` the Jacobian of the residuals
+// in x (EstimationProblem::parameter_jacobian: the samples' rows first, in
+// order, nv per sample); `residual_variance` s². Empty `links` when no link
+// inertia is fitted.
+BaseParameterFit fit_base_parameters(const Model<double>& model, const ParameterSet& params,
+                                     const std::vector<double>& x,
+                                     const std::vector<const InverseDynamicsSamples*>& samples,
+                                     const Eigen::MatrixXd& J, double residual_variance);
 
 }  // namespace neuralsim

@@ -365,6 +365,17 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
       covariance.col(i).setConstant(std::numeric_limits<double>::quiet_NaN());
     }
   r.inertials = inertial_estimates(s.exp.model, params, id.value, covariance);
+  if (s.problem.formulation == Formulation::kInverseDynamics) {
+    // The samples of the fit's torque residuals, as EstimationProblem forms them.
+    DerivativeOptions derivatives = s.problem.derivatives;
+    if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = s.problem.filter_window;
+    std::vector<InverseDynamicsSamples> samples;
+    for (const Trajectory& t : s.data.train.trajectories)
+      samples.push_back(prepare_inverse_dynamics(t, derivatives, s.problem.sample_stride));
+    std::vector<const InverseDynamicsSamples*> ptrs;
+    for (const InverseDynamicsSamples& k : samples) ptrs.push_back(&k);
+    r.base_parameters = fit_base_parameters(s.exp.model, params, x, ptrs, J, id.residual_variance);
+  }
 }
 
 // Inverse-dynamics torque errors (the residual of residual type
@@ -793,6 +804,13 @@ std::string IdentificationResult::full_report() const {
     for (int k = 0; k < 10; ++k)
       report << "  " << InertialEstimate::coordinate_names()[static_cast<size_t>(k)] << " = " << e.value[k] << " ± "
              << e.std_error[k] << "\n";
+  }
+  if (!base_parameters.links.empty()) {
+    report << "Base parameters (Gautier & Khalil): " << base_parameters.base.rank << " identifiable combinations of the "
+           << base_parameters.standard << " standard inertial parameters (m, h = m·c, I about the link frame's origin) "
+           << "of the fitted links (QR rank tolerance " << base_parameters.base.tolerance << "):\n";
+    for (const BaseParameterEstimate& e : base_parameters.estimates)
+      report << "  " << e.expression << " = " << e.value << " ± " << e.std_error << "\n";
   }
   report << "Singular values of the scaled Jacobian:";
   for (double v : identifiability.singular_values) report << " " << v;
