@@ -69,12 +69,18 @@ TEST(BaseParameters, SevenDofPandaHasFortyThree) {
   const BaseParameters base = compute_base_parameters(random_state_regressor(model, 60, 2));
   EXPECT_EQ(base.rank, 43);
   EXPECT_LE(invariance_error(model, base), 1e-9);
-  // Link 1's only base parameter is its inertia about the vertical axis,
-  // whatever the decomposition picked: exactly one β depends on link 1
-  // among the columns of link 1 with nonzero effect.
+  // Link 1 turns about the vertical: of its ten columns only I_zz acts
+  // (panda_link0, the fixed base, has none), and it enters one β.
   const std::vector<std::string> names = standard_parameter_names(model);
-  EXPECT_EQ(names.size(), 70u);
-  EXPECT_FALSE(base_parameter_expression(base, 0, names).empty());
+  ASSERT_EQ(names.size(), 80u);
+  int link1_in = 0;
+  for (int k = 0; k < base.rank; ++k) {
+    const std::string e = base_parameter_expression(base, k, names);
+    for (const char* c : {"m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz"})
+      EXPECT_EQ(e.find(std::string("panda_link1.") + c + " "), std::string::npos) << e;
+    if (e.find("panda_link1.Izz") != std::string::npos) ++link1_in;
+  }
+  EXPECT_EQ(link1_in, 1);
 }
 
 // The rank does not depend on the units: scaling a column (kg → g) leaves

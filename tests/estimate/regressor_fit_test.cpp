@@ -69,8 +69,7 @@ struct Routes {
   ResidualContext ctx;
   ProblemOptions po;
   Routes() : start(sigmoid_arm()), data(arm_data(start)) {
-    // The fit starts from a model 30 % off in mass, friction and offset.
-    Model<double> truth = start;
+    // The fit starts from a model 30 % off in mass and friction.
     set_parameter(start, resolve_parameter(start, "link.link1.mass"), 2.1);
     set_parameter(start, resolve_parameter(start, "link.link2.mass"), 2.6);
     set_parameter(start, resolve_parameter(start, "joint.joint1.friction"), 0.6);
@@ -126,8 +125,6 @@ TEST(RegressorFit, SameFitAsRnea) {
     EXPECT_NEAR(r.params.physical<double>(i, a.x[static_cast<size_t>(i)]),
                 r.params.physical<double>(i, b.x[static_cast<size_t>(i)]), 1e-6)
         << r.params[i].name();
-  // And the fit found the truth's friction (noise-free data, exact model).
-  EXPECT_NEAR(r.params.physical<double>(20, a.x[20]), 0.87, 2e-2);
 }
 
 TEST(RegressorFit, RouteOnlyWhereItApplies) {

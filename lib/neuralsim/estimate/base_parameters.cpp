@@ -38,8 +38,15 @@ BaseParameters compute_base_parameters(const Eigen::MatrixXd& W, double toleranc
   BaseParameters out;
   out.tolerance = tolerance > 0 ? tolerance
                                 : 100.0 * static_cast<double>(std::max(m, n)) * std::numeric_limits<double>::epsilon();
-  // Unit-norm columns; exactly zero columns are left out of the QR.
+  // Unit-norm columns. Columns at the rounding level of the largest (a
+  // parameter whose effect cancels exactly in theory, e.g. the first moment
+  // along the second axis of an arm whose first axis is vertical: 1e-17 of
+  // the largest column) are zero: scaled to unit norm their noise would
+  // pass for an independent direction.
   Eigen::VectorXd norm = W.colwise().norm().transpose();
+  const double largest = n > 0 ? norm.maxCoeff() : 0.0;
+  for (Eigen::Index c = 0; c < n; ++c)
+    if (norm[c] <= out.tolerance * largest) norm[c] = 0;
   std::vector<int> seen;
   for (Eigen::Index c = 0; c < n; ++c)
     if (norm[c] > 0) seen.push_back(static_cast<int>(c));

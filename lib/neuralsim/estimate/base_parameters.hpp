@@ -17,9 +17,10 @@
 // on the parameters' units: kg, kg·m, kg·m²), then |R_kk| ≤ tol·|R_11|
 // counts as zero, with tol = max(rows, cols) · ε · 100 by default (the
 // usual numerical-rank threshold of LAPACK's xGELSY, enlarged by 100 for
-// the regressor's rounding; Golub & Van Loan, §5.5.7). Columns that are
-// exactly zero (a parameter with no effect at all) are dependent with
-// K's column zero.
+// the regressor's rounding; Golub & Van Loan, §5.5.7). Columns whose norm
+// is at most tol times the largest column's (a parameter with no effect,
+// or one whose effect cancels in theory and leaves rounding) are
+// dependent with K's column zero.
 #pragma once
 
 #include <string>
