@@ -1,6 +1,6 @@
 // The 7-DoF inverse-dynamics fit of issue #41, timed on both routes
 // (estimate/regressor_residual.cpp against RNEA on Jets per sample):
-//   build/bench/study_regressor_fit [seconds per trajectory=10] [max iterations=100] [routes=both|fast]
+//   build/bench/study_regressor_fit [seconds per trajectory=10] [max iterations=100] [routes=both|fast] [rate Hz=200]
 //
 // Model: the Panda of ../shared/models (fingers fixed: 7 joints, 7 moving
 // links), with the sigmoid joint friction of its published model (Gaz,
@@ -9,7 +9,7 @@
 // 1 ± 20 % and COMs moved up to 2 cm (seeded), plus damping and torque
 // offsets. Data from our own engine: two trajectories of a 5-harmonic
 // Fourier excitation per joint (Swevers et al. 1997) inside the joint
-// limits, sampled at 200 Hz; τ = RNEA(q, q̇, q̈) − passive(q, q̇) at the
+// limits, sampled at 200 Hz (or the rate given); τ = RNEA(q, q̇, q̈) − passive(q, q̇) at the
 // exact states, plus Gaussian noise (0.05 N·m); the fit estimates q̇, q̈
 // from q with simid's default Savitzky–Golay filter, as on a recording.
 // Fit: the 98 parameters of the issue, 7 × 10 log-Cholesky coordinates
@@ -80,12 +80,12 @@ Model<double> perturbed_truth(const Model<double>& nominal, unsigned seed) {
 
 // q(t) = mid + Σ_k (a_k/(ω k)) sin(ω k t + φ_k) per joint, scaled into the
 // middle 80 % of the joint's range; q̇, q̈ analytic.
-Trajectory excitation(const Model<double>& truth, double seconds, unsigned seed, double noise) {
+Trajectory excitation(const Model<double>& truth, double seconds, double rate_hz, unsigned seed, double noise) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::normal_distribution<double> n(0.0, noise);
   const int nv = truth.nv, H = 5;
-  const double w = 2 * M_PI * 0.1, dt = 0.005;
+  const double w = 2 * M_PI * 0.1, dt = 1.0 / rate_hz;
   Eigen::MatrixXd a(nv, H), phase(nv, H);
   for (int i = 0; i < nv; ++i)
     for (int h = 0; h < H; ++h) a(i, h) = u(rng), phase(i, h) = M_PI * u(rng);
@@ -99,8 +99,9 @@ Trajectory excitation(const Model<double>& truth, double seconds, unsigned seed,
   Eigen::VectorXd q(nv), qd(nv), qdd(nv);
   for (int k = 0; k < T; ++k) {
     const double t = k * dt;
-    for (int i = 0; i < nv; ++i) {
-      const Joint<double>& j = truth.joints[static_cast<size_t>(i)];
+    for (const Joint<double>& j : truth.joints) {
+      if (j.nv != 1) continue;
+      const int i = j.idx_v;
       const double mid = 0.5 * (j.lower + j.upper), half = 0.4 * (j.upper - j.lower) / 2.2;
       double s = 0, sd = 0, sdd = 0;
       for (int h = 1; h <= H; ++h) {
@@ -128,13 +129,16 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 10.0;
   const int max_iterations = argc > 2 ? std::atoi(argv[2]) : 100;
   const bool both = argc > 3 ? std::string(argv[3]) != "fast" : true;
+  const double rate_hz = argc > 4 ? std::atof(argv[4]) : 200.0;
   const Model<double> nominal = panda_seven_dof();
   const Model<double> truth = perturbed_truth(nominal, 1);
-  std::vector<Trajectory> data = {excitation(truth, seconds, 2, 0.05), excitation(truth, seconds, 3, 0.05)};
+  std::vector<Trajectory> data = {excitation(truth, seconds, rate_hz, 2, 0.05), excitation(truth, seconds, rate_hz, 3, 0.05)};
   std::vector<const Trajectory*> train;
   for (const Trajectory& t : data) train.push_back(&t);
   std::string yaml = "p: [";
-  for (int b = 0; b < nominal.num_bodies(); ++b) yaml += "{name: link." + nominal.bodies[b].name + ".inertial, transform: log_cholesky}, ";
+  for (int b = 0; b < nominal.num_bodies(); ++b)  // the links that move (not panda_link0, the fixed base)
+    if (nominal.joints[b].nv > 0)
+      yaml += "{name: link." + nominal.bodies[b].name + ".inertial, transform: log_cholesky}, ";
   for (const Joint<double>& j : nominal.joints)
     if (j.nv == 1)
       for (const char* c : {"friction", "friction_shift", "damping", "torque_offset"})
@@ -159,16 +163,22 @@ int main(int argc, char** argv) {
     EstimationProblem problem(ctx, train, po);
     SolverOptions so;
     so.max_iterations = max_iterations;
+    const auto tj = std::chrono::steady_clock::now();
+    Eigen::VectorXd residuals;
+    problem.parameter_jacobian(params.initial_variables(), &residuals);
+    const double jacobian_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - tj).count();
     const LocalResult r = problem.solve(params.initial_variables(), so);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Model<double> fitted = nominal;
     params.apply(r.x.data(), fitted);
     const Eigen::VectorXd beta = base.base_values(model_inertial_parameters(fitted));
     const double rel = ((beta - beta_true).cwiseAbs().array() / beta_true.cwiseAbs().array().max(1e-3)).maxCoeff();
-    std::printf("%s: %.2f s wall (setup + solve; solve %.2f s), %d iterations, cost %.6g -> %.6g, %s\n"
-                "  base parameters: max |β − β_true| / max(|β_true|, 1e-3) = %.3g; fitted link masses:",
-                problem.torque_route().c_str(), wall, r.seconds, r.iterations, r.initial_cost, r.cost,
-                r.report.c_str(), rel);
+    std::printf("%s: %.2f s wall (setup + Jacobian + solve; one Jacobian of all residuals %.3f s; solve %.2f s), "
+                "%d iterations, cost %.6g -> %.6g, %s\n"
+                "  base parameters: max |β − β_true| / max(|β_true|, 1e-3) = %.3g, max |β − β_true| = %.3g; "
+                "fitted link masses:",
+                problem.torque_route().c_str(), wall, jacobian_s, r.seconds, r.iterations, r.initial_cost, r.cost,
+                r.report.c_str(), rel, (beta - beta_true).cwiseAbs().maxCoeff());
     for (const Body<double>& b : fitted.bodies) std::printf(" %.3f", b.inertia.mass);
     std::printf(" (true:");
     for (const Body<double>& b : truth.bodies) std::printf(" %.3f", b.inertia.mass);
