@@ -334,6 +334,7 @@ void EstimationProblem::build() {
   size_t seg = 0;
   int next_window = 0;
   const bool regressor = use_regressor();
+  regressor_route_ = regressor;
   for (size_t t = 0; t < train_.size(); ++t) {
     const Trajectory* tr = train_[t];
     const int T = static_cast<int>(tr->size());
@@ -533,6 +534,10 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     // Nuisance states (segments, fitted starts) are eliminated by the Schur
     // complement: each touches one or two residual blocks.
     so.linear_solver_type = states_.empty() ? ceres::DENSE_QR : ceres::SPARSE_SCHUR;
+    // The regressor route's residuals are cheap: the dense QR of the tall
+    // Jacobian (m·P² flops, twice those of forming JᵀJ) is then the cost of
+    // an iteration; LM's damping keeps the normal equations well posed.
+    if (states_.empty() && regressor_route_) so.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
     if (!states_.empty() && !ceres::IsSparseLinearAlgebraLibraryTypeAvailable(ceres::SUITE_SPARSE) &&
         !ceres::IsSparseLinearAlgebraLibraryTypeAvailable(ceres::EIGEN_SPARSE))
       so.linear_solver_type = ceres::DENSE_SCHUR;

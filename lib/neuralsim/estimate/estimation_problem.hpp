@@ -172,6 +172,7 @@ class EstimationProblem {
   std::vector<int> block_window_;            // residual block -> window (ClusterBy::kWindow)
   std::string torque_route_;
   int prior_rows_ = 0;  // the prior's residuals, the problem's last block
+  bool regressor_route_ = false;
   struct CeresState;
   std::unique_ptr<CeresState> ceres_;
 };
