@@ -216,3 +216,60 @@ TEST(RegressorFit, PriorKeepsPoorlyExcitedInertiasNearNominal) {
 }  // namespace
 }  // namespace regressor_fit_test
 }  // namespace neuralsim
+
+namespace neuralsim {
+namespace regressor_fit_test {
+namespace {
+
+// The base parameters' standard errors (delta method through the
+// log-Cholesky coordinates, pseudo-inverse of JᵀJ) against linear least
+// squares written directly in β and the joint-local parameters: τ's rows in
+// [W_1 | J_joint-local] give Σ = s² (AᵀA)⁻¹ (the fit is at its optimum, so the
+// two linearizations coincide).
+TEST(RegressorFit, BaseParameterErrorsMatchLinearLeastSquares) {
+  Routes r;
+  SolverOptions so;
+  so.max_iterations = 60;
+  auto problem = r.problem(true);
+  const LocalResult fit = problem->solve(r.params.initial_variables(), so);
+  ASSERT_TRUE(fit.usable);
+  Eigen::VectorXd res;
+  const Eigen::MatrixXd J = problem->parameter_jacobian(fit.x, &res);
+  DerivativeOptions d = r.po.derivatives;
+  if (d.method == DerivativeMethod::kCentralDifference) d.window = r.po.filter_window;
+  std::vector<InverseDynamicsSamples> samples;
+  for (const Trajectory& t : r.data) samples.push_back(prepare_inverse_dynamics(t, d, 1));
+  std::vector<const InverseDynamicsSamples*> ptrs;
+  for (const auto& s : samples) ptrs.push_back(&s);
+  ASSERT_EQ(r.params.size(), 24);  // 2 × 10 log-Cholesky, 4 joint-local
+  const double s2 = res.squaredNorm() / static_cast<double>(res.size() - 10);  // m − (6 β + 4 joint-local)
+  const BaseParameterFit b = fit_base_parameters(r.start, r.params, fit.x, ptrs, J, s2);
+  ASSERT_EQ(b.links.size(), 2u);
+  ASSERT_EQ(b.base.rank, 6);
+  // The oracle: A = [W_1 | J's friction columns].
+  const Eigen::MatrixXd W = [&] {
+    Eigen::MatrixXd w(J.rows(), 20);
+    Data<double> data(r.start);
+    Eigen::MatrixXd Y;
+    Eigen::Index row = 0;
+    for (const auto& s : samples)
+      for (Eigen::Index k = 0; k < s.q.rows(); ++k, row += 2) {
+        inverse_dynamics_regressor(r.start, data, Eigen::VectorXd(s.q.row(k).transpose()),
+                                   Eigen::VectorXd(s.qd.row(k).transpose()), Eigen::VectorXd(s.qdd.row(k).transpose()), Y);
+        w.middleRows(row, 2) = Y;
+      }
+    return w;
+  }();
+  Eigen::MatrixXd A(J.rows(), 6 + 4);
+  for (int k = 0; k < 6; ++k) A.col(k) = W.col(b.base.independent[static_cast<size_t>(k)]);
+  A.rightCols(4) = J.rightCols(4);
+  const Eigen::MatrixXd cov = s2 * (A.transpose() * A).inverse();
+  for (int k = 0; k < 6; ++k) {
+    const double expected = std::sqrt(cov(k, k));
+    EXPECT_NEAR(b.estimates[static_cast<size_t>(k)].std_error, expected, 1e-4 * expected) << b.estimates[k].expression;
+  }
+}
+
+}  // namespace
+}  // namespace regressor_fit_test
+}  // namespace neuralsim

@@ -1,5 +1,6 @@
 #include "neuralsim/estimate/base_parameters.hpp"
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
 #include <algorithm>
@@ -151,11 +152,10 @@ BaseParameterFit fit_base_parameters(const Model<double>& model, const Parameter
                                      const std::vector<const InverseDynamicsSamples*>& samples,
                                      const Eigen::MatrixXd& J, double residual_variance) {
   BaseParameterFit out;
-  std::vector<int> bodies, others;
+  std::vector<int> bodies;
   for (int i = 0; i < params.size(); ++i) {
     const int b = inertial_body(params[i]);
-    if (b < 0) others.push_back(i);
-    else if (std::find(bodies.begin(), bodies.end(), b) == bodies.end()) bodies.push_back(b);
+    if (b >= 0 && std::find(bodies.begin(), bodies.end(), b) == bodies.end()) bodies.push_back(b);
   }
   if (bodies.empty()) return out;
   std::sort(bodies.begin(), bodies.end());
@@ -183,26 +183,45 @@ BaseParameterFit fit_base_parameters(const Model<double>& model, const Parameter
   for (int c = 0; c < f; ++c)
     pi.segment<10>(10 * c) = inertial_parameters(fitted.bodies[static_cast<size_t>(bodies[static_cast<size_t>(c)])].inertia);
   const Eigen::VectorXd beta = out.base.base_values(pi);
-  // J_β = [W_1 | J_other] over the samples' rows.
-  const int rank = out.base.rank, extra = static_cast<int>(others.size());
-  Eigen::MatrixXd Jb(rows, rank + extra);
-  for (int k = 0; k < rank; ++k) Jb.col(k) = W.col(out.base.independent[static_cast<size_t>(k)]);
-  for (int e = 0; e < extra; ++e) Jb.col(rank + e) = J.col(others[static_cast<size_t>(e)]).head(rows);
-  // Column-equilibrated, as the identifiability analysis (identifiability.hpp).
-  const Eigen::VectorXd norm = Jb.colwise().norm().transpose();
-  Eigen::MatrixXd& Js = Jb;
-  for (Eigen::Index c = 0; c < Js.cols(); ++c) Js.col(c) /= norm[c] > 0 ? norm[c] : 1.0;
   W.resize(0, 0);
-  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Js);
-  qr.setThreshold(1e-10);
-  const bool full = qr.rank() == Js.cols();
-  Eigen::MatrixXd cov;
-  if (full) {
-    const Eigen::MatrixXd Rinv = qr.matrixR().topLeftCorner(Js.cols(), Js.cols()).template triangularView<Eigen::Upper>()
-                                     .solve(Eigen::MatrixXd::Identity(Js.cols(), Js.cols()));
-    // (JᵀJ)⁻¹ = P R⁻¹ R⁻ᵀ Pᵀ.
-    cov = qr.colsPermutation() * (Rinv * Rinv.transpose()) * qr.colsPermutation().transpose();
+  // G = ∂β/∂x = B ∂π/∂x, ∂π/∂x by forward-mode Jets over x (8 per pass).
+  const int P = params.size(), rank = out.base.rank;
+  const Eigen::MatrixXd B = out.base.combination_matrix(out.standard);
+  Eigen::MatrixXd dpi = Eigen::MatrixXd::Zero(out.standard, P);
+  const Model<Jet8> jet_model = model.template cast<Jet8>();
+  std::vector<Jet8> xj(static_cast<size_t>(P));
+  for (int pass = 0; pass < P; pass += 8) {
+    for (int i = 0; i < P; ++i) {
+      xj[static_cast<size_t>(i)] = Jet8(x[static_cast<size_t>(i)]);
+      if (i >= pass && i < pass + 8) xj[static_cast<size_t>(i)].v[i - pass] = 1;
+    }
+    Model<Jet8> m = jet_model;
+    params.apply(xj.data(), m);
+    for (int c = 0; c < f; ++c) {
+      const Eigen::Matrix<Jet8, 10, 1> p = inertial_parameters(m.bodies[static_cast<size_t>(bodies[static_cast<size_t>(c)])].inertia);
+      for (int k = 0; k < 10; ++k)
+        for (int l = 0; l < 8 && pass + l < P; ++l) dpi(10 * c + k, pass + l) = p[k].v[l];
+    }
   }
+  const Eigen::MatrixXd G = B * dpi;
+  // Σ_x = s² (JᵀJ)⁺ on the column-equilibrated data rows (the pseudo-inverse:
+  // log-Cholesky coordinates have directions no torque sees, and every
+  // generalized inverse gives an estimable β the same variance).
+  const Eigen::MatrixXd Jd = J.topRows(rows);
+  Eigen::VectorXd norm = Jd.colwise().norm().transpose();
+  for (Eigen::Index c = 0; c < norm.size(); ++c)
+    if (!(norm[c] > 0)) norm[c] = 1;
+  const Eigen::MatrixXd Js = Jd * norm.cwiseInverse().asDiagonal();
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(Js.transpose() * Js);
+  const Eigen::VectorXd ev = eig.eigenvalues();
+  const double cut = 1e-12 * std::max(ev.maxCoeff(), 0.0);
+  Eigen::VectorXd inv = Eigen::VectorXd::Zero(ev.size());
+  for (Eigen::Index k = 0; k < ev.size(); ++k)
+    if (ev[k] > cut) inv[k] = 1 / ev[k];
+  const Eigen::MatrixXd Gs = G * norm.cwiseInverse().asDiagonal();  // G in the equilibrated variables
+  const Eigen::MatrixXd GV = Gs * eig.eigenvectors();
+  // G's part outside J's row space is not determined: NaN.
+  const Eigen::MatrixXd unseen = GV * (inv.array() > 0).select(Eigen::VectorXd::Zero(ev.size()), 1.0).asDiagonal();
   const std::vector<std::string> names = standard_parameter_names(model);
   std::vector<std::string> fitted_names;
   for (int b : bodies)
@@ -211,7 +230,9 @@ BaseParameterFit fit_base_parameters(const Model<double>& model, const Parameter
     BaseParameterEstimate e;
     e.expression = base_parameter_expression(out.base, k, fitted_names);
     e.value = beta[k];
-    e.std_error = full ? std::sqrt(residual_variance * cov(k, k)) / norm[k] : std::numeric_limits<double>::quiet_NaN();
+    const double var = residual_variance * (GV.row(k).array().square() * inv.transpose().array()).sum();
+    const bool determined = unseen.row(k).norm() <= 1e-8 * std::max(GV.row(k).norm(), 1e-300);
+    e.std_error = determined ? std::sqrt(var) : std::numeric_limits<double>::quiet_NaN();
     out.estimates.push_back(e);
   }
   return out;

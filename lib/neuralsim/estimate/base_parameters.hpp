@@ -66,15 +66,17 @@ std::string base_parameter_expression(const BaseParameters& base, int k, const s
 // The base parameters of an inverse-dynamics fit of link inertias: the
 // links whose inertia `params` fits (log-Cholesky blocks, mass, COM,
 // inertia), their regressor stacked over the fit's samples (W, the rows of
-// the torque residuals), β̂ = π̂_1 + K π̂_2 at the fitted values, and
-// Gauss–Newton standard errors from the data's Jacobian in β and the other
-// fitted parameters, J_β = [W_1 | J_other]: Σ = s² (J_βᵀ J_β)⁻¹ (J_β has
-// full column rank by construction where the other parameters are
-// identifiable; the prior's rows are left out: the errors are the data's).
+// the torque residuals), β̂ = π̂_1 + K π̂_2 at the fitted values, and their
+// standard errors by the delta method, Σ_β = G Σ_x Gᵀ with G = ∂β/∂x =
+// B ∂π/∂x (forward-mode Jets) and Σ_x = s² (JᵀJ)⁺ from the data's rows of
+// J (the prior's rows left out: the errors are the data's). The
+// pseudo-inverse: the log-Cholesky coordinates have directions no torque
+// sees, and every generalized inverse gives an estimable β the same
+// variance; a β with a part in J's null space is not determined (NaN).
 struct BaseParameterEstimate {
   std::string expression;  // base_parameter_expression
   double value = 0;
-  double std_error = 0;    // NaN when J_β is singular (a non-inertial parameter not determined)
+  double std_error = 0;    // NaN when the data do not determine it
 };
 struct BaseParameterFit {
   std::vector<std::string> links;  // the fitted links, in body order
