@@ -1,6 +1,7 @@
 // The 7-DoF inverse-dynamics fit of issue #41, timed on both routes
 // (estimate/regressor_residual.cpp against RNEA on Jets per sample):
 //   build/bench/study_regressor_fit [seconds per trajectory=10] [max iterations=100] [routes=both|fast] [rate Hz=200]
+//       [DIR: only write DIR/panda7.urdf and DIR/panda_excitation.h5 for configs/simid_panda_inverse_dynamics.yaml]
 //
 // Model: the Panda of ../shared/models (fingers fixed: 7 joints, 7 moving
 // links), with the sigmoid joint friction of its published model (Gaz,
@@ -32,6 +33,7 @@
 #include "neuralsim/estimate/identifiability.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/io/config.hpp"
+#include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/urdf_model.hpp"
 #include "neuralsim/step/passive_forces.hpp"
 
@@ -39,14 +41,19 @@ using namespace neuralsim;
 
 namespace {
 
-Model<double> panda_seven_dof() {
+// The shared Panda with its finger joints fixed (7 joints).
+std::string panda_seven_dof_urdf() {
   std::ifstream in(std::string(NEURALSIM_SHARED_DIR) + "/models/franka_panda/panda.urdf");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
   for (size_t at = text.find("type=\"prismatic\""); at != std::string::npos; at = text.find("type=\"prismatic\""))
     text.replace(at, 16, "type=\"fixed\"");
-  Model<double> m = build_urdf_model(text, "panda.urdf (fingers fixed)");
+  return text;
+}
+
+Model<double> panda_seven_dof() {
+  Model<double> m = build_urdf_model(panda_seven_dof_urdf(), "panda.urdf (fingers fixed)");
   const double phi1[7] = {0.5462, 0.87224, 0.64128, 1.2794, 0.83909, 0.30394, 0.56532};
   const double phi2[7] = {5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336};
   const double phi3[7] = {0.039533, 0.025882, -0.04607, 0.036194, 0.026226, -0.021047, 0.0035526};
@@ -133,6 +140,20 @@ int main(int argc, char** argv) {
   const Model<double> nominal = panda_seven_dof();
   const Model<double> truth = perturbed_truth(nominal, 1);
   std::vector<Trajectory> data = {excitation(truth, seconds, rate_hz, 2, 0.05), excitation(truth, seconds, rate_hz, 3, 0.05)};
+  if (argc > 5) {
+    // The model and the data for configs/simid_panda_inverse_dynamics.yaml.
+    const std::string dir = argv[5];
+    std::ofstream(dir + "/panda7.urdf") << panda_seven_dof_urdf();
+    TrajectorySet set;
+    set.meta.model = "panda7.urdf";
+    set.meta.joint_names = nominal.velocity_names();
+    set.meta.q_names = nominal.position_names();
+    set.meta.generator = "study_regressor_fit";
+    set.trajectories = data;
+    write_trajectories(dir + "/panda_excitation.h5", set);
+    std::printf("wrote %s/panda7.urdf and %s/panda_excitation.h5\n", dir.c_str(), dir.c_str());
+    return 0;
+  }
   std::vector<const Trajectory*> train;
   for (const Trajectory& t : data) train.push_back(&t);
   std::string yaml = "p: [";

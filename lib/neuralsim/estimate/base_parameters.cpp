@@ -122,7 +122,7 @@ std::string base_parameter_expression(const BaseParameters& base, int k, const s
   const double largest = base.K.size() > 0 ? base.K.row(k).cwiseAbs().maxCoeff() : 0.0;
   for (size_t d = 0; d < base.dependent.size(); ++d) {
     const double c = base.K(k, static_cast<Eigen::Index>(d));
-    if (!(std::abs(c) > 1e-12 * std::max(1.0, largest))) continue;
+    if (!(std::abs(c) > 1e-9 * std::max(1.0, largest))) continue;  // rounding of the model's geometry
     char buf[64];
     std::snprintf(buf, sizeof buf, " %s %.6g·", c < 0 ? "-" : "+", std::abs(c));
     s += buf + names.at(static_cast<size_t>(base.dependent[d]));

@@ -60,7 +60,8 @@ Eigen::MatrixXd random_state_regressor(const Model<double>& model, int count, un
 std::vector<std::string> standard_parameter_names(const Model<double>& model);
 
 // β_k written out: "panda_link2.Izz + 0.0946·panda_link3.m - …" (terms with
-// |K| below 1e-12·max|K| dropped).
+// |K| below 1e-9·max(1, max|K|) dropped: rounding of the model's geometry, e.g. 4.9e-12
+// from a URDF angle 1.57079632679 written for π/2).
 std::string base_parameter_expression(const BaseParameters& base, int k, const std::vector<std::string>& names);
 
 // The base parameters of an inverse-dynamics fit of link inertias: the
