@@ -207,12 +207,15 @@ BaseParameterFit fit_base_parameters(const Model<double>& model, const Parameter
   // Σ_x = s² (JᵀJ)⁺ on the column-equilibrated data rows (the pseudo-inverse:
   // log-Cholesky coordinates have directions no torque sees, and every
   // generalized inverse gives an estimable β the same variance).
-  const Eigen::MatrixXd Jd = J.topRows(rows);
-  Eigen::VectorXd norm = Jd.colwise().norm().transpose();
+  const auto Jd = J.topRows(rows);  // no copy: J can be 10⁵ rows
+  Eigen::MatrixXd JtJ = Eigen::MatrixXd::Zero(P, P);
+  JtJ.selfadjointView<Eigen::Lower>().rankUpdate(Jd.transpose());
+  JtJ = JtJ.selfadjointView<Eigen::Lower>();
+  Eigen::VectorXd norm = JtJ.diagonal().cwiseSqrt();
   for (Eigen::Index c = 0; c < norm.size(); ++c)
     if (!(norm[c] > 0)) norm[c] = 1;
-  const Eigen::MatrixXd Js = Jd * norm.cwiseInverse().asDiagonal();
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(Js.transpose() * Js);
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(norm.cwiseInverse().asDiagonal() * JtJ *
+                                                     norm.cwiseInverse().asDiagonal());
   const Eigen::VectorXd ev = eig.eigenvalues();
   const double cut = 1e-12 * std::max(ev.maxCoeff(), 0.0);
   Eigen::VectorXd inv = Eigen::VectorXd::Zero(ev.size());
