@@ -123,10 +123,7 @@ void fit_metrics(const IdentificationResult& r, json& m) {
   m["cost"] = r.cost;
   m["parameters"] = json::object();
   for (const IdentifiedParameter& p : r.parameters) m["parameters"][p.name] = p.value;
-  for (const InertialEstimate& e : r.inertials)  // estimated inertias in physical coordinates (docs/simid.md)
-    for (size_t k = 0; k < 10; ++k)
-      m["inertials"][e.link][InertialEstimate::coordinate_names()[k]] = {
-          {"value", e.value[static_cast<int>(k)]}, {"std_error", finite_or_null(e.std_error[static_cast<int>(k)])}};
+  inertial_metrics(r, m);  // inertias in physical coordinates, base parameters (simid_metrics.cpp)
   m["identifiable"] = r.identifiability.weak_directions.empty();
   m["uncertainty"] = uncertainty_json(r);
   m["basin_hopping"] = {{"history", history_json(r.search.state.history)},

@@ -21,5 +21,7 @@ struct IdentificationResult;
 // correlations, identifiability in words, convergence, measured against
 // fitted, residual histograms, provenance.
 void write_simid_report(const IdentificationResult& r, ToolRun& run);
+// summary.json's "inertials" and "base_parameters" (simid_metrics.cpp).
+void inertial_metrics(const IdentificationResult& r, nlohmann::json& m);
 
 }  // namespace neuralsim

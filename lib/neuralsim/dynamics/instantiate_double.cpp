@@ -4,6 +4,7 @@
 #include "neuralsim/dynamics/crba.hpp"
 #include "neuralsim/dynamics/energy.hpp"
 #include "neuralsim/dynamics/forward_dynamics_vjp.hpp"
+#include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
 #include "neuralsim/dynamics/inverse_inertia.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
 
@@ -20,4 +21,5 @@ NEURALSIM_RNEA_VJP_TEMPLATES(, double)
 NEURALSIM_FORWARD_DYNAMICS_VJP_TEMPLATES(, double)
 NEURALSIM_RNEA_DERIVATIVES_TEMPLATES(, double)
 NEURALSIM_ABA_DERIVATIVES_TEMPLATES(, double)
+NEURALSIM_REGRESSOR_TEMPLATES(, double)
 }  // namespace neuralsim

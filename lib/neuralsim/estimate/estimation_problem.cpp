@@ -264,6 +264,29 @@ class ProblemFunction : public ceres::FirstOrderFunction {
   std::vector<double> lo_, hi_;
 };
 
+// The prior's residuals √w_i (x_i − x0_i) over the parameters with w_i > 0
+// (ProblemOptions::prior_weight): linear, its Jacobian constant.
+class PriorCost final : public ceres::CostFunction {
+ public:
+  PriorCost(int P, std::vector<int> index, std::vector<double> sqrt_w, std::vector<double> center)
+      : index_(std::move(index)), sqrt_w_(std::move(sqrt_w)), center_(std::move(center)) {
+    set_num_residuals(static_cast<int>(index_.size()));
+    mutable_parameter_block_sizes()->push_back(P);
+  }
+  bool Evaluate(double const* const* x, double* r, double** jacobians) const override {
+    const int m = num_residuals(), P = parameter_block_sizes()[0];
+    for (int k = 0; k < m; ++k) r[k] = sqrt_w_[k] * (x[0][index_[k]] - center_[k]);
+    if (jacobians && jacobians[0]) {
+      std::fill(jacobians[0], jacobians[0] + static_cast<size_t>(m) * P, 0.0);
+      for (int k = 0; k < m; ++k) jacobians[0][static_cast<size_t>(k) * P + index_[k]] = sqrt_w_[k];
+    }
+    return true;
+  }
+ private:
+  std::vector<int> index_;
+  std::vector<double> sqrt_w_, center_;
+};
+
 }  // namespace
 
 EstimationProblem::EstimationProblem(const ResidualContext& ctx, const std::vector<const Trajectory*>& train,
@@ -310,6 +333,8 @@ void EstimationProblem::build() {
   }
   size_t seg = 0;
   int next_window = 0;
+  const bool regressor = use_regressor();
+  regressor_route_ = regressor;
   for (size_t t = 0; t < train_.size(); ++t) {
     const Trajectory* tr = train_[t];
     const int T = static_cast<int>(tr->size());
@@ -328,7 +353,16 @@ void EstimationProblem::build() {
       auto samples = std::make_shared<const InverseDynamicsSamples>(
           prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
       const int n = static_cast<int>(samples->q.rows());
-      for (int r = 0; r < n; ++r) add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta}, next_window + r / window);
+      if (regressor) {
+        // One block per run of `window` samples (the clusters' runs).
+        const auto rs = prepare_regressor_samples(*ctx_.model, samples);
+        for (int r = 0; r < n; r += window)
+          add(make_regressor_inverse_dynamics_cost(ctx_, rs, r, std::min(window, n - r), weight), {theta},
+              next_window + r / window);
+      } else {
+        for (int r = 0; r < n; ++r)
+          add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta}, next_window + r / window);
+      }
       next_window += (n + window - 1) / window;
     };
     switch (options_.formulation) {
@@ -358,6 +392,7 @@ void EstimationProblem::build() {
     if (options_.torque_weight > 0 && options_.formulation != Formulation::kInverseDynamics && tr->has_tau())
       add_torque_residuals(tr, options_.torque_weight);
   }
+  add_prior();
   if (ceres_->blocks.empty()) {
     long long longest = 0;
     for (const Trajectory* tr : train_) longest = std::max<long long>(longest, tr->size());
@@ -366,6 +401,35 @@ void EstimationProblem::build() {
                     formulation_name(options_.formulation) + " (window " + std::to_string(window) +
                     ", filter window " + std::to_string(options_.filter_window) + ")");
   }
+}
+
+void EstimationProblem::add_prior() {
+  const ParameterSet& params = *ctx_.parameters;
+  std::vector<int> index;
+  std::vector<double> sqrt_w, center;
+  for (int i = 0; i < params.size(); ++i) {
+    const double w = std::isnan(params[i].prior_weight) ? options_.prior_weight : params[i].prior_weight;
+    if (!(w > 0) || std::isnan(params[i].nominal)) continue;
+    index.push_back(i);
+    sqrt_w.push_back(std::sqrt(w));
+    center.push_back(params.variable(i, params[i].nominal));
+  }
+  prior_rows_ = static_cast<int>(index.size());
+  if (index.empty()) return;
+  ceres_->problem->AddResidualBlock(new PriorCost(params.size(), index, sqrt_w, center), nullptr, theta_.data());
+}
+
+bool EstimationProblem::use_regressor() {
+  const bool torque = options_.formulation == Formulation::kInverseDynamics || options_.torque_weight > 0;
+  if (!torque) return false;
+  std::string why;
+  if (!options_.regressor) why = "residual.regressor is off";
+  else if (options_.loss != Loss::kNone) why = std::string("a robust loss (") + loss_name(options_.loss) + ") is set";
+  else regressor_route_applies(*ctx_.model, *ctx_.parameters, &why);
+  torque_route_ = why.empty() ? "torque residuals: regressor route (Y(q, q̇, q̈) formed once per sample; the "
+                                "rigid-body part is a matrix product)"
+                              : "torque residuals: RNEA on Jets per sample (" + why + ")";
+  return why.empty();
 }
 
 void EstimationProblem::reset_states() {
@@ -451,6 +515,9 @@ std::vector<int> EstimationProblem::residual_clusters(ClusterBy by) const {
     const int m = ceres_->problem->GetCostFunctionForResidualBlock(ceres_->blocks[b])->num_residuals();
     rows.insert(rows.end(), static_cast<size_t>(m), cluster[b]);
   }
+  // The prior's rows (added last) are a cluster of their own.
+  const int prior_cluster = rows.empty() ? 0 : *std::max_element(rows.begin(), rows.end()) + 1;
+  rows.insert(rows.end(), static_cast<size_t>(prior_rows_), prior_cluster);
   return rows;
 }
 
@@ -467,6 +534,10 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     // Nuisance states (segments, fitted starts) are eliminated by the Schur
     // complement: each touches one or two residual blocks.
     so.linear_solver_type = states_.empty() ? ceres::DENSE_QR : ceres::SPARSE_SCHUR;
+    // The regressor route's residuals are cheap: the dense QR of the tall
+    // Jacobian (m·P² flops, twice those of forming JᵀJ) is then the cost of
+    // an iteration; LM's damping keeps the normal equations well posed.
+    if (states_.empty() && regressor_route_) so.linear_solver_type = ceres::DENSE_NORMAL_CHOLESKY;
     if (!states_.empty() && !ceres::IsSparseLinearAlgebraLibraryTypeAvailable(ceres::SUITE_SPARSE) &&
         !ceres::IsSparseLinearAlgebraLibraryTypeAvailable(ceres::EIGEN_SPARSE))
       so.linear_solver_type = ceres::DENSE_SCHUR;

@@ -44,6 +44,18 @@ struct ProblemOptions {
   // around the recorded sample, q̇) as a nuisance parameter block, for
   // recordings whose first samples are noisy (residuals.hpp).
   StartStateFit fit_initial_state;
+  // Inverse-dynamics residuals from the precomputed regressor when the
+  // parameters allow it (regressor_route_applies, residuals.hpp) and no
+  // robust loss is set (a loss acts on each sample's residuals, the regressor
+  // route's blocks hold `window` samples); false: always RNEA on Jets.
+  bool regressor = true;
+  // Prior toward the model's values (estimate.prior: {weight: w}): one
+  // residual √w·(x_i − x_nominal,i) per fitted parameter, in the optimizer's
+  // variables x (identity: (p − p₀)/scale; log: log(p/p₀); a log-Cholesky
+  // block: its ten coordinates), so w weighs a unit of x against a unit of
+  // the data's residuals. An entry's own `prior` (EstimatedParameter::
+  // prior_weight) replaces w for it; 0 and no entry: no prior.
+  double prior_weight = 0;
 };
 
 struct SolverOptions {
@@ -125,6 +137,9 @@ class EstimationProblem {
   Eigen::MatrixXd parameter_jacobian(const std::vector<double>& x, Eigen::VectorXd* residuals);
 
   int num_residuals() const;
+  // How the torque residuals are evaluated, one line for the log: the
+  // regressor route or RNEA on Jets and why (empty without torque residuals).
+  const std::string& torque_route() const { return torque_route_; }
   // Residual blocks (windows, segments, samples): the units a solve
   // evaluates in parallel.
   int num_residual_blocks() const;
@@ -142,6 +157,8 @@ class EstimationProblem {
 
  private:
   void build();
+  bool use_regressor();  // sets torque_route_
+  void add_prior();      // the prior's block, last
   void reset_states();
 
   ResidualContext ctx_;
@@ -153,6 +170,9 @@ class EstimationProblem {
   std::vector<StateOrigin> state_origin_;
   std::vector<int> block_trajectory_;        // residual block -> trajectory index
   std::vector<int> block_window_;            // residual block -> window (ClusterBy::kWindow)
+  std::string torque_route_;
+  int prior_rows_ = 0;  // the prior's residuals, the problem's last block
+  bool regressor_route_ = false;
   struct CeresState;
   std::unique_ptr<CeresState> ceres_;
 };

@@ -99,6 +99,35 @@ ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
                                                 const std::shared_ptr<const InverseDynamicsSamples>& samples,
                                                 int row, double weight);
 
+// The regressor route of inverse dynamics (regressor_residual.cpp). RNEA is
+// linear in the standard inertial parameters π (dynamics/
+// inverse_dynamics_regressor.hpp), so the residual of a sample is
+//   Y_s π(θ) + τ_rotor,s + armature(θ)·q̈_s − passive_s(θ) − gear·τ_s,
+// with Y_s and the rotor torques (which no fitted parameter changes)
+// computed once. It applies when every fitted parameter acts only through
+// the links' inertias (log-Cholesky blocks, mass, COM, inertia) or through
+// joint-local terms (armature, damping, friction laws, springs, torque
+// offsets), and the model has no body drag. Otherwise `why_not` (when not
+// null) says which parameter or feature prevents it.
+bool regressor_route_applies(const Model<double>& model, const ParameterSet& params, std::string* why_not);
+
+// Y_s and the rotor torques of every sample of `samples`.
+struct RegressorSamples {
+  std::shared_ptr<const InverseDynamicsSamples> samples;
+  std::vector<Eigen::MatrixXd> Y;  // per sample, nv × 10·num_bodies
+  Eigen::MatrixXd tau_rotor;       // rows = samples
+};
+std::shared_ptr<const RegressorSamples> prepare_regressor_samples(
+    const Model<double>& model, const std::shared_ptr<const InverseDynamicsSamples>& samples);
+
+// Parameter blocks: [θ]. Residuals: nv per sample for samples
+// [first, first + count), the same values as make_inverse_dynamics_cost's,
+// with an exact Jacobian: Y_s ∂π/∂θ plus the joint-local terms' (∂π/∂θ and
+// those by forward-mode Jets over θ, once per block, not per sample).
+ceres::CostFunction* make_regressor_inverse_dynamics_cost(const ResidualContext& ctx,
+                                                          const std::shared_ptr<const RegressorSamples>& samples,
+                                                          int first, int count, double weight);
+
 // The step options of a simulation at parameters x: ctx.step with the
 // fitted control delay (controls.delay) in place of sim.controls.delay.
 StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double>& x);

@@ -19,7 +19,7 @@ std::string number(double v) {
 // link's current (physical) inertia.
 void add_log_cholesky_block(const Config& c, const std::string& name, const Model<double>& model,
                             std::vector<EstimatedParameter>& out) {
-  c.check_known_keys({"name", "transform"});
+  c.check_known_keys({"name", "transform", "prior"});
   const std::string body_name = name.substr(5, name.size() - 5 - std::string(".inertial").size());
   const int body = model.body_index(body_name);
   if (body < 0) c.fail("name", "no link named '" + body_name + "'");
@@ -39,6 +39,8 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
     p.target = *resolve_named_parameter(coord, model, false);
     p.transformation = Transformation::kLogCholesky;
     p.initial = theta[k];
+    p.nominal = theta[k];
+    if (c.has("prior")) p.prior_weight = c.get_in_range("prior", 0.0, 0, 1e12);
     out.push_back(p);
   }
 }
@@ -71,7 +73,7 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
   const std::vector<Config> items = owner.list(key);
   if (items.empty()) owner.fail(key, "no parameters to estimate");
   for (const Config& c : items) {
-    c.check_known_keys({"name", "initial", "range", "bounds", "scale", "transform"});
+    c.check_known_keys({"name", "initial", "range", "bounds", "scale", "transform", "prior"});
     const std::string name = c.get<std::string>("name");
     for (const auto& other : params)
       if (other.name() == name) c.fail("name", "parameter '" + name + "' listed twice");
@@ -146,6 +148,15 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
         p.initial = middle;
       }
     }
+    if (!delay && p.kind() != ParameterKind::kInitialVelocity)
+      p.nominal = named_parameter_value(p.target, model, contact, nullptr);
+    if (c.has("prior")) {
+      p.prior_weight = c.get_in_range("prior", 0.0, 0, 1e12);
+      if (std::isnan(p.nominal) || (p.transformation == Transformation::kLog && !(p.nominal > 0)))
+        c.fail("prior", "'" + name + "' has no model value " +
+                            (std::isnan(p.nominal) ? std::string("to pull toward")
+                                                   : "> 0 for its log transform (" + number(p.nominal) + ")"));
+    }
     const std::string initial_key = c.has("initial") ? "initial" : "name";
     if (!(p.initial >= p.lower && p.initial <= p.upper))
       c.fail(initial_key, "initial value " + number(p.initial) + " is outside the bounds [" + number(p.lower) + ", " +
@@ -163,7 +174,7 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 
 ProblemOptions read_problem_options(const Config& r, const Model<double>* model) {
   r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
-                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state"});
+                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state", "regressor"});
   ProblemOptions o;
   const std::string type =
       r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
@@ -195,7 +206,13 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
   o.loss = loss == "huber" ? Loss::kHuber : loss == "cauchy" ? Loss::kCauchy : Loss::kNone;
   o.loss_scale = r.get_or<double>("loss_scale", 1.0);
   if (!(o.loss_scale > 0)) r.fail("loss_scale", "must be > 0");
+  o.regressor = r.get_choice("regressor", {"auto", "off"}, "auto") == "auto";
   return o;
+}
+
+double read_prior_weight(const Config& r) {
+  r.check_known_keys({"weight"});
+  return r.get_in_range("weight", 0.0, 0, 1e12);
 }
 
 DerivativeOptions default_derivative_options(const Model<double>* model) {

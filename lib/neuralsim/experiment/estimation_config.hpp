@@ -42,11 +42,14 @@ ObservationSpec read_observation(const Config& section, const Model<double>& mod
 // `residual:` section: {type: single_shooting | multiple_shooting |
 // inverse_dynamics, window, stride, continuity_weight, filter_window,
 // derivatives, sample_stride, loss: none | huber | cauchy, loss_scale,
-// fit_initial_state: {q, qd} (single_shooting only)}.
+// fit_initial_state: {q, qd} (single_shooting only), regressor: auto | off}.
 // filter_window (and a central_difference `derivatives` window) is
 // ProblemOptions::filter_window. `model` (optional) picks the default
 // derivatives and refuses savitzky_golay on quaternion joints.
 ProblemOptions read_problem_options(const Config& section, const Model<double>* model = nullptr);
+
+// `prior:` section of `estimate`: {weight: w >= 0} (ProblemOptions::prior_weight).
+double read_prior_weight(const Config& section);
 
 // The derivatives of inverse dynamics and of every torque error (simid's
 // residual and metrics, rollout --compare), from a section holding

@@ -29,6 +29,12 @@ struct EstimatedParameter {
   double upper = std::numeric_limits<double>::infinity();
   Transformation transformation = Transformation::kIdentity;
   double scale = 1;  // optimizer variable x = transformed(p) / scale
+  // Prior toward the model's value (estimate.prior; the entry's `prior`
+  // key): NaN takes the problem's weight (ProblemOptions::prior_weight).
+  double prior_weight = std::numeric_limits<double>::quiet_NaN();
+  // The model's own value (physical; log-Cholesky: the coordinate of the
+  // model's inertia), before `initial`: what a prior pulls toward.
+  double nominal = std::numeric_limits<double>::quiet_NaN();
 
   const std::string& name() const { return target.name; }
   ParameterKind kind() const { return target.kind; }

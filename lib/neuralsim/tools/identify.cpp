@@ -164,11 +164,12 @@ Setup read_setup(const Config& cfg, long long seed) {
   const Model<double>& model = s.exp.model;
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
-                        "evaluation_window", "evaluation", "uncertainty"});
+                        "evaluation_window", "evaluation", "uncertainty", "prior"});
   s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr,
                                 &s.exp.warnings, &s.exp.step.controls);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
   s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
+  s.problem.prior_weight = read_prior_weight(section_or_empty(est, "prior"));
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
   // Predictions restart from the measured state every `evaluation_window`
   // samples (default: the shooting window; 50 for inverse dynamics), so fits
@@ -394,6 +395,17 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
       covariance.col(i).setConstant(std::numeric_limits<double>::quiet_NaN());
     }
   r.inertials = inertial_estimates(s.exp.model, params, id.value, covariance);
+  if (s.problem.formulation == Formulation::kInverseDynamics) {
+    // The samples of the fit's torque residuals, as EstimationProblem forms them.
+    DerivativeOptions derivatives = s.problem.derivatives;
+    if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = s.problem.filter_window;
+    std::vector<InverseDynamicsSamples> samples;
+    for (const Trajectory& t : s.data.train.trajectories)
+      samples.push_back(prepare_inverse_dynamics(t, derivatives, s.problem.sample_stride));
+    std::vector<const InverseDynamicsSamples*> ptrs;
+    for (const InverseDynamicsSamples& k : samples) ptrs.push_back(&k);
+    r.base_parameters = fit_base_parameters(s.exp.model, params, x, ptrs, J, id.residual_variance);
+  }
 }
 
 // Inverse-dynamics torque errors (the residual of residual type
@@ -644,7 +656,13 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   const ResidualContext ctx{&model, &s.params, s.exp.step, s.observe, s.exp.contact ? &*s.exp.contact : nullptr};
   ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, s.problem); };
   // A problem without residuals is a data error, before any output.
-  const int num_states = factory()->num_state_variables();
+  int num_states = 0;
+  std::string torque_route;  // said in the log once the work starts
+  {
+    const std::unique_ptr<EstimationProblem> first = factory();
+    num_states = first->num_state_variables();
+    torque_route = first->torque_route();
+  }
   const int total_rounds = s.bh.enabled ? s.bh.max_rounds : 1;
   // Evaluation only: the values of a parameter file (--evaluate), or the
   // initial values when the solver may take no iteration.
@@ -692,6 +710,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
 
   context.started();
   for (const std::string& n : s.exp.notes) context.info(n);
+  if (!torque_route.empty()) context.info(torque_route);
   for (const std::string& w : r.warnings) context.warn(w);
   if (context.resume)
     context.info("resuming from " + context.checkpoint->name() + " at round " + std::to_string(state.next_round));
@@ -827,6 +846,13 @@ std::string IdentificationResult::full_report() const {
     for (int k = 0; k < 10; ++k)
       report << "  " << InertialEstimate::coordinate_names()[static_cast<size_t>(k)] << " = " << e.value[k] << " ± "
              << e.std_error[k] << "\n";
+  }
+  if (!base_parameters.links.empty()) {
+    report << "Base parameters (Gautier & Khalil): " << base_parameters.base.rank << " identifiable combinations of the "
+           << base_parameters.standard << " standard inertial parameters (m, h = m·c, I about the link frame's origin) "
+           << "of the fitted links (QR rank tolerance " << base_parameters.base.tolerance << "):\n";
+    for (const BaseParameterEstimate& e : base_parameters.estimates)
+      report << "  " << e.expression << " = " << e.value << " ± " << e.std_error << "\n";
   }
   report << "Singular values of the scaled Jacobian:";
   for (double v : identifiability.singular_values) report << " " << v;

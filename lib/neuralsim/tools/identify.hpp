@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/estimate/base_parameters.hpp"
 #include "neuralsim/estimate/basin_hopping.hpp"
 #include "neuralsim/estimate/covariance.hpp"
 #include "neuralsim/estimate/identifiability.hpp"
@@ -103,6 +104,11 @@ struct IdentificationResult : RunReport {
   // coordinates (mass, COM, inertia about the COM) with the reported
   // method's standard errors, beside its log-Cholesky coordinates.
   std::vector<InertialEstimate> inertials;
+  // An inverse-dynamics fit of link inertias: the base parameters (the
+  // combinations of the links' standard parameters the data determine,
+  // Gautier & Khalil) with their estimates and standard errors
+  // (estimate/base_parameters.hpp); `links` empty otherwise.
+  BaseParameterFit base_parameters;
 
   bool targets = false;       // the data are reach targets
   int prediction_window = 0;  // samples between restarts of the evaluation's predictions
