@@ -123,7 +123,7 @@ void fit_metrics(const IdentificationResult& r, json& m) {
   m["cost"] = r.cost;
   m["parameters"] = json::object();
   for (const IdentifiedParameter& p : r.parameters) m["parameters"][p.name] = p.value;
-  inertial_metrics(r, m);  // inertias in physical coordinates, base parameters (simid_metrics.cpp)
+  estimate_metrics(r, m);  // inertias in physical coordinates, base parameters, fitted starts (simid_metrics.cpp)
   m["identifiable"] = r.identifiability.weak_directions.empty();
   m["uncertainty"] = uncertainty_json(r);
   m["basin_hopping"] = {{"history", history_json(r.search.state.history)},

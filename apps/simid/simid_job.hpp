@@ -22,6 +22,6 @@ struct IdentificationResult;
 // fitted, residual histograms, provenance.
 void write_simid_report(const IdentificationResult& r, ToolRun& run);
 // summary.json's "inertials" and "base_parameters" (simid_metrics.cpp).
-void inertial_metrics(const IdentificationResult& r, nlohmann::json& m);
+void estimate_metrics(const IdentificationResult& r, nlohmann::json& m);
 
 }  // namespace neuralsim

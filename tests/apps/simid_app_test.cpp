@@ -376,6 +376,11 @@ TEST(SimidApp, FittedStartStatesAreRecoveredAndWrittenToFitH5) {
       EXPECT_NEAR(f.time[k], m.time[20 * k], 1e-12);
       EXPECT_LT((f.q.row(k) - m.q.row(20 * k)).cwiseAbs().maxCoeff(), 1e-5) << m.name << " " << k;
       EXPECT_LT((f.qd.row(k) - m.qd.row(20 * k)).cwiseAbs().maxCoeff(), 1e-4) << m.name << " " << k;
+      // summary.json holds the same starts.
+      const auto& js = s["metrics"]["start_states"][m.name];
+      EXPECT_EQ(js["samples"][k].get<int>(), 20 * k);
+      for (Eigen::Index c = 0; c < f.q.cols(); ++c) EXPECT_EQ(js["q"][k][c].get<double>(), f.q(k, c));
+      for (Eigen::Index c = 0; c < f.qd.cols(); ++c) EXPECT_EQ(js["qd"][k][c].get<double>(), f.qd(k, c));
     }
     ++checked;
   }
