@@ -322,13 +322,18 @@ void EstimationProblem::build() {
       block_window_.push_back(window_index);
     };
     // One block per sample; for the clusters, runs of `window` samples.
-    auto add_torque_residuals = [&](const Trajectory* trajectory, double weight) {
+    // The combined objective's torque rows (torque_weight) leave the IMUs to
+    // the shooting residuals: an IMU is compared once.
+    auto add_torque_residuals = [&](const Trajectory* trajectory, double weight, bool with_imus) {
+      ResidualContext torque_ctx = ctx_;
+      if (!with_imus) torque_ctx.observe.imus.clear();
       DerivativeOptions derivatives = options_.derivatives;
       if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
       auto samples = std::make_shared<const InverseDynamicsSamples>(
           prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
       const int n = static_cast<int>(samples->q.rows());
-      for (int r = 0; r < n; ++r) add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta}, next_window + r / window);
+      for (int r = 0; r < n; ++r)
+        add(make_inverse_dynamics_cost(torque_ctx, samples, r, weight), {theta}, next_window + r / window);
       next_window += (n + window - 1) / window;
     };
     switch (options_.formulation) {
@@ -353,10 +358,10 @@ void EstimationProblem::build() {
         }
         break;
       }
-      case Formulation::kInverseDynamics: add_torque_residuals(tr, 1.0); break;
+      case Formulation::kInverseDynamics: add_torque_residuals(tr, 1.0, true); break;
     }
     if (options_.torque_weight > 0 && options_.formulation != Formulation::kInverseDynamics && tr->has_tau())
-      add_torque_residuals(tr, options_.torque_weight);
+      add_torque_residuals(tr, options_.torque_weight, false);
   }
   if (ceres_->blocks.empty()) {
     long long longest = 0;
