@@ -22,6 +22,10 @@ struct Trajectory {
   // Optional observed link poses: link name -> T x 7 (x, y, z, qx, qy, qz, qw),
   // world frame.
   std::map<std::string, RowMatrixXd> link_poses;
+  // Optional IMU readings: sensor name -> T x 6 (gyro x y z in rad/s,
+  // accelerometer x y z in m/s², sensor frame; estimate/imu.hpp). NaN is a
+  // missing entry where the reader allows it (simid).
+  std::map<std::string, RowMatrixXd> imus;
 
   Eigen::Index size() const { return time.size(); }
   bool has_tau() const { return tau.size() > 0; }

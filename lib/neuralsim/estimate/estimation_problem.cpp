@@ -347,13 +347,17 @@ void EstimationProblem::build() {
       block_window_.push_back(window_index);
     };
     // One block per sample; for the clusters, runs of `window` samples.
-    auto add_torque_residuals = [&](const Trajectory* trajectory, double weight) {
+    // The combined objective's torque rows (torque_weight) leave the IMUs to
+    // the shooting residuals: an IMU is compared once.
+    auto add_torque_residuals = [&](const Trajectory* trajectory, double weight, bool with_imus) {
+      ResidualContext torque_ctx = ctx_;
+      if (!with_imus) torque_ctx.observe.imus.clear();
       DerivativeOptions derivatives = options_.derivatives;
       if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
       auto samples = std::make_shared<const InverseDynamicsSamples>(
           prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
       const int n = static_cast<int>(samples->q.rows());
-      if (regressor) {
+      if (regressor) {  // never with IMU rows (use_regressor)
         // One block per run of `window` samples (the clusters' runs).
         const auto rs = prepare_regressor_samples(*ctx_.model, samples);
         for (int r = 0; r < n; r += window)
@@ -361,7 +365,7 @@ void EstimationProblem::build() {
               next_window + r / window);
       } else {
         for (int r = 0; r < n; ++r)
-          add(make_inverse_dynamics_cost(ctx_, samples, r, weight), {theta}, next_window + r / window);
+          add(make_inverse_dynamics_cost(torque_ctx, samples, r, weight), {theta}, next_window + r / window);
       }
       next_window += (n + window - 1) / window;
     };
@@ -387,10 +391,10 @@ void EstimationProblem::build() {
         }
         break;
       }
-      case Formulation::kInverseDynamics: add_torque_residuals(tr, 1.0); break;
+      case Formulation::kInverseDynamics: add_torque_residuals(tr, 1.0, true); break;
     }
     if (options_.torque_weight > 0 && options_.formulation != Formulation::kInverseDynamics && tr->has_tau())
-      add_torque_residuals(tr, options_.torque_weight);
+      add_torque_residuals(tr, options_.torque_weight, false);
   }
   add_prior();
   if (ceres_->blocks.empty()) {
@@ -425,6 +429,8 @@ bool EstimationProblem::use_regressor() {
   std::string why;
   if (!options_.regressor) why = "residual.regressor is off";
   else if (options_.loss != Loss::kNone) why = std::string("a robust loss (") + loss_name(options_.loss) + ") is set";
+  else if (options_.formulation == Formulation::kInverseDynamics && !ctx_.observe.imus.empty())
+    why = "IMU channels are observed (their rows need RNEA per sample)";
   else regressor_route_applies(*ctx_.model, *ctx_.parameters, &why);
   torque_route_ = why.empty() ? "torque residuals: regressor route (Y(q, q̇, q̈) formed once per sample; the "
                                 "rigid-body part is a matrix product)"

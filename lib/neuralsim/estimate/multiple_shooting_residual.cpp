@@ -1,3 +1,4 @@
+#include "neuralsim/estimate/imu_residual.hpp"
 #include "neuralsim/estimate/residual_common.hpp"
 
 namespace neuralsim {
@@ -22,12 +23,18 @@ struct MultipleShooting {
     for (int i = 0; i < nv; ++i) qd[i] = blocks[1][nq + i];
     normalize_configuration(model, q);
     SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
+    const std::vector<ImuCalibration<T>> imus = imu_calibrations(ctx, blocks[0]);
     // The residuals of sample k, through the sensor delays when there are any.
     auto residuals_at = [&](int k, const VecX<T>& qk, const VecX<T>& qdk, T* r) {
-      if (!sensors.active()) return sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r);
-      sensors.record(k, qk, qdk);
-      const DelayedJointChannels<T> seen = sensors.observe(k);
-      return sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r, &seen);
+      int written = 0;
+      if (!sensors.active()) {
+        written = sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r);
+      } else {
+        sensors.record(k, qk, qdk);
+        const DelayedJointChannels<T> seen = sensors.observe(k);
+        written = sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r, &seen);
+      }
+      return written + shooting_imu_residuals(ctx, imus, stepper, tr, k, qk, qdk, r + written);
     };
     int n = residuals_at(w.start, q, qd, residuals);
     const int end = w.start + w.length;

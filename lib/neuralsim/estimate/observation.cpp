@@ -23,6 +23,10 @@ void ObservationSpec::check_available(const TrajectorySet& data, const std::stri
                       channel + "." + link + "' is not in the data (expected shape (T, 7))");
   };
   for (const Trajectory& tr : data.trajectories) {
+    for (const auto& ch : imus)
+      if (!tr.imus.count(ch.name))
+        throw DataError(source + ":/trajectories/" + tr.name + "/imu/" + ch.name + ": observation channel 'imus." +
+                        ch.name + "' is not in the data (expected shape (T, 6): gyro xyz, accelerometer xyz)");
     for (const auto& ch : link_positions) require(tr, ch.link, "link_positions");
     for (const auto& ch : link_orientations) {
       require(tr, ch.link, "link_orientations");
@@ -68,6 +72,11 @@ ObservationSpec::Missing ObservationSpec::count_missing(const Model<double>& mod
         const auto pose = tr.link_poses.find(ch.link);
         if (pose == tr.link_poses.end()) continue;
         add("link_orientations." + ch.link, 3, pose->second.row(k).segment<4>(3).hasNaN() ? 3 : 0);
+      }
+      for (const auto& ch : imus) {
+        const auto reading = tr.imus.find(ch.name);
+        if (reading == tr.imus.end()) continue;
+        for (int c = 0; c < 6; ++c) add("imus." + ch.name, 1, std::isnan(reading->second(k, c)) ? 1 : 0);
       }
     }
   return m;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/estimate/imu.hpp"
 #include "neuralsim/model/model.hpp"
 
 namespace neuralsim {
@@ -33,6 +34,25 @@ struct LinkOrientationChannel {
   double weight = 1;
 };
 
+// An IMU (`observe: {imus: [{name, link, position, rpy, gyro_weight,
+// accel_weight}]}`): the data's imu/<name> (T, 6: gyro xyz, accelerometer
+// xyz, sensor frame) against the model's reading (imu.hpp) through a gain
+// and a bias per sensor, measured = gain · reading + bias, each fixed at
+// (1, 0) or fitted as imu.<name>.{gyro,accel}_gain and
+// imu.<name>.{gyro,accel}_bias.{x,y,z}. 6 residuals per sample (rad/s and
+// m/s² times the weights).
+struct ImuChannel {
+  std::string name;
+  std::string link;
+  ImuMount mount;
+  double gyro_weight = 1;
+  double accel_weight = 1;
+  // The calibration when not fitted (params: / params_file: may set it):
+  // index 0 gyro, 1 accelerometer.
+  double gain[2] = {1, 1};
+  Eigen::Vector3d bias[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
+};
+
 struct ObservationSpec {
   double q_weight = 1;   // per joint-position residual (tangent space for quaternions)
   double qd_weight = 0;  // per joint-velocity residual
@@ -49,6 +69,7 @@ struct ObservationSpec {
   std::vector<int> q_joints, qd_joints;
   std::vector<LinkPositionChannel> link_positions;  // world position of a link origin vs. data link_poses
   std::vector<LinkOrientationChannel> link_orientations;
+  std::vector<ImuChannel> imus;
 
   // Whether joint channel `channel` (0: q, 1: q̇) observes joint j.
   bool observes(int channel, int j) const {
@@ -64,17 +85,18 @@ struct ObservationSpec {
   int residuals_per_sample(const Model<double>& model) const {
     return (q_weight > 0 ? static_cast<int>(coordinates(model, 0).size()) : 0) +
            (qd_weight > 0 ? static_cast<int>(coordinates(model, 1).size()) : 0) +
-           3 * static_cast<int>(link_positions.size()) + 3 * static_cast<int>(link_orientations.size());
+           3 * static_cast<int>(link_positions.size()) + 3 * static_cast<int>(link_orientations.size()) +
+           6 * static_cast<int>(imus.size());
   }
 
-  // Throws DataError when a trajectory lacks a channel this spec compares,
-  // or an observed orientation is no quaternion (norm below 0.5 or above 2).
+  // Throws DataError when a trajectory lacks a channel this spec compares
+  // (a link pose, an imu/<name> dataset), or an observed orientation is no quaternion (norm below 0.5 or above 2).
   void check_available(const TrajectorySet& data, const std::string& source) const;
 
   // The entries of the residuals this spec compares over `data` (a joint
   // position missing when any coordinate of its joint is NaN; a link
   // position per component), and those missing, per channel: "q", "qd",
-  // "link_positions.<link>" (channels with none missing are left out).
+  // "link_positions.<link>", "imus.<name>" (channels with none missing are left out).
   struct Missing {
     long long observed = 0, missing = 0;
     std::map<std::string, long long> per_channel;

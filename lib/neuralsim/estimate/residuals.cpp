@@ -21,6 +21,7 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const Deri
   for (int i = 0; i < static_cast<int>(f.rows.size()); i += std::max(1, stride))
     if (complete(i)) keep.push_back(i);
   InverseDynamicsSamples s;
+  s.trajectory = &tr;
   const int n = static_cast<int>(keep.size());
   s.q.resize(n, tr.q.cols());
   s.qd.resize(n, nv);

@@ -83,6 +83,7 @@ ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, con
 struct InverseDynamicsSamples {
   Eigen::MatrixXd q, qd, qdd, tau;  // rows = samples
   std::vector<int> rows;            // each sample's row in the recording
+  const Trajectory* trajectory = nullptr;  // the recording (its IMU rows; kept by the caller)
 };
 // q, q̇, q̈ (and τ when `filter_torque`) by the method of `derivatives`
 // (core/derivative_filter.hpp: Savitzky–Golay on positions, or a moving
@@ -94,7 +95,8 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const Deri
 // centred moving average of `filter_window` samples (1 = no filtering).
 InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter_window, int stride);
 
-// Parameter blocks: [θ]. Residuals: nv for sample `row` of `samples`.
+// Parameter blocks: [θ]. Residuals: nv for sample `row` of `samples`, then
+// 6 per IMU of ctx.observe.imus (imu_residual.hpp).
 ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
                                                 const std::shared_ptr<const InverseDynamicsSamples>& samples,
                                                 int row, double weight);

@@ -1,3 +1,4 @@
+#include "neuralsim/estimate/imu_residual.hpp"
 #include "neuralsim/estimate/residual_common.hpp"
 
 namespace neuralsim {
@@ -25,16 +26,18 @@ struct SingleShooting {
     const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
     SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
     if (sensors.active()) sensors.record(w.start, q, qd);
+    const std::vector<ImuCalibration<T>> imus = imu_calibrations(ctx, blocks[0]);
     return replay_window(
         stepper, tr, w.start, w.length, q, qd,
         [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
           if (!sensors.active()) {
             n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
-            return;
+          } else {
+            sensors.record(k, qk, qdk);
+            const DelayedJointChannels<T> seen = sensors.observe(k);
+            n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n, &seen);
           }
-          sensors.record(k, qk, qdk);
-          const DelayedJointChannels<T> seen = sensors.observe(k);
-          n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n, &seen);
+          n += shooting_imu_residuals(ctx, imus, stepper, tr, k, qk, qdk, residuals + n);
         },
         delay);
   }

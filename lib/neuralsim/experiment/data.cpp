@@ -64,6 +64,7 @@ void cut(Trajectory& t, long long n) {
   t.qd.conservativeResize(n, Eigen::NoChange);
   if (t.has_tau()) t.tau.conservativeResize(n, Eigen::NoChange);
   for (auto& [name, pose] : t.link_poses) pose.conservativeResize(n, Eigen::NoChange);
+  for (auto& [name, reading] : t.imus) reading.conservativeResize(n, Eigen::NoChange);
 }
 
 // `data.velocity: {method: savitzky_golay, window: W, order: P}` (or
@@ -114,6 +115,7 @@ void derive_velocities(TrajectorySet& set, const DerivativeOptions& o, const std
     d.qd = f.qd;
     if (t.has_tau()) d.tau = t.tau.middleRows(first, n);
     for (const auto& [name, pose] : t.link_poses) d.link_poses[name] = pose.middleRows(first, n);
+    for (const auto& [name, reading] : t.imus) d.imus[name] = reading.middleRows(first, n);
     t = std::move(d);
   }
 }

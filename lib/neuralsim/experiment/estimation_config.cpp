@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/spatial/types.hpp"
 
 namespace neuralsim {
 namespace {
@@ -95,6 +96,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     p.transformation = transform == "log" ? Transformation::kLog : Transformation::kIdentity;
     const bool delay = p.kind() == ParameterKind::kControlDelay || p.kind() == ParameterKind::kSensorDelay;
     if (delay) check_fitted_delay(c, controls, p.kind());
+    if (p.kind() == ParameterKind::kImu && !controls)
+      c.fail("name", "'" + name + "' calibrates an IMU of estimate.observe.imus, and only simid observes IMUs");
     if (c.has("bounds")) {
       if (!c.is_list("bounds") || c.list("bounds").size() != 2) c.fail("bounds", "expected [lower, upper]");
       p.lower = c.get_limit("bounds.0", 0);
@@ -349,8 +352,45 @@ void read_joint_channel(const Config& c, const std::string& key, double default_
 }
 }  // namespace
 
+namespace {
+// `imus: [{name, link, position: [x, y, z], rpy: [r, p, y], gyro_weight,
+// accel_weight}]`: the sensor frame on its link (rpy as in URDF: sensor to
+// link, R = Rz(y) Ry(p) Rx(r)).
+void read_imus(const Config& c, const Model<double>& model, std::vector<ImuChannel>& out) {
+  if (!c.is_list("imus")) c.fail("imus", "expected a list of {name, link, position, rpy, gyro_weight, accel_weight}");
+  for (const Config& m : c.list("imus")) {
+    m.check_known_keys({"name", "link", "position", "rpy", "gyro_weight", "accel_weight"});
+    ImuChannel ch;
+    ch.name = m.get<std::string>("name");
+    if (ch.name.empty() || ch.name.find('/') != std::string::npos)
+      m.fail("name", "expected a non-empty IMU name without '/' (the data's dataset imu/<name>)");
+    for (const auto& other : out)
+      if (other.name == ch.name) m.fail("name", "IMU '" + ch.name + "' listed twice");
+    ch.link = m.get<std::string>("link");
+    ch.mount.body = model.body_index(ch.link);
+    if (ch.mount.body < 0) {
+      std::string known;
+      for (const auto& b : model.bodies) known += (known.empty() ? "" : ", ") + b.name;
+      m.fail("link", "unknown link '" + ch.link + "'; the model's links: [" + known + "]");
+    }
+    for (const char* key : {"position", "rpy"}) {
+      if (!m.has(key)) continue;
+      const std::vector<double> v = m.get<std::vector<double>>(key);
+      if (v.size() != 3 || !std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2]))
+        m.fail(key, std::string("expected 3 finite numbers [") + (key[0] == 'p' ? "x, y, z] in metres" : "roll, pitch, yaw] in radians") +
+                        ", got " + std::to_string(v.size()) + " values");
+      if (key[0] == 'p') ch.mount.position = Eigen::Vector3d(v[0], v[1], v[2]);
+      else ch.mount.rotation = rpy_rotation(v[0], v[1], v[2]);
+    }
+    ch.gyro_weight = m.get_in_range("gyro_weight", 1.0, 0, 1e12);
+    ch.accel_weight = m.get_in_range("accel_weight", 1.0, 0, 1e12);
+    out.push_back(ch);
+  }
+}
+}  // namespace
+
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
-  c.check_known_keys({"q", "qd", "link_positions", "link_orientations"});
+  c.check_known_keys({"q", "qd", "link_positions", "link_orientations", "imus"});
   ObservationSpec spec;
   read_joint_channel(c, "q", 1.0, model, spec.q_weight, spec.q_delay, spec.q_joints);
   read_joint_channel(c, "qd", 0.0, model, spec.qd_weight, spec.qd_delay, spec.qd_joints);
@@ -378,6 +418,7 @@ ObservationSpec read_observation(const Config& c, const Model<double>& model) {
       spec.link_orientations.push_back(ch);
     }
   }
+  if (c.has("imus")) read_imus(c, model, spec.imus);
   if (spec.residuals_per_sample(model) == 0) c.fail("", "nothing is observed (all weights are zero)");
   return spec;
 }

@@ -36,7 +36,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 
 // `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]};
 // a joint channel may be {weight, delay}: its sensor latency in seconds
-// (finite, >= 0; fitted as observe.q.delay / observe.qd.delay).
+// (finite, >= 0; fitted as observe.q.delay / observe.qd.delay); `imus:`
+// [{name, link, position, rpy, gyro_weight, accel_weight}] (ImuChannel).
 ObservationSpec read_observation(const Config& section, const Model<double>& model);
 
 // `residual:` section: {type: single_shooting | multiple_shooting |

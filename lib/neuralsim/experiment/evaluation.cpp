@@ -405,6 +405,9 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
   Eigen::VectorXd gear(nv);
   for (const Joint<double>& j : valued.joints)
     for (int k = 0; k < j.nv; ++k) gear[j.idx_v + k] = j.dynamics.gear_ratio;
+  // The torque residuals alone (no IMU rows: the metric is the torque).
+  ResidualContext torque_ctx = ctx;
+  torque_ctx.observe.imus.clear();
   for (const Trajectory& tr : data.trajectories) {
     if (!tr.has_tau()) {
       out.without_tau.push_back(tr.name);
@@ -427,7 +430,7 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
     predicted.qd = samples->qd;
     predicted.tau.resize(n, nv);
     for (int row = 0; row < n; ++row) {
-      const std::unique_ptr<ceres::CostFunction> cost(make_inverse_dynamics_cost(ctx, samples, row, 1.0));
+      const std::unique_ptr<ceres::CostFunction> cost(make_inverse_dynamics_cost(torque_ctx, samples, row, 1.0));
       if (!cost->Evaluate(blocks, r.data(), nullptr))
         throw NumericalError("torque_error: the inverse-dynamics residual failed on '" + tr.name + "' (sample " +
                              std::to_string(row) + " of the filtered samples)");

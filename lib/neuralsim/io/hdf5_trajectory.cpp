@@ -159,6 +159,11 @@ void check_link_poses(const Trajectory& tr, const TrajectoryExpectations& expect
            "required link pose missing: expected shape (T=" + std::to_string(T) + ", 7)");
     }
   }
+  for (const auto& [sensor, reading] : tr.imus) {
+    const std::string dataset = base + "/imu/" + sensor;
+    check_shape(reading, T, 6, "", file, dataset);
+    check_finite(reading, file, dataset, expect.allow_missing);
+  }
 }
 
 void check_trajectory(const Trajectory& tr, const std::string& name, const Dims& dims,
@@ -224,6 +229,10 @@ void write_trajectory(H5::Group& parent, const std::string& name, size_t index,
   write_matrix(group, "q", tr.q);
   write_matrix(group, "qd", tr.qd);
   if (tr.has_tau()) write_matrix(group, "tau", tr.tau);
+  if (!tr.imus.empty()) {
+    H5::Group imus = group.createGroup("imu");
+    for (const auto& [sensor, reading] : tr.imus) write_matrix(imus, sensor, reading);
+  }
   if (tr.link_poses.empty()) return;
   H5::Group poses = group.createGroup("link_poses");
   for (const auto& [link, pose] : tr.link_poses) write_matrix(poses, link, pose);
@@ -255,6 +264,8 @@ void check_storage_names(const TrajectorySet& set, const std::vector<std::string
     for (const auto& entry : set.trajectories[i].link_poses) {
       check_link_name(entry.first, file, trajectory_path(names[i]) + "/link_poses/" + entry.first);
     }
+    for (const auto& entry : set.trajectories[i].imus)
+      check_link_name(entry.first, file, trajectory_path(names[i]) + "/imu/" + entry.first);
   }
 }
 
@@ -343,6 +354,15 @@ Trajectory read_trajectory(const H5::Group& parent, const std::string& name,
   tr.qd = read_dataset(group, "qd", 2, "(T, nv)", file, base + "/qd");
   if (with_context(file, base + "/tau", [&] { return has_child(group, "tau", H5O_TYPE_DATASET); }))
     tr.tau = read_dataset(group, "tau", 2, "(T, nv)", file, base + "/tau");
+  const std::string imu_path = base + "/imu";
+  if (with_context(file, imu_path, [&] { return has_child(group, "imu", H5O_TYPE_GROUP); })) {
+    const H5::Group imus = with_context(file, imu_path, [&] { return group.openGroup("imu"); });
+    const hsize_t n = with_context(file, imu_path, [&] { return imus.getNumObjs(); });
+    for (hsize_t i = 0; i < n; ++i) {
+      const std::string sensor = with_context(file, imu_path, [&] { return imus.getObjnameByIdx(i); });
+      tr.imus[sensor] = read_dataset(imus, sensor, 2, "(T, 6)", file, imu_path + "/" + sensor);
+    }
+  }
   const std::string poses_path = base + "/link_poses";
   if (!with_context(file, poses_path, [&] { return has_child(group, "link_poses", H5O_TYPE_GROUP); })) return tr;
   const H5::Group poses = with_context(file, poses_path, [&] { return group.openGroup("link_poses"); });

@@ -11,8 +11,29 @@ constexpr const char* kControlsPrefix = "controls.";
 constexpr const char* kControlDelay = "controls.delay";
 constexpr const char* kObservePrefix = "observe.";
 constexpr const char* kSensorDelays[2] = {"observe.q.delay", "observe.qd.delay"};
+constexpr const char* kImuPrefix = "imu.";
+constexpr const char* kImuForms = "imu.<sensor>.{gyro,accel}_gain, imu.<sensor>.{gyro,accel}_bias.{x,y,z}";
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// imu.<sensor>.<quantity>: the quantity after the sensor's name (which may
+// hold dots: the longest known suffix wins).
+bool resolve_imu(const std::string& name, NamedParameter& p) {
+  static const char* suffixes[] = {".gyro_gain",     ".accel_gain",     ".gyro_bias.x",  ".gyro_bias.y",
+                                   ".gyro_bias.z",   ".accel_bias.x",   ".accel_bias.y", ".accel_bias.z"};
+  const std::string rest = name.substr(std::string(kImuPrefix).size());
+  for (int i = 0; i < 8; ++i) {
+    const std::string suffix = suffixes[i];
+    if (rest.size() <= suffix.size() || rest.compare(rest.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    p.kind = ParameterKind::kImu;
+    p.sensor = rest.substr(0, rest.size() - suffix.size());
+    p.channel = i < 2 ? i : (i < 5 ? 0 : 1);
+    p.axis = i < 2 ? -1 : (i - 2) % 3;
+    return true;
+  }
+  return false;
+}
 
 std::string join(const std::vector<std::string>& items, const std::string& prefix = "") {
   std::string out;
@@ -42,6 +63,10 @@ std::optional<NamedParameter> resolve_named_parameter(const std::string& name, c
   if (starts_with(name, kControlsPrefix)) {
     if (name != kControlDelay) return std::nullopt;
     p.kind = ParameterKind::kControlDelay;
+    return p;
+  }
+  if (starts_with(name, kImuPrefix)) {
+    if (!resolve_imu(name, p)) return std::nullopt;
     return p;
   }
   if (starts_with(name, kObservePrefix)) {
@@ -93,6 +118,7 @@ std::string unknown_parameter_message(const std::string& name, const Model<doubl
   }
   if (starts_with(name, kControlsPrefix))
     return "unknown control parameter '" + name + "' (valid: " + kControlDelay + ")";
+  if (starts_with(name, kImuPrefix)) return "unknown IMU parameter '" + name + "' (valid: " + kImuForms + ")";
   if (starts_with(name, kObservePrefix))
     return "unknown sensor parameter '" + name + "' (valid: " + kSensorDelays[0] + ", " + kSensorDelays[1] + ")";
   if (starts_with(name, kInitialPrefix))
@@ -102,7 +128,8 @@ std::string unknown_parameter_message(const std::string& name, const Model<doubl
     return "unknown log-Cholesky coordinate '" + name + "' (valid: link.<body>.log_cholesky.{" +
            join(log_cholesky_coordinate_names()) + "})";
   return "unknown parameter '" + name + "' for model '" + model.name + "' (valid: " + join(parameter_names(model)) +
-         "; also: link.<body>.log_cholesky.<coordinate>, initial.qd.<velocity coordinate>, controls.delay, observe.{q,qd}.delay" +
+         "; also: link.<body>.log_cholesky.<coordinate>, initial.qd.<velocity coordinate>, controls.delay, observe.{q,qd}.delay, " +
+         kImuForms +
          (has_contact ? ", contact.<parameter>" : "") + ")";
 }
 
@@ -117,6 +144,7 @@ double named_parameter_value(const NamedParameter& p, const Model<double>& model
     case ParameterKind::kControlDelay:
     case ParameterKind::kSensorDelay:
       throw InvalidArgument("named_parameter_value: '" + p.name + "' is a delay of the experiment, not a model quantity");
+    case ParameterKind::kImu: return p.axis < 0 ? 1.0 : 0.0;  // an IMU is calibrated until fitted
     case ParameterKind::kLogCholesky:
       return log_cholesky_from_inertia(model.bodies[p.body].inertia, "link '" + model.bodies[p.body].name + "'")[p.component];
   }

@@ -17,6 +17,11 @@
 //   sensor delays         observe.q.delay, observe.qd.delay: the latency of
 //                         a joint channel in seconds (estimate/observation.hpp),
 //                         fixed by estimate.observe and fitted by simid
+//   IMU calibration       imu.<sensor>.{gyro,accel}_gain (1 when not fitted)
+//                         and imu.<sensor>.{gyro,accel}_bias.{x,y,z} (0):
+//                         measured = gain · reading + bias per sensor of
+//                         estimate.observe.imus (estimate/observation.hpp);
+//                         resolved here by form, the sensor checked by simid
 // Tools resolve a name once; set_named_parameter() then writes values in
 // any scalar type with no string handling.
 #pragma once
@@ -32,7 +37,7 @@
 
 namespace neuralsim {
 
-enum class ParameterKind { kModel, kLogCholesky, kContact, kInitialVelocity, kControlDelay, kSensorDelay };
+enum class ParameterKind { kModel, kLogCholesky, kContact, kInitialVelocity, kControlDelay, kSensorDelay, kImu };
 
 struct NamedParameter {
   std::string name;
@@ -42,7 +47,9 @@ struct NamedParameter {
   int component = -1;                 // kLogCholesky: 0..9 in the order of inertia_from_log_cholesky
   ContactParameterId contact{};       // kContact
   int velocity_index = -1;            // kInitialVelocity: index into q̇
-  int channel = -1;                   // kSensorDelay: 0 = q, 1 = q̇
+  int channel = -1;                   // kSensorDelay: 0 = q, 1 = q̇; kImu: 0 = gyro, 1 = accelerometer
+  std::string sensor;                 // kImu: the IMU's name (observe.imus)
+  int axis = -1;                      // kImu: -1 = gain, 0..2 = bias x, y, z
 };
 
 // The ten coordinate names of a log-Cholesky block, in θ order.
@@ -87,6 +94,7 @@ void set_named_parameter(const NamedParameter& p, const S& value, Model<S>* mode
       throw InvalidArgument("set_named_parameter: '" + p.name + "' is one component of a log-Cholesky block");
     case ParameterKind::kControlDelay:
     case ParameterKind::kSensorDelay:
+    case ParameterKind::kImu:
       throw InvalidArgument("set_named_parameter: '" + p.name + "' is no model quantity (the residuals take it)");
   }
 }

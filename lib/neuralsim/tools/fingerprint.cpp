@@ -54,6 +54,10 @@ std::string trajectory_digest(const TrajectorySet& set) {
       f.add(name);
       f.add_matrix(pose);
     }
+    for (const auto& [name, reading] : t.imus) {
+      f.add("imu/" + name);
+      f.add_matrix(reading);
+    }
   }
   return f.hex();
 }

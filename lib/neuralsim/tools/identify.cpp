@@ -155,6 +155,57 @@ void refuse_delay_without_replay(const Config& cfg, const Config& est, const Set
                                                    " compares the torques of one sample; expected 0 with it");
 }
 
+// The IMUs of estimate.observe.imus: a fitted or fixed imu.<name>.* names
+// one of them (and a channel with weight > 0); fixed values from params: /
+// params_file: (a params.json replays a fit) become the channel's
+// calibration. The shooting formulations take q̈ at a sample from the
+// forward dynamics under the recorded control u_k, exact only for a
+// zero-order hold without delay and without impulses (no contact).
+void apply_imus(const Config& est, Setup& s) {
+  std::vector<ImuChannel>& imus = s.observe.imus;
+  auto channel = [&](const NamedParameter& p) -> ImuChannel* {
+    for (ImuChannel& ch : imus)
+      if (ch.name == p.sensor) return &ch;
+    return nullptr;
+  };
+  auto known = [&] {
+    std::string out;
+    for (const ImuChannel& ch : imus) out += (out.empty() ? "" : ", ") + ch.name;
+    return "[" + out + "]";
+  };
+  for (const ExperimentParameter& p : s.exp.parameters) {
+    if (p.target.kind != ParameterKind::kImu) continue;
+    ImuChannel* ch = channel(p.target);
+    if (!ch)
+      throw ConfigError(p.source + ": '" + p.target.name + "' names IMU '" + p.target.sensor +
+                        "', which is not in estimate.observe.imus " + known());
+    if (p.target.axis < 0) ch->gain[p.target.channel] = p.value;
+    else ch->bias[p.target.channel][p.target.axis] = p.value;
+  }
+  for (int i = 0; i < s.params.size(); ++i) {
+    const NamedParameter& p = s.params[i].target;
+    if (p.kind != ParameterKind::kImu) continue;
+    const Config item = delay_parameter_config(est, p.name);
+    const ImuChannel* ch = channel(p);
+    if (!ch) item.fail("name", "'" + p.name + "' names IMU '" + p.sensor + "', which is not in estimate.observe.imus " + known());
+    if (!((p.channel == 0 ? ch->gyro_weight : ch->accel_weight) > 0))
+      item.fail("name", "'" + p.name + "' calibrates a channel of IMU '" + p.sensor + "' whose " +
+                            (p.channel == 0 ? "gyro_weight" : "accel_weight") + " is 0 (not observed)");
+  }
+  if (imus.empty() || s.problem.formulation == Formulation::kInverseDynamics) return;
+  const Config where = est.at("observe");
+  if (s.exp.contact)
+    where.fail("imus", "an IMU in single or multiple shooting needs q̈ at each sample, which contact impulses do not "
+                       "give; use residual type inverse_dynamics or no 'contact:' section");
+  const ControlSignal& controls = s.exp.step.controls;
+  if (!controls.is_zero_order_hold() || controls.delay != 0 || s.params.has(ParameterKind::kControlDelay))
+    where.fail("imus", std::string("an IMU in single or multiple shooting takes q̈ at each sample under the recorded "
+                                   "control held there: expected sim.controls.interpolation zero_order_hold without "
+                                   "a control delay, got '") +
+                           control_interpolation_name(controls.interpolation) + "'" +
+                           (controls.delay != 0 || s.params.has(ParameterKind::kControlDelay) ? " with a delay" : ""));
+}
+
 Setup read_setup(const Config& cfg, long long seed) {
   cfg.check_known_keys(
       {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
@@ -201,6 +252,7 @@ Setup read_setup(const Config& cfg, long long seed) {
   s.bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), seed);
   apply_sensor_delays(est, s);
   refuse_delay_without_replay(cfg, est, s);
+  apply_imus(est, s);
 
   // NaN in q, q̇ and link poses is a missing sample (docs/simid.md, gaps):
   // check_missing_data says where it cannot be skipped.

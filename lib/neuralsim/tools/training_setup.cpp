@@ -22,6 +22,7 @@ TrajectorySet first_samples(TrajectorySet set, int n) {
     t.qd.conservativeResize(k, Eigen::NoChange);
     if (t.has_tau()) t.tau.conservativeResize(k, Eigen::NoChange);
     for (auto& [name, poses] : t.link_poses) poses.conservativeResize(k, Eigen::NoChange);
+    for (auto& [name, reading] : t.imus) reading.conservativeResize(k, Eigen::NoChange);
   }
   return set;
 }
