@@ -241,10 +241,11 @@ PgsProblem pgs_problem(std::uint32_t seed, int nc) {
   return p;
 }
 
-// The taped solve (Rev, `iterations` sweeps, tolerance 0) and its gradient
-// of Σ c_i λ_i w.r.t. (A's upper triangle, r, μ, cfm), in PgsNode's order.
-Eigen::VectorXd taped_pgs_gradient(const PgsProblem& p, FrictionCone cone, int iterations, const Eigen::VectorXd& c,
-                                   Eigen::VectorXd* lambda_out = nullptr) {
+// The gradient of Σ c_i λ_i w.r.t. (A's upper triangle, r, μ, cfm), in
+// PgsNode's order: through the taped solve (Rev, `iterations` sweeps,
+// tolerance 0) or through PgsNode's implicit differentiation.
+Eigen::VectorXd pgs_gradient(const PgsProblem& p, FrictionCone cone, int iterations, const Eigen::VectorXd& c,
+                             bool implicit, Eigen::VectorXd* lambda_out = nullptr) {
   Tape tape;
   const int m = 3 * p.nc;
   MatX<Rev> A(m, m);
@@ -261,7 +262,12 @@ Eigen::VectorXd taped_pgs_gradient(const PgsProblem& p, FrictionCone cone, int i
   PgsOptions o;
   o.max_iterations = iterations;
   o.tolerance = 0;
-  solve_pgs<Rev>(A, r, mu, p.nc, cfm, cone, o, lambda);
+  if (implicit) {
+    PgsNode node(p.nc);
+    node.solve(tape, A, r, mu, p.nc, cfm, cone, o, lambda);
+  } else {
+    solve_pgs<Rev>(A, r, mu, p.nc, cfm, cone, o, lambda);
+  }
   Rev L = 0.0;
   for (int i = 0; i < m; ++i) L += c[i] * lambda[i];
   tape.reverse(L);
@@ -276,37 +282,6 @@ Eigen::VectorXd taped_pgs_gradient(const PgsProblem& p, FrictionCone cone, int i
   return g;
 }
 
-Eigen::VectorXd node_pgs_gradient(const PgsProblem& p, FrictionCone cone, int iterations, const Eigen::VectorXd& c) {
-  Tape tape;
-  const int m = 3 * p.nc;
-  MatX<Rev> A(m, m);
-  std::vector<Rev> upper;
-  for (int i = 0; i < m; ++i)
-    for (int j = i; j < m; ++j) {
-      upper.push_back(tape.variable(p.A(i, j)));
-      A(i, j) = A(j, i) = upper.back();
-    }
-  VecX<Rev> r(m), mu(p.nc), lambda = VecX<Rev>::Zero(m);
-  for (int i = 0; i < m; ++i) r[i] = tape.variable(p.r[i]);
-  for (int i = 0; i < p.nc; ++i) mu[i] = tape.variable(p.mu[i]);
-  const Rev cfm = tape.variable(p.cfm);
-  PgsOptions o;
-  o.max_iterations = iterations;
-  o.tolerance = 0;
-  PgsNode node(p.nc);
-  node.solve(tape, A, r, mu, p.nc, cfm, cone, o, lambda);
-  Rev L = 0.0;
-  for (int i = 0; i < m; ++i) L += c[i] * lambda[i];
-  tape.reverse(L);
-  Eigen::VectorXd g(static_cast<Eigen::Index>(upper.size()) + m + p.nc + 1);
-  int k = 0;
-  for (const Rev& a : upper) g[k++] = tape.adjoint(a);
-  for (int i = 0; i < m; ++i) g[k++] = tape.adjoint(r[i]);
-  for (int i = 0; i < p.nc; ++i) g[k++] = tape.adjoint(mu[i]);
-  g[k] = tape.adjoint(cfm);
-  return g;
-}
-
 TEST(PgsNode, ImplicitGradientEqualsConvergedIterationsAndCentralDifferences) {
   for (FrictionCone cone : {FrictionCone::kPyramid, FrictionCone::kCone})
     for (std::uint32_t seed : {1u, 2u, 3u}) {
@@ -317,8 +292,8 @@ TEST(PgsNode, ImplicitGradientEqualsConvergedIterationsAndCentralDifferences) {
       Eigen::VectorXd c(m);
       for (int i = 0; i < m; ++i) c[i] = u(rng);
       Eigen::VectorXd lambda(m);
-      const Eigen::VectorXd taped = taped_pgs_gradient(p, cone, 400, c, &lambda);
-      const Eigen::VectorXd node = node_pgs_gradient(p, cone, 400, c);
+      const Eigen::VectorXd taped = pgs_gradient(p, cone, 400, c, false, &lambda);
+      const Eigen::VectorXd node = pgs_gradient(p, cone, 400, c, true);
       const double vs_taped = relative_error(node, taped);
       // The problem has contacts of every kind.
       int separating = 0, sticking = 0, sliding = 0;

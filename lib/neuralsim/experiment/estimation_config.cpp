@@ -387,6 +387,25 @@ void read_imus(const Config& c, const Model<double>& model, std::vector<ImuChann
     out.push_back(ch);
   }
 }
+// `key: [{link, weight}]` (link positions or orientations): each link
+// must exist; `unique` refuses a link listed twice.
+template <class Channel>
+void read_link_channels(const Config& c, const char* key, const Model<double>& model, bool unique,
+                        std::vector<Channel>& out) {
+  if (!c.has(key)) return;
+  for (const Config& l : c.list(key)) {
+    l.check_known_keys({"link", "weight"});
+    Channel ch;
+    ch.link = l.get<std::string>("link");
+    ch.body = model.body_index(ch.link);
+    if (ch.body < 0) l.fail("link", "unknown link '" + ch.link + "'");
+    if (unique)
+      for (const Channel& other : out)
+        if (other.link == ch.link) l.fail("link", "link '" + ch.link + "' listed twice");
+    ch.weight = l.get_in_range("weight", 1.0, 0, 1e12);
+    out.push_back(ch);
+  }
+}
 }  // namespace
 
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
@@ -394,30 +413,8 @@ ObservationSpec read_observation(const Config& c, const Model<double>& model) {
   ObservationSpec spec;
   read_joint_channel(c, "q", 1.0, model, spec.q_weight, spec.q_delay, spec.q_joints);
   read_joint_channel(c, "qd", 0.0, model, spec.qd_weight, spec.qd_delay, spec.qd_joints);
-  if (c.has("link_positions")) {
-    for (const Config& l : c.list("link_positions")) {
-      l.check_known_keys({"link", "weight"});
-      LinkPositionChannel ch;
-      ch.link = l.get<std::string>("link");
-      ch.body = model.body_index(ch.link);
-      if (ch.body < 0) l.fail("link", "unknown link '" + ch.link + "'");
-      ch.weight = l.get_in_range("weight", 1.0, 0, 1e12);
-      spec.link_positions.push_back(ch);
-    }
-  }
-  if (c.has("link_orientations")) {
-    for (const Config& l : c.list("link_orientations")) {
-      l.check_known_keys({"link", "weight"});
-      LinkOrientationChannel ch;
-      ch.link = l.get<std::string>("link");
-      ch.body = model.body_index(ch.link);
-      if (ch.body < 0) l.fail("link", "unknown link '" + ch.link + "'");
-      for (const auto& other : spec.link_orientations)
-        if (other.link == ch.link) l.fail("link", "link '" + ch.link + "' listed twice");
-      ch.weight = l.get_in_range("weight", 1.0, 0, 1e12);
-      spec.link_orientations.push_back(ch);
-    }
-  }
+  read_link_channels(c, "link_positions", model, false, spec.link_positions);
+  read_link_channels(c, "link_orientations", model, true, spec.link_orientations);
   if (c.has("imus")) read_imus(c, model, spec.imus);
   if (spec.residuals_per_sample(model) == 0) c.fail("", "nothing is observed (all weights are zero)");
   return spec;
