@@ -262,8 +262,8 @@ Eigen::VectorXd pgs_gradient(const PgsProblem& p, FrictionCone cone, int iterati
   PgsOptions o;
   o.max_iterations = iterations;
   o.tolerance = 0;
+  PgsNode node(p.nc);  // the tape calls back into it in reverse(): it outlives the solve
   if (implicit) {
-    PgsNode node(p.nc);
     node.solve(tape, A, r, mu, p.nc, cfm, cone, o, lambda);
   } else {
     solve_pgs<Rev>(A, r, mu, p.nc, cfm, cone, o, lambda);
