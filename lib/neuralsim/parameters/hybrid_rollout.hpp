@@ -21,28 +21,9 @@
 #include "neuralsim/grad/rev_engine.hpp"
 #include "neuralsim/grad/rollout_gradient.hpp"
 #include "neuralsim/parameters/hybrid_parameters.hpp"
+#include "neuralsim/parameters/rollout_problem.hpp"
 
 namespace neuralsim {
-
-struct RolloutProblem {
-  Model<double> model;
-  StepOptions step;
-  // Force-level models, or impulse contact (taped: see rollout_gradient.hpp),
-  // whose projected Gauss–Seidel solve then starts from zero impulses every
-  // step (no warm start: the last step's impulses are state the checkpoints
-  // do not hold, so a replayed segment would start from another guess).
-  std::optional<ContactSettings> contact;
-  // Impulse contact: differentiate each step's PGS solve implicitly at its
-  // solution (grad/pgs_node.hpp: one node per step, independent of the
-  // iteration count) instead of taping its iterations. Off by default: on a
-  // contact set PGS does not solve to convergence within its iterations
-  // (a box on four coplanar corners, whose Delassus matrix is singular) the
-  // two differ, and finite differences of the rollout follow the iterations
-  // (docs/gradients.md, "Contact gradients").
-  bool implicit_impulse = false;
-  std::vector<AugmentBlueprint> augment;
-  ParameterSet physical;
-};
 
 struct HybridRolloutGradient {
   double loss = 0;

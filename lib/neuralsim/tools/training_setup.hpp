@@ -13,7 +13,7 @@
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/experiment/train_config.hpp"
 #include "neuralsim/io/config.hpp"
-#include "neuralsim/parameters/hybrid_rollout.hpp"
+#include "neuralsim/parameters/rollout_problem.hpp"
 #include "neuralsim/tools/fingerprint.hpp"
 #include "neuralsim/tools/run_context.hpp"
 #include "neuralsim/train/trainer.hpp"
