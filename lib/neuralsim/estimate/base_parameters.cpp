@@ -1,6 +1,5 @@
 #include "neuralsim/estimate/base_parameters.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
 #include "neuralsim/model/configuration.hpp"
@@ -214,15 +214,15 @@ BaseParameterFit fit_base_parameters(const Model<double>& model, const Parameter
   Eigen::VectorXd norm = JtJ.diagonal().cwiseSqrt();
   for (Eigen::Index c = 0; c < norm.size(); ++c)
     if (!(norm[c] > 0)) norm[c] = 1;
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(norm.cwiseInverse().asDiagonal() * JtJ *
-                                                     norm.cwiseInverse().asDiagonal());
-  const Eigen::VectorXd ev = eig.eigenvalues();
+  const Eigen::MatrixXd JtJs = norm.cwiseInverse().asDiagonal() * JtJ * norm.cwiseInverse().asDiagonal();
+  const SymmetricEigen eig = symmetric_eigen(JtJs);
+  const Eigen::VectorXd& ev = eig.values;
   const double cut = 1e-12 * std::max(ev.maxCoeff(), 0.0);
   Eigen::VectorXd inv = Eigen::VectorXd::Zero(ev.size());
   for (Eigen::Index k = 0; k < ev.size(); ++k)
     if (ev[k] > cut) inv[k] = 1 / ev[k];
   const Eigen::MatrixXd Gs = G * norm.cwiseInverse().asDiagonal();  // G in the equilibrated variables
-  const Eigen::MatrixXd GV = Gs * eig.eigenvectors();
+  const Eigen::MatrixXd GV = Gs * eig.vectors;
   // G's part outside J's row space is not determined: NaN.
   const Eigen::MatrixXd unseen = GV * (inv.array() > 0).select(Eigen::VectorXd::Zero(ev.size()), 1.0).asDiagonal();
   const std::vector<std::string> names = standard_parameter_names(model);

@@ -116,19 +116,19 @@ struct TrajectoryLoss {
 // ½ Σ_i wq_i (q_i - q*_i)² + ½ Σ_i wv_i (q̇_i - q̇*_i)², targets per step
 // (columns 0..T-1 for k = 1..T) or one column for every step; the weights
 // may be empty (no term). The returned term holds copies.
-inline LossTerm state_tracking_loss(Eigen::MatrixXd q_target, Eigen::MatrixXd qd_target, Eigen::VectorXd wq,
+LossTerm state_tracking_loss(Eigen::MatrixXd q_target, Eigen::MatrixXd qd_target, Eigen::VectorXd wq,
                                     Eigen::VectorXd wv);
 
 // ½ w |p_b - p*|² for the world position of link b's origin.
-inline LossTerm link_position_loss(int body, Eigen::Vector3d target, double w = 1.0);
+LossTerm link_position_loss(int body, Eigen::Vector3d target, double w = 1.0);
 
 // A loss given by its gradient: Σ gq_i q_i + Σ gv_i q̇_i (gq, gv: ∂L/∂q,
 // ∂L/∂q̇ supplied by the caller, e.g. from another tool; as a terminal
 // term this seeds the final state's adjoint with exactly (gq, gv)).
-inline LossTerm state_gradient_loss(Eigen::VectorXd gq, Eigen::VectorXd gv);
+LossTerm state_gradient_loss(Eigen::VectorXd gq, Eigen::VectorXd gv);
 
 // Sums of terms.
-inline LossTerm sum_of(std::vector<LossTerm> terms);
+LossTerm sum_of(std::vector<LossTerm> terms);
 
 struct RolloutGradientResult {
   double loss = 0;
@@ -240,4 +240,3 @@ class RolloutGradient {
 
 }  // namespace neuralsim
 
-#include "neuralsim/grad/rollout_gradient.hxx"

@@ -1,5 +1,6 @@
-// Implementation of rollout_gradient.hpp (declarations and documentation there).
-#pragma once
+// Implementation of rollout_gradient.hpp (declarations and documentation there),
+// compiled once in the grad layer.
+#include "neuralsim/grad/rollout_gradient.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,18 +20,18 @@
 
 namespace neuralsim {
 
-inline const Transform<Rev>& LossState::link_pose(int body) const {
+const Transform<Rev>& LossState::link_pose(int body) const {
   if (poses_ != nullptr) return poses_->at(static_cast<std::size_t>(body));
   kinematics();
   return data_.X_world.at(static_cast<std::size_t>(body));
 }
 
-inline void LossState::kinematics() const {
+void LossState::kinematics() const {
   if (!kinematics_done_) forward_kinematics(model_, data_, q);
   kinematics_done_ = true;
 }
 
-inline LossTerm state_tracking_loss(Eigen::MatrixXd q_target, Eigen::MatrixXd qd_target, Eigen::VectorXd wq,
+LossTerm state_tracking_loss(Eigen::MatrixXd q_target, Eigen::MatrixXd qd_target, Eigen::VectorXd wq,
                                     Eigen::VectorXd wv) {
   return [q_target = std::move(q_target), qd_target = std::move(qd_target), wq = std::move(wq),
           wv = std::move(wv)](const LossState& s) {
@@ -48,7 +49,7 @@ inline LossTerm state_tracking_loss(Eigen::MatrixXd q_target, Eigen::MatrixXd qd
   };
 }
 
-inline LossTerm link_position_loss(int body, Eigen::Vector3d target, double w) {
+LossTerm link_position_loss(int body, Eigen::Vector3d target, double w) {
   return [body, target, w](const LossState& s) {
     const Vec3<Rev>& p = s.link_position(body);
     Rev L = 0.0;
@@ -60,7 +61,7 @@ inline LossTerm link_position_loss(int body, Eigen::Vector3d target, double w) {
   };
 }
 
-inline LossTerm state_gradient_loss(Eigen::VectorXd gq, Eigen::VectorXd gv) {
+LossTerm state_gradient_loss(Eigen::VectorXd gq, Eigen::VectorXd gv) {
   return [gq = std::move(gq), gv = std::move(gv)](const LossState& s) {
     Rev L = 0.0;
     for (int i = 0; i < gq.size(); ++i) L += gq[i] * s.q[i];
@@ -69,7 +70,7 @@ inline LossTerm state_gradient_loss(Eigen::VectorXd gq, Eigen::VectorXd gv) {
   };
 }
 
-inline LossTerm sum_of(std::vector<LossTerm> terms) {
+LossTerm sum_of(std::vector<LossTerm> terms) {
   return [terms = std::move(terms)](const LossState& s) {
     Rev L = 0.0;
     for (const LossTerm& f : terms)
@@ -78,7 +79,7 @@ inline LossTerm sum_of(std::vector<LossTerm> terms) {
   };
 }
 
-inline RolloutGradient::RolloutGradient(Stepper<double>& forward, Stepper<Rev>& reverse, Tape& tape)
+RolloutGradient::RolloutGradient(Stepper<double>& forward, Stepper<Rev>& reverse, Tape& tape)
     : fwd_(forward),
       rev_(reverse),
       tape_(tape),
@@ -127,7 +128,7 @@ inline RolloutGradient::RolloutGradient(Stepper<double>& forward, Stepper<Rev>& 
   rev_.set_dynamics_solver(solver);
 }
 
-inline double RolloutGradient::value(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
+double RolloutGradient::value(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
                                      const Eigen::MatrixXd& controls, const TrajectoryLoss& loss, double t0) {
   check(q0, qd0, controls, loss);
   const std::size_t prefix = tape_.size();
@@ -147,7 +148,7 @@ inline double RolloutGradient::value(const Eigen::VectorXd& q0, const Eigen::Vec
   return L;
 }
 
-inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
+double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
                                         const Eigen::MatrixXd& controls, const TrajectoryLoss& loss,
                                         RolloutGradientResult& out, const Rev* parameters, int n_parameters,
                                         int checkpoint_interval, double t0) {
@@ -245,7 +246,7 @@ inline double RolloutGradient::gradient(const Eigen::VectorXd& q0, const Eigen::
   return out.loss;
 }
 
-inline void RolloutGradient::set_recorded_controls(const Trajectory* recording, int first_interval) {
+void RolloutGradient::set_recorded_controls(const Trajectory* recording, int first_interval) {
   if (recording) {
     const int nv = fwd_.model().nv;
     if (!recording->has_tau() || recording->tau.cols() != nv)
@@ -260,7 +261,7 @@ inline void RolloutGradient::set_recorded_controls(const Trajectory* recording, 
   first_interval_ = first_interval;
 }
 
-inline void RolloutGradient::use_contact(ContactSystem<Rev>* system, bool implicit_impulse) {
+void RolloutGradient::use_contact(ContactSystem<Rev>* system, bool implicit_impulse) {
   if (contact_ != nullptr) {
     contact_->set_force_override(ContactForceOverride<Rev>());
     contact_->set_pgs_override(PgsOverride<Rev>());
@@ -295,7 +296,7 @@ inline void RolloutGradient::use_contact(ContactSystem<Rev>* system, bool implic
   system->set_force_override(o);
 }
 
-inline void RolloutGradient::step_double(int j, double t0, double dt, const VecX<double>& u) {
+void RolloutGradient::step_double(int j, double t0, double dt, const VecX<double>& u) {
   if (!recorded_.trajectory) {
     fwd_.step(q_, qd_, u, t0 + j * dt);
     return;
@@ -306,7 +307,7 @@ inline void RolloutGradient::step_double(int j, double t0, double dt, const VecX
   fwd_.step(q_, qd_, recorded_control_source<double>(&recorded_), t, time[recorded_.interval + 1] - t);
 }
 
-inline void RolloutGradient::step_taped(int j, double t0, double dt, const VecX<Rev>& u) {
+void RolloutGradient::step_taped(int j, double t0, double dt, const VecX<Rev>& u) {
   if (!recorded_.trajectory) {
     rev_.step(qr_, qdr_, u, t0 + j * dt);
     return;
@@ -317,7 +318,7 @@ inline void RolloutGradient::step_taped(int j, double t0, double dt, const VecX<
   rev_.step(qr_, qdr_, recorded_control_source<Rev>(&recorded_), t, time[recorded_.interval + 1] - t);
 }
 
-inline void RolloutGradient::check(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
+void RolloutGradient::check(const Eigen::VectorXd& q0, const Eigen::VectorXd& qd0,
                                    const Eigen::MatrixXd& controls, const TrajectoryLoss& loss) const {
   const Model<double>& m = fwd_.model();
   if (q0.size() != m.nq || qd0.size() != m.nv || controls.rows() != m.nv)
@@ -339,7 +340,7 @@ inline void RolloutGradient::check(const Eigen::VectorXd& q0, const Eigen::Vecto
         "them first");
 }
 
-inline void RolloutGradient::check_replay(int s, const double* c) const {
+void RolloutGradient::check_replay(int s, const double* c) const {
   const int nq = static_cast<int>(qr_.size());
   for (int i = 0; i < nq + static_cast<int>(qdr_.size()); ++i) {
     const double replay = i < nq ? qr_[i].value() : qdr_[i - nq].value(), rollout = c[i];
@@ -352,7 +353,7 @@ inline void RolloutGradient::check_replay(int s, const double* c) const {
   }
 }
 
-inline Rev RolloutGradient::loss_terms(const TrajectoryLoss& loss, int step, int T, double t, const VecX<Rev>& q,
+Rev RolloutGradient::loss_terms(const TrajectoryLoss& loss, int step, int T, double t, const VecX<Rev>& q,
                                        const VecX<Rev>& qd, const std::vector<Transform<Rev>>* poses) {
   Rev L = 0.0;
   if (!loss.stage && !(loss.terminal && step == T)) return L;
