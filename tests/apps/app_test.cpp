@@ -20,7 +20,7 @@ namespace neuralsim {
 namespace {
 
 namespace fs = std::filesystem;
-using Body = std::function<int(const AppOptions&)>;
+using AppBody = std::function<int(const AppOptions&)>;
 
 class AppTest : public ::testing::Test {
  protected:
@@ -39,7 +39,7 @@ class AppTest : public ::testing::Test {
   }
 
   // Runs a "testapp" with the given arguments (argv[0] is added).
-  int run(std::vector<std::string> args, const Body& body = [](const AppOptions&) { return 0; }) {
+  int run(std::vector<std::string> args, const AppBody& body = [](const AppOptions&) { return 0; }) {
     args.insert(args.begin(), "/usr/bin/testapp");
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -144,7 +144,7 @@ TEST_F(AppTest, HelpAndVersionExitZero) {
 
 TEST_F(AppTest, UsageErrorsExitTwoWithOneLine) {
   bool ran = false;
-  const Body body = [&](const AppOptions&) {
+  const AppBody body = [&](const AppOptions&) {
     ran = true;
     return 0;
   };

@@ -16,14 +16,14 @@ namespace {
 using testing::fresh_dir;
 using testing::run_command;
 
-std::string simid() { return testing::app_path("simid"); }
-std::string rollout() { return testing::app_path("rollout"); }
+std::string contact_simid_app() { return testing::app_path("simid"); }
+std::string contact_rollout_app() { return testing::app_path("rollout"); }
 using testing::read_json;
 
 TEST(SimidContact, RecoversFrictionAndRestitutionOfABouncingSlidingBall) {
   // The first second holds the bounces and the sliding phase.
   const std::string out = fresh_dir("simid_bounce_slide");
-  const auto r = run_command(simid() + " --config configs/simid_ball_bounce_slide.yaml -q --seed 2"
+  const auto r = run_command(contact_simid_app() + " --config configs/simid_ball_bounce_slide.yaml -q --seed 2"
                                        " --set data.max_samples=101 --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto s = read_json(out + "/summary.json");
@@ -37,8 +37,8 @@ TEST(SimidContact, RecoversFrictionAndRestitutionOfABouncingSlidingBall) {
                            " --set contact.parameters.friction=0.8 --set contact.parameters.restitution=0.5"
                            " --compare datasets/ball_bounce_slide.h5";
   const std::string wrong = fresh_dir("bounce_slide_wrong"), fitted = fresh_dir("bounce_slide_fitted");
-  ASSERT_EQ(run_command(rollout() + base + " --out " + wrong).exit_code, 0);
-  const auto rf = run_command(rollout() + base + " --set params_file=" + out + "/params.json --out " + fitted);
+  ASSERT_EQ(run_command(contact_rollout_app() + base + " --out " + wrong).exit_code, 0);
+  const auto rf = run_command(contact_rollout_app() + base + " --set params_file=" + out + "/params.json --out " + fitted);
   ASSERT_EQ(rf.exit_code, 0) << rf.err;
   const double e_wrong = read_json(wrong + "/summary.json")["metrics"]["mean_rmse_q"].get<double>();
   const double e_fitted = read_json(fitted + "/summary.json")["metrics"]["mean_rmse_q"].get<double>();
@@ -48,14 +48,14 @@ TEST(SimidContact, RecoversFrictionAndRestitutionOfABouncingSlidingBall) {
 
 TEST(SimidContact, BallThrowLandsOnTheTargetAndRolloutConfirmsTheHit) {
   const std::string out = fresh_dir("simid_ball_throw");
-  const auto r = run_command(simid() + " --config configs/simid_ball_throw.yaml -q --seed 1 --out " + out);
+  const auto r = run_command(contact_simid_app() + " --config configs/simid_ball_throw.yaml -q --seed 1 --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto s = read_json(out + "/summary.json");
   EXPECT_LT(s["metrics"]["mean_target_distance"].get<double>(), 1e-3) << s["metrics"].dump();
   EXPECT_FALSE(s["metrics"].contains("train_rmse_q"));  // q is a placeholder for targets
 
   const std::string hit = fresh_dir("ball_throw_hit");
-  const auto rh = run_command(rollout() + " --config configs/rollout_ball_throw_check.yaml -q --set params_file=" +
+  const auto rh = run_command(contact_rollout_app() + " --config configs/rollout_ball_throw_check.yaml -q --set params_file=" +
                               out + "/params.json --out " + hit);
   ASSERT_EQ(rh.exit_code, 0) << rh.err;
   const auto sh = read_json(hit + "/summary.json");
@@ -64,7 +64,7 @@ TEST(SimidContact, BallThrowLandsOnTheTargetAndRolloutConfirmsTheHit) {
 
   // The unoptimized throw misses: exit code 5, distances still written.
   const std::string miss = fresh_dir("ball_throw_miss");
-  const auto rm = run_command(rollout() + " --config configs/rollout_ball_throw_check.yaml -q --out " + miss);
+  const auto rm = run_command(contact_rollout_app() + " --config configs/rollout_ball_throw_check.yaml -q --out " + miss);
   EXPECT_EQ(rm.exit_code, 5) << rm.err;
   EXPECT_NE(rm.err.find("target missed"), std::string::npos) << rm.err;
   const auto sm = read_json(miss + "/summary.json");
@@ -84,7 +84,7 @@ class SimidContactBadInput : public ::testing::TestWithParam<BadContactInput> {}
 TEST_P(SimidContactBadInput, IsAConfigErrorThatSaysWhy) {
   const BadContactInput& c = GetParam();
   const std::string out = fresh_dir(std::string("simid_contact_bad_") + c.name);
-  const auto r = run_command(simid() + c.args + " -q --out " + out + "/run");
+  const auto r = run_command(contact_simid_app() + c.args + " -q --out " + out + "/run");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(out + "/run/params.json"));

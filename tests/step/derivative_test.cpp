@@ -21,15 +21,15 @@ namespace {
 
 // The library's one instantiated Jet width; four lanes are used.
 using Jet = Jet8;
-constexpr double kDt = 1e-3;
-constexpr int kSteps = 2000;
+constexpr double kDerivativeDt = 1e-3;
+constexpr int kDerivativeSteps = 2000;
 
-// Final [q; q̇] after kSteps steps from (q, q̇).
+// Final [q; q̇] after kDerivativeSteps steps from (q, q̇).
 template <class S>
 VecX<S> final_state(const Model<S>& model, VecX<S> q, VecX<S> qd) {
-  Stepper<S> stepper(model, StepOptions{Integrator::kSemiImplicitEuler, kDt, 1});
+  Stepper<S> stepper(model, StepOptions{Integrator::kSemiImplicitEuler, kDerivativeDt, 1});
   const VecX<S> u = VecX<S>::Zero(model.nv);
-  for (int k = 0; k < kSteps; ++k) stepper.step(q, qd, u, k * kDt);
+  for (int k = 0; k < kDerivativeSteps; ++k) stepper.step(q, qd, u, k * kDerivativeDt);
   VecX<S> x(q.size() + qd.size());
   x << q, qd;
   return x;

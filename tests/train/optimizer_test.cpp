@@ -165,7 +165,7 @@ TEST(TrainSchedule, ValuesAtChosenEpochs) {
 }
 
 // f = (1 − x)² + 100 (y − x²)², minimum 0 at (1, 1).
-double rosenbrock(const VectorXd& x, VectorXd* g) {
+double lbfgs_rosenbrock(const VectorXd& x, VectorXd* g) {
   const double a = 1 - x[0], b = x[1] - x[0] * x[0];
   if (g) {
     g->resize(2);
@@ -180,7 +180,7 @@ TEST(TrainLbfgs, RosenbrockMinimum) {
   LbfgsOptions o;
   o.max_iterations = 500;
   int calls = 0;
-  const LbfgsResult r = minimize_lbfgs(rosenbrock, x0, o, [&](int iteration, double) {
+  const LbfgsResult r = minimize_lbfgs(lbfgs_rosenbrock, x0, o, [&](int iteration, double) {
     EXPECT_EQ(iteration, ++calls);  // accepted iterations only, in order
     return true;
   });
@@ -193,14 +193,14 @@ TEST(TrainLbfgs, RosenbrockMinimum) {
 
 TEST(TrainLbfgs, StopsWhenTheCallbackSaysSo) {
   const VectorXd x0 = Eigen::Vector2d(-1.2, 1);
-  const double f0 = rosenbrock(x0, nullptr);
+  const double f0 = lbfgs_rosenbrock(x0, nullptr);
   LbfgsOptions o;
   o.max_iterations = 500;
-  const LbfgsResult r = minimize_lbfgs(rosenbrock, x0, o, [](int iteration, double) { return iteration < 3; });
+  const LbfgsResult r = minimize_lbfgs(lbfgs_rosenbrock, x0, o, [](int iteration, double) { return iteration < 3; });
   EXPECT_EQ(r.iterations, 3);
   EXPECT_EQ(r.termination, "stopped by the caller");
   EXPECT_LT(r.final_loss, f0);
-  EXPECT_EQ(r.final_loss, rosenbrock(r.x, nullptr));  // the result is the point of the last iteration
+  EXPECT_EQ(r.final_loss, lbfgs_rosenbrock(r.x, nullptr));  // the result is the point of the last iteration
 }
 
 TEST(TrainLbfgs, NonFiniteTrialPointsAndErrors) {
@@ -210,7 +210,7 @@ TEST(TrainLbfgs, NonFiniteTrialPointsAndErrors) {
   // NaN outside a disc: the line search shortens the step and still converges.
   const auto fenced = [](const VectorXd& x, VectorXd* g) {
     if (x.norm() > 2) return std::nan("");
-    return rosenbrock(x, g);
+    return lbfgs_rosenbrock(x, g);
   };
   const LbfgsResult r = minimize_lbfgs(fenced, x0, o);
   EXPECT_NEAR(r.x[0], 1, 1e-6) << r.termination;
@@ -221,12 +221,12 @@ TEST(TrainLbfgs, NonFiniteTrialPointsAndErrors) {
   EXPECT_THROW(minimize_lbfgs(
                    [&](const VectorXd& x, VectorXd* g) {
                      if (++calls == 5) throw DataError("from f");
-                     return rosenbrock(x, g);
+                     return lbfgs_rosenbrock(x, g);
                    },
                    x0, o),
                DataError);
   // And so does one from the callback.
-  EXPECT_THROW(minimize_lbfgs(rosenbrock, x0, o, [](int, double) -> bool { throw std::logic_error("cb"); }),
+  EXPECT_THROW(minimize_lbfgs(lbfgs_rosenbrock, x0, o, [](int, double) -> bool { throw std::logic_error("cb"); }),
                std::logic_error);
 }
 
