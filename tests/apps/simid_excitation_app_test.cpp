@@ -35,7 +35,7 @@ const char* kExcitationSection =
     "  harmonics: 3\n"
     "  sample_rate: 25\n"
     "  output_rate: 200\n"
-    "  noise: [0.05, 0.02]\n"
+    "  noise: [0.05, 0.03]\n"
     "  max_iterations: 40\n"
     "  limits: {q_lower: [-1.5, -2], q_upper: [1, 2], qd: [3, 4], qdd: [30, 40], tau: [6, 3]}\n";
 
@@ -63,7 +63,9 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
   // One recording: the command with N(0, σ²) noise, fitted by simid.
   std::mt19937 rng(99);
   std::normal_distribution<double> n;
-  const double sigma[2] = {0.05, 0.02};
+  // gear·σ = 0.15 N·m on both joints: simid's fit weighs the joints'
+  // torque residuals equally, the design weighs them by 1/(gear σ)².
+  const double sigma[2] = {0.05, 0.03};
   for (Eigen::Index k = 0; k < t.size(); ++k)
     for (int j = 0; j < 2; ++j) t.tau(k, j) += sigma[j] * n(rng);
   write_trajectories(dir + "/noisy.h5", set);

@@ -5,6 +5,8 @@
 
 #include <ceres/gradient_problem.h>
 #include <ceres/gradient_problem_solver.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
@@ -283,70 +285,78 @@ bool ExcitationObjective::evaluate(const Eigen::VectorXd& z, double* value, Eige
       S(k, 2 * nv + j) = basis.back().qdd.dot(block);
     }
   }
-  Data<double> data(model_);
-  Eigen::MatrixXd Y, F = Eigen::MatrixXd::Zero(p, p);
+  // Samples in parallel (TBB, each into its own slot), sums in sample
+  // order: the same bits at any thread count.
+  constexpr int kGrain = 16;
+  Eigen::MatrixXd F = Eigen::MatrixXd::Zero(p, p);
   std::vector<Eigen::MatrixXd> Y1(static_cast<size_t>(N), Eigen::MatrixXd(nv, p));
-  for (int k = 0; k < N; ++k) {
-    const Eigen::VectorXd q = S.row(k).segment(0, nv).transpose(), qd = S.row(k).segment(nv, nv).transpose(),
-                          qdd = S.row(k).segment(2 * nv, nv).transpose();
-    inverse_dynamics_regressor(model_, data, q, qd, qdd, Y);
-    Eigen::MatrixXd& y1 = Y1[static_cast<size_t>(k)];
-    for (int c = 0; c < p; ++c) y1.col(c) = Y.col(columns_[static_cast<size_t>(c)]);
-    F.noalias() += y1.transpose() * weights_.asDiagonal() * y1;
-  }
+  tbb::parallel_for(tbb::blocked_range<int>(0, N, kGrain), [&](const tbb::blocked_range<int>& range) {
+    Data<double> data(model_);
+    Eigen::MatrixXd Y;
+    for (int k = range.begin(); k < range.end(); ++k) {
+      const Eigen::VectorXd q = S.row(k).segment(0, nv).transpose(), qd = S.row(k).segment(nv, nv).transpose(),
+                            qdd = S.row(k).segment(2 * nv, nv).transpose();
+      inverse_dynamics_regressor(model_, data, q, qd, qdd, Y);
+      Eigen::MatrixXd& y1 = Y1[static_cast<size_t>(k)];
+      for (int c = 0; c < p; ++c) y1.col(c) = Y.col(columns_[static_cast<size_t>(c)]);
+    }
+  });
+  for (int k = 0; k < N; ++k) F.noalias() += Y1[static_cast<size_t>(k)].transpose() * weights_.asDiagonal() * Y1[static_cast<size_t>(k)];
   double crit = 0;
   Eigen::MatrixXd dF;
   if (!criterion_of(options_.criterion, F, &crit, gradient ? &dF : nullptr)) return false;
   // The penalty and ∂/∂state of (criterion + penalty), per sample.
-  double pen = 0;
+  Eigen::VectorXd pen = Eigen::VectorXd::Zero(N);
   Eigen::MatrixXd dS = Eigen::MatrixXd::Zero(N, 3 * nv);
   for (int k = 0; k < N; ++k)
     for (int j = 0; j < nv; ++j) {
       const double lo = limits_.q_lower[j], hi = limits_.q_upper[j];
       if (limited(lo) && limited(hi))
-        pen += limit_penalty(S(k, j), 0.5 * (lo + hi), 0.5 * (hi - lo), margin, w, gradient ? &dS(k, j) : nullptr);
-      pen += limit_penalty(S(k, nv + j), 0, limits_.qd[j], margin, w, gradient ? &dS(k, nv + j) : nullptr);
-      pen += limit_penalty(S(k, 2 * nv + j), 0, limits_.qdd[j], margin, w, gradient ? &dS(k, 2 * nv + j) : nullptr);
+        pen[k] += limit_penalty(S(k, j), 0.5 * (lo + hi), 0.5 * (hi - lo), margin, w, gradient ? &dS(k, j) : nullptr);
+      pen[k] += limit_penalty(S(k, nv + j), 0, limits_.qd[j], margin, w, gradient ? &dS(k, nv + j) : nullptr);
+      pen[k] += limit_penalty(S(k, 2 * nv + j), 0, limits_.qdd[j], margin, w, gradient ? &dS(k, 2 * nv + j) : nullptr);
     }
   // Pass 2 (Jet8 over the state, ⌈3nv/8⌉ passes per sample): dY₁ and du.
   if (gradient || torque_limited_) {
     const Model<Jet8> jm = model_.template cast<Jet8>();
-    Data<Jet8> jd(jm);
-    MatX<Jet8> Yj;
-    VecX<Jet8> q(nv), qd(nv), qdd(nv), u(nv);
-    Eigen::MatrixXd M;
-    for (int k = 0; k < N; ++k) {
-      if (gradient) M = 2.0 * weights_.asDiagonal() * Y1[static_cast<size_t>(k)] * dF;
-      const int passes = gradient ? (3 * nv + 7) / 8 : 1;
-      Eigen::VectorXd du(nv);  // ∂penalty/∂u of this sample
-      for (int pass = 0; pass < passes; ++pass) {
-        for (int d = 0; d < 3 * nv; ++d) {
-          Jet8 v(S(k, d));
-          if (gradient && d >= 8 * pass && d < 8 * pass + 8) v.v[d - 8 * pass] = 1;
-          (d < nv ? q[d] : d < 2 * nv ? qd[d - nv] : qdd[d - 2 * nv]) = v;
-        }
-        const int lanes = gradient ? std::min(8, 3 * nv - 8 * pass) : 0;
-        if (gradient) {
-          inverse_dynamics_regressor(jm, jd, q, qd, qdd, Yj);
-          for (int l = 0; l < lanes; ++l) {
-            double s = 0;
-            for (int c = 0; c < p; ++c)
-              for (int i = 0; i < nv; ++i) s += M(i, c) * Yj(i, columns_[static_cast<size_t>(c)]).v[l];
-            dS(k, 8 * pass + l) += s;
+    tbb::parallel_for(tbb::blocked_range<int>(0, N, kGrain), [&](const tbb::blocked_range<int>& range) {
+      Data<Jet8> jd(jm);
+      MatX<Jet8> Yj;
+      VecX<Jet8> q(nv), qd(nv), qdd(nv), u(nv);
+      Eigen::MatrixXd M;
+      Eigen::VectorXd du(nv);  // ∂penalty/∂u of the sample
+      for (int k = range.begin(); k < range.end(); ++k) {
+        if (gradient) M = 2.0 * weights_.asDiagonal() * Y1[static_cast<size_t>(k)] * dF;
+        const int passes = gradient ? (3 * nv + 7) / 8 : 1;
+        for (int pass = 0; pass < passes; ++pass) {
+          for (int d = 0; d < 3 * nv; ++d) {
+            Jet8 v(S(k, d));
+            if (gradient && d >= 8 * pass && d < 8 * pass + 8) v.v[d - 8 * pass] = 1;
+            (d < nv ? q[d] : d < 2 * nv ? qd[d - nv] : qdd[d - 2 * nv]) = v;
           }
+          const int lanes = gradient ? std::min(8, 3 * nv - 8 * pass) : 0;
+          if (gradient) {
+            inverse_dynamics_regressor(jm, jd, q, qd, qdd, Yj);
+            for (int l = 0; l < lanes; ++l) {
+              double sum = 0;
+              for (int c = 0; c < p; ++c)
+                for (int i = 0; i < nv; ++i) sum += M(i, c) * Yj(i, columns_[static_cast<size_t>(c)]).v[l];
+              dS(k, 8 * pass + l) += sum;
+            }
+          }
+          if (!torque_limited_) continue;
+          model_command(jm, jd, q, qd, qdd, u);
+          if (pass == 0) {
+            du.setZero();
+            for (int j = 0; j < nv; ++j) pen[k] += limit_penalty(u[j].a, 0, limits_.tau[j], margin, w, &du[j]);
+          }
+          for (int l = 0; l < lanes; ++l)
+            for (int j = 0; j < nv; ++j) dS(k, 8 * pass + l) += du[j] * u[j].v[l];
         }
-        if (!torque_limited_) continue;
-        model_command(jm, jd, q, qd, qdd, u);
-        if (pass == 0) {
-          du.setZero();
-          for (int j = 0; j < nv; ++j) pen += limit_penalty(u[j].a, 0, limits_.tau[j], margin, w, &du[j]);
-        }
-        for (int l = 0; l < lanes; ++l)
-          for (int j = 0; j < nv; ++j) dS(k, 8 * pass + l) += du[j] * u[j].v[l];
       }
-    }
+    });
   }
-  *value = crit + pen;
+  *value = crit + pen.sum();
   if (gradient) {
     Eigen::VectorXd gx = Eigen::VectorXd::Zero(nv * m);
     for (int k = 0; k < N; ++k)
@@ -506,12 +516,16 @@ ExcitationDesignResult design_excitation(const Model<double>& model, const Excit
       for (int l = first; l <= L; ++l) z[j * mf + 1 + (L - first + 1) + l - first] = normal(rng) / l;
     }
     FourierTrajectory f = objective.trajectory(z);
-    const double fill = options.initial_fill;
+    // Holding still at q0 already takes `rest` of some limit (gravity
+    // against a torque limit): the start then goes halfway to the penalty.
+    const double rest = limit_ratio(model, lim, scaled(f, 0), grid);
+    if (!(rest < 1 - options.margin))
+      throw InvalidArgument("excitation design: holding still at the ranges' centre already takes " +
+                            std::to_string(100 * rest) + " % of a limit (the model's torque at rest against a torque "
+                            "limit?): no room for motion");
+    const double fill = rest < options.initial_fill ? options.initial_fill : 0.5 * (rest + 1 - options.margin);
     double s = fill / std::max(limit_ratio(model, lim, f, grid), 1e-300);
-    for (int k = 0; k < 60 && limit_ratio(model, lim, scaled(f, s), grid) > fill; ++k) s *= 0.8;
-    if (limit_ratio(model, lim, scaled(f, s), grid) > fill)
-      throw InvalidArgument("excitation design: the limits leave no room for motion about q0 (the model's torque at "
-                            "rest exceeds a torque limit?)");
+    for (int k = 0; k < 200 && limit_ratio(model, lim, scaled(f, s), grid) > fill; ++k) s *= 0.9;
     Start start;
     start.initial = scaled(f, s);
     z = objective.free_variables(start.initial.pack());
