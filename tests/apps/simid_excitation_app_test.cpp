@@ -111,9 +111,6 @@ TEST(SimidExcitation, BadKeysAreRefusedWithExitTwo) {
       {"  harmonics: 1\n  limits: {qd: 1}\n", "excitation.harmonics"},
       {"  noise: -0.1\n  limits: {qd: 1}\n", "excitation.noise"},
       {"  limits: {qd: [1, 2, 3]}\n", "excitation.limits.qd"},
-      {"  limits: {qd: 1, q_lower: [1, 1], q_upper: [0, 2]}\n", "excitation.limits.q_upper"},
-      {"  period: .nan\n  limits: {qd: 1}\n", "excitation.period"},
-      {"  criterion: a_optimal\n  limits: {qd: 1}\n", "excitation.criterion"},
       {"  links: [link1, nope]\n  limits: {qd: 1}\n", "excitation.links.1"},
       {"  harmonics: 3\n", "excitation.limits"},  // the model sets no limit: amplitude unbounded
   };
