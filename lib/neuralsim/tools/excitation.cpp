@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 
 namespace neuralsim {
@@ -112,9 +113,9 @@ ExcitationRun design_excitation_from_config(const ExcitationRequest& request, co
   const Config section = cfg.at("excitation");
   run.options = read_excitation_options(section, run.model, request.seed, &run.links);
   context.started();
-  context.info("excitation design: " + std::to_string(run.model.nv) + " joints, " +
-               std::to_string(run.options.harmonics) + " harmonics, period " + std::to_string(run.options.period) +
-               " s, criterion " + excitation_criterion_name(run.options.criterion));
+  context.info(format_printf("excitation design: %d joints, %d harmonics, period %g s, criterion %s", run.model.nv,
+                             run.options.harmonics, run.options.period,
+                             excitation_criterion_name(run.options.criterion)));
   try {
     run.result = design_excitation(run.model, run.options);
   } catch (const InvalidArgument& e) {
@@ -122,8 +123,8 @@ ExcitationRun design_excitation_from_config(const ExcitationRequest& request, co
   }
   run.timings["design_s"] = run.result.seconds;
   if (run.result.repair_scale < 1)
-    context.info("excitation design: the optimum was scaled by " + std::to_string(run.result.repair_scale) +
-                 " to keep every limit on the fine grid");
+    context.info(format_printf("excitation design: the optimum was scaled by %.4g to keep every limit on the fine grid",
+                               run.result.repair_scale));
   return run;
 }
 
