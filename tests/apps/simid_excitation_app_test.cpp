@@ -3,7 +3,8 @@
 // command and fitted by simid's own inverse-dynamics route, gives base
 // parameter standard errors (Gauss–Newton, with the residual variance
 // estimated from that one recording) equal to the design's predicted ones
-// within 10 %; and a bad `excitation:` key is refused with exit 2 and a
+// within 10 %, for the links' base parameters and for the joints' damping
+// and Coulomb friction; and a bad `excitation:` key is refused with exit 2 and a
 // message naming the file and the key.
 #include <gtest/gtest.h>
 
@@ -37,6 +38,7 @@ const char* kExcitationSection =
     "  output_rate: 200\n"
     "  noise: [0.05, 0.03]\n"
     "  max_iterations: 40\n"
+    "  joint_terms: [damping, friction]\n"
     "  limits: {q_lower: [-1.5, -2], q_upper: [1, 2], qd: [3, 4], qdd: [30, 40], tau: [6, 3]}\n";
 
 TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
@@ -78,6 +80,10 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
                           "  parameters:\n"
                           "    - {name: link.link1.inertial, transform: log_cholesky}\n"
                           "    - {name: link.link2.inertial, transform: log_cholesky}\n"
+                          "    - {name: joint.shoulder.damping}\n"
+                          "    - {name: joint.elbow.damping}\n"
+                          "    - {name: joint.shoulder.friction}\n"
+                          "    - {name: joint.elbow.friction}\n"
                           "  observe: {q: 1.0}\n"
                           "  residual: {type: inverse_dynamics, derivatives: {method: savitzky_golay, window: 9, order: 4}}\n"
                           "  solver: {max_iterations: 30}\n"
@@ -89,7 +95,7 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
   const nlohmann::json& estimates = fit["metrics"]["base_parameters"]["estimates"];
   std::map<std::string, double> predicted;
   for (const auto& b : design["base_parameters"]) predicted[b["combination"]] = b["std_error"].get<double>();
-  ASSERT_EQ(estimates.size(), predicted.size());
+  ASSERT_EQ(estimates.size() + 4, predicted.size());  // the design's β also holds the joints' damping and friction
   int compared = 0;
   for (const auto& e : estimates) {
     const auto it = predicted.find(e["combination"].get<std::string>());
@@ -102,6 +108,16 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
     std::printf("%s: predicted %.4g, simid's Gauss-Newton %.4g\n", it->first.c_str(), it->second, reported);
   }
   EXPECT_GE(compared, 4);
+  // The joint terms: their own base parameters, the fit's own parameters.
+  const nlohmann::json params = read_json(dir + "/fit/params.json");
+  for (const char* joint : {"shoulder", "elbow"})
+    for (const char* term : {"damping", "friction"}) {
+      const std::string name = std::string(joint) + "." + term;
+      ASSERT_EQ(predicted.count(name), 1u) << name;
+      const double reported = params["parameters"]["joint." + name]["std_error"].get<double>();
+      EXPECT_NEAR(reported / predicted[name], 1.0, 0.10) << name << ": fit " << reported << ", predicted " << predicted[name];
+      std::printf("%s: predicted %.4g, simid's Gauss-Newton %.4g\n", name.c_str(), predicted[name], reported);
+    }
 }
 
 TEST(SimidExcitation, BadKeysAreRefusedWithExitTwo) {

@@ -4,14 +4,16 @@
 //    (central differences), and start_at_rest gives q̇(0) = q̈(0) = 0;
 //  - the exact gradient of criterion + penalty (through the regressor on
 //    Jets) matches central differences of the same function, for both
-//    criteria, with every penalty (q, q̇, q̈, torque) active;
+//    criteria, with every penalty (q, q̇, q̈, torque) active and every joint
+//    term (armature, damping, friction, offset) in F;
 //  - the design keeps every limit at every sample of a grid 10× finer than
 //    the optimization grid, with the torque recomputed by RNEA;
 //  - it improves log det F and cond F over its random start;
 //  - the predicted standard errors are the spread of least-squares
 //    estimates: 80 noisy recordings of the designed trajectory (Gaussian
-//    noise σ on the recorded command) fitted by the regressor's normal
-//    equations give an empirical spread within 25 % of √diag F⁻¹.
+//    noise σ on the recorded command) fitted by weighted least squares on
+//    the regressor's β columns (link inertias, damping, friction, offset)
+//    give an empirical spread within 25 % of √diag F⁻¹.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -113,6 +115,8 @@ TEST(ExcitationDesign, GradientMatchesCentralDifferences) {
     o.criterion = c;
     o.sample_rate = 15;
     o.penalty = 10;  // every penalty active, without drowning the criterion
+    o.joint_terms = {ExcitationJointTerm::kArmature, ExcitationJointTerm::kDamping, ExcitationJointTerm::kFriction,
+                     ExcitationJointTerm::kTorqueOffset};
     std::mt19937 rng(11);
     std::normal_distribution<double> n;
     Eigen::VectorXd z;
@@ -199,7 +203,9 @@ TEST(ExcitationDesign, PredictedStandardErrorsAreTheSpreadOfNoisyFits) {
   const Model<double> model = excitation_arm();
   ExcitationDesignOptions o = excitation_small_options();
   o.max_iterations = 20;
+  o.joint_terms = {ExcitationJointTerm::kDamping, ExcitationJointTerm::kFriction, ExcitationJointTerm::kTorqueOffset};
   const ExcitationDesignResult r = design_excitation(model, o);
+  EXPECT_EQ(r.base.rank, 12);  // 6 of the links, 3 per joint
   // Recordings: the model's command plus N(0, σ_j²), fitted by least
   // squares on the regressor's β columns (weights 1/(gear σ)², as the
   // inverse-dynamics fit's residuals gear·u − τ(β)). The terms without β
@@ -211,8 +217,8 @@ TEST(ExcitationDesign, PredictedStandardErrorsAreTheSpreadOfNoisyFits) {
   for (int j = 0; j < nv; ++j) gear[j] = model.joints[static_cast<size_t>(j)].dynamics.gear_ratio;
   const Eigen::VectorXd beta = r.base_values;
   for (int k = 0; k < N; ++k) {
-    inverse_dynamics_regressor(model, data, Eigen::VectorXd(r.q.row(k).transpose()),
-                               Eigen::VectorXd(r.qd.row(k).transpose()), Eigen::VectorXd(r.qdd.row(k).transpose()), Y);
+    excitation_regressor(model, data, o.joint_terms, Eigen::VectorXd(r.q.row(k).transpose()),
+                         Eigen::VectorXd(r.qd.row(k).transpose()), Eigen::VectorXd(r.qdd.row(k).transpose()), Y);
     for (int c = 0; c < p; ++c) A.block(k * nv, c, nv, 1) = Y.col(r.columns[static_cast<size_t>(c)]);
     // gear·u − Y₁β: what the β-free terms contribute (base parameters reproduce Yπ exactly).
     for (int j = 0; j < nv; ++j) known[k * nv + j] = gear[j] * r.tau(k, j) - A.row(k * nv + j).dot(beta);

@@ -34,6 +34,9 @@ TEST(ExcitationConfig, BadValuesNameTheKey) {
       {"  margin: 0.9\n  limits: {qd: 1}\n", "excitation.margin"},
       {"  restarts: 0\n  limits: {qd: 1}\n", "excitation.restarts"},
       {"  start_at_rest: maybe\n  limits: {qd: 1}\n", "excitation.start_at_rest"},
+      {"  joint_terms: [damping, coulomb]\n  limits: {qd: 1}\n", "excitation.joint_terms.1"},
+      {"  joint_terms: [damping, damping]\n  limits: {qd: 1}\n", "excitation.joint_terms.1"},
+      {"  joint_terms: damping\n  limits: {qd: 1}\n", "excitation.joint_terms"},
   };
   for (const auto& entry : cases) {
     const std::string& yaml = entry.first;
@@ -55,6 +58,11 @@ TEST(ExcitationConfig, DefaultsAndOneNumberForEveryJoint) {
   EXPECT_EQ(o.limits.tau, Eigen::Vector2d(4, 0.8));
   EXPECT_FALSE(std::isfinite(o.limits.qdd[0]));  // the model sets none
   EXPECT_FALSE(std::isfinite(o.limits.q_upper[1]));
+  EXPECT_TRUE(o.joint_terms.empty());
+  const ExcitationDesignOptions t = excitation_config_read("  joint_terms: [friction, armature]\n  limits: {qd: 2}\n");
+  ASSERT_EQ(t.joint_terms.size(), 2u);
+  EXPECT_EQ(t.joint_terms[0], ExcitationJointTerm::kFriction);
+  EXPECT_EQ(t.joint_terms[1], ExcitationJointTerm::kArmature);
 }
 
 }  // namespace

@@ -101,6 +101,19 @@ double limit_penalty(double x, double center, double half, double margin, double
   return w * e * e;
 }
 
+// A joint term's regressor entry (gear·u gains value × entry; passive_forces.hpp
+// subtracts −d q̇ − offset + friction_torque, friction = −Fc·shape).
+template <class S>
+S joint_term_column(ExcitationJointTerm t, const JointDynamics<S>& d, const S& qd, const S& qdd) {
+  switch (t) {
+    case ExcitationJointTerm::kArmature: return qdd;
+    case ExcitationJointTerm::kDamping: return qd;
+    case ExcitationJointTerm::kFriction: return coulomb_friction_shape(d, qd);
+    case ExcitationJointTerm::kTorqueOffset: return S(1);
+  }
+  return S(0);
+}
+
 class ExcitationFunction final : public ceres::FirstOrderFunction {
  public:
   explicit ExcitationFunction(const ExcitationObjective& o) : o_(o) {}
@@ -167,6 +180,35 @@ const char* excitation_criterion_name(ExcitationCriterion c) {
   return c == ExcitationCriterion::kLogDet ? "log_det" : "condition";
 }
 
+const char* excitation_joint_term_name(ExcitationJointTerm t) {
+  switch (t) {
+    case ExcitationJointTerm::kArmature: return "armature";
+    case ExcitationJointTerm::kDamping: return "damping";
+    case ExcitationJointTerm::kFriction: return "friction";
+    case ExcitationJointTerm::kTorqueOffset: return "torque_offset";
+  }
+  return "";
+}
+
+void excitation_regressor(const Model<double>& model, Data<double>& data, const std::vector<ExcitationJointTerm>& terms,
+                          const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd,
+                          Eigen::MatrixXd& Y) {
+  const int nv = model.nv, nb = model.num_bodies(), T = static_cast<int>(terms.size());
+  if (T == 0) {
+    inverse_dynamics_regressor(model, data, q, qd, qdd, Y);
+    return;
+  }
+  Eigen::MatrixXd R;
+  inverse_dynamics_regressor(model, data, q, qd, qdd, R);
+  Y.setZero(nv, 10 * nb + T * nv);
+  Y.leftCols(10 * nb) = R;
+  for (const Joint<double>& j : model.joints)
+    for (int k = 0; k < j.nv; ++k) {
+      const int i = j.idx_v + k;
+      for (int t = 0; t < T; ++t) Y(i, 10 * nb + t * nv + i) = joint_term_column(terms[static_cast<size_t>(t)], j.dynamics, qd[i], qdd[i]);
+    }
+}
+
 ExcitationLimits model_excitation_limits(const Model<double>& model) {
   const double inf = std::numeric_limits<double>::infinity();
   ExcitationLimits l;
@@ -229,12 +271,36 @@ ExcitationObjective::ExcitationObjective(const Model<double>& model, const Excit
     if (b < 0 || b >= nb) throw InvalidArgument("excitation design: body index out of range");
     for (int c = 0; c < 10; ++c) selected.push_back(10 * b + c);
   }
+  const int T = static_cast<int>(options.joint_terms.size());
+  for (int t = 0; t < T; ++t)
+    for (int j = 0; j < nv; ++j) selected.push_back(10 * nb + t * nv + j);
+  for (const Joint<double>& j : model.joints) {
+    for (int k = 0; k < j.nv; ++k) joint_of_.push_back(static_cast<int>(&j - model.joints.data()));
+    for (ExcitationJointTerm t : options.joint_terms)
+      if (t == ExcitationJointTerm::kFriction && j.nv > 0 && j.dynamics.friction_law == FrictionLaw::kStribeck)
+        throw InvalidArgument("excitation design: joint '" + j.name + "' has a Stribeck friction law, whose torque is "
+                              "not linear in one friction level: the friction term covers the tanh, atan and sigmoid laws");
+  }
+  // The structural base parameters: the regressor at random states (as
+  // random_state_regressor: q uniform in the limits, else ±3; q̇, q̈ ±2).
   const int states = std::max(30, 3 * static_cast<int>(selected.size()) / nv + 10);
-  const Eigen::MatrixXd W = random_state_regressor(model, states, 1991);
-  Eigen::MatrixXd Ws(W.rows(), static_cast<Eigen::Index>(selected.size()));
-  for (size_t c = 0; c < selected.size(); ++c) Ws.col(static_cast<Eigen::Index>(c)) = W.col(selected[c]);
+  std::mt19937 rng(1991);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  Eigen::MatrixXd Ws(static_cast<Eigen::Index>(states) * nv, static_cast<Eigen::Index>(selected.size())), Y;
+  Data<double> data(model);
+  Eigen::VectorXd q(nv), qd(nv), qdd(nv);
+  for (int r = 0; r < states; ++r) {
+    for (int i = 0; i < nv; ++i) {
+      const double lo = limits_.q_lower[i], hi = limits_.q_upper[i];
+      q[i] = limited(lo) && limited(hi) ? lo + (hi - lo) * 0.5 * (1 + unit(rng)) : 3.0 * unit(rng);
+      qd[i] = 2.0 * unit(rng);
+      qdd[i] = 2.0 * unit(rng);
+    }
+    excitation_regressor(model, data, options.joint_terms, q, qd, qdd, Y);
+    for (size_t c = 0; c < selected.size(); ++c) Ws.block(r * nv, static_cast<Eigen::Index>(c), nv, 1) = Y.col(selected[c]);
+  }
   base_ = compute_base_parameters(Ws);
-  if (base_.rank == 0) throw InvalidArgument("excitation design: no inertial parameter of the chosen links acts on a torque");
+  if (base_.rank == 0) throw InvalidArgument("excitation design: no chosen parameter acts on a torque");
   for (int k : base_.independent) columns_.push_back(selected[static_cast<size_t>(k)]);
   // P: x = P z. Under start_at_rest a_1 = −Σ_{l≥2} a_l, b_1 = −Σ_{l≥2} l b_l.
   const int mf = options.start_at_rest ? m - 2 : m;
@@ -269,7 +335,7 @@ FourierTrajectory ExcitationObjective::trajectory(const Eigen::VectorXd& z) cons
 
 bool ExcitationObjective::evaluate(const Eigen::VectorXd& z, double* value, Eigen::VectorXd* gradient) const {
   const int nv = model_.nv, L = options_.harmonics, m = 1 + 2 * L, N = static_cast<int>(grid_.size());
-  const int p = static_cast<int>(columns_.size());
+  const int p = static_cast<int>(columns_.size()), nb = model_.num_bodies();
   const Eigen::VectorXd x = P_ * z;
   const double omega = kTwoPi / options_.period, margin = options_.margin, w = options_.penalty;
   // Pass 1 (double): every sample's state, Y₁ and F.
@@ -296,7 +362,7 @@ bool ExcitationObjective::evaluate(const Eigen::VectorXd& z, double* value, Eige
     for (int k = range.begin(); k < range.end(); ++k) {
       const Eigen::VectorXd q = S.row(k).segment(0, nv).transpose(), qd = S.row(k).segment(nv, nv).transpose(),
                             qdd = S.row(k).segment(2 * nv, nv).transpose();
-      inverse_dynamics_regressor(model_, data, q, qd, qdd, Y);
+      excitation_regressor(model_, data, options_.joint_terms, q, qd, qdd, Y);
       Eigen::MatrixXd& y1 = Y1[static_cast<size_t>(k)];
       for (int c = 0; c < p; ++c) y1.col(c) = Y.col(columns_[static_cast<size_t>(c)]);
     }
@@ -337,11 +403,22 @@ bool ExcitationObjective::evaluate(const Eigen::VectorXd& z, double* value, Eige
           const int lanes = gradient ? std::min(8, 3 * nv - 8 * pass) : 0;
           if (gradient) {
             inverse_dynamics_regressor(jm, jd, q, qd, qdd, Yj);
-            for (int l = 0; l < lanes; ++l) {
-              double sum = 0;
-              for (int c = 0; c < p; ++c)
-                for (int i = 0; i < nv; ++i) sum += M(i, c) * Yj(i, columns_[static_cast<size_t>(c)]).v[l];
-              dS(k, 8 * pass + l) += sum;
+            for (int c = 0; c < p; ++c) {
+              const int col = columns_[static_cast<size_t>(c)];
+              if (col < 10 * nb) {
+                for (int l = 0; l < lanes; ++l) {
+                  double sum = 0;
+                  for (int i = 0; i < nv; ++i) sum += M(i, c) * Yj(i, col).v[l];
+                  dS(k, 8 * pass + l) += sum;
+                }
+                continue;
+              }
+              // A joint term: one entry, in row i.
+              const int t = (col - 10 * nb) / nv, i = (col - 10 * nb) % nv;
+              const Jet8 e = joint_term_column(options_.joint_terms[static_cast<size_t>(t)],
+                                               jm.joints[static_cast<size_t>(joint_of_[static_cast<size_t>(i)])].dynamics,
+                                               qd[i], qdd[i]);
+              for (int l = 0; l < lanes; ++l) dS(k, 8 * pass + l) += M(i, c) * e.v[l];
             }
           }
           if (!torque_limited_) continue;
@@ -387,7 +464,7 @@ void sample_trajectory(const FourierTrajectory& f, const Eigen::VectorXd& times,
 double ExcitationObjective::criterion(const Eigen::VectorXd& z) const {
   RowMatrixXd q, qd, qdd;
   sample_trajectory(trajectory(z), grid_, q, qd, qdd);
-  const ExcitationInformation info = excitation_information(model_, columns_, weights_, q, qd, qdd);
+  const ExcitationInformation info = excitation_information(model_, options_.joint_terms, columns_, weights_, q, qd, qdd);
   double crit = 0;
   if (!criterion_of(options_.criterion, info.fisher, &crit, nullptr)) return std::numeric_limits<double>::infinity();
   return crit;
@@ -399,7 +476,8 @@ double ExcitationObjective::penalty(const Eigen::VectorXd& z) const {
   return total - criterion(z);
 }
 
-ExcitationInformation excitation_information(const Model<double>& model, const std::vector<int>& columns,
+ExcitationInformation excitation_information(const Model<double>& model, const std::vector<ExcitationJointTerm>& terms,
+                                             const std::vector<int>& columns,
                                              const Eigen::VectorXd& weights, const RowMatrixXd& q,
                                              const RowMatrixXd& qd, const RowMatrixXd& qdd) {
   const int p = static_cast<int>(columns.size());
@@ -408,8 +486,8 @@ ExcitationInformation excitation_information(const Model<double>& model, const s
   Data<double> data(model);
   Eigen::MatrixXd Y, y1(model.nv, p);
   for (Eigen::Index k = 0; k < q.rows(); ++k) {
-    inverse_dynamics_regressor(model, data, Eigen::VectorXd(q.row(k).transpose()), Eigen::VectorXd(qd.row(k).transpose()),
-                               Eigen::VectorXd(qdd.row(k).transpose()), Y);
+    excitation_regressor(model, data, terms, Eigen::VectorXd(q.row(k).transpose()), Eigen::VectorXd(qd.row(k).transpose()),
+                         Eigen::VectorXd(qdd.row(k).transpose()), Y);
     for (int c = 0; c < p; ++c) y1.col(c) = Y.col(columns[static_cast<size_t>(c)]);
     info.fisher.noalias() += y1.transpose() * weights.asDiagonal() * y1;
   }
@@ -564,9 +642,27 @@ ExcitationDesignResult design_excitation(const Model<double>& model, const Excit
   res.iterations = best.iterations;
   res.chosen_start = chosen;
   res.termination = best.termination;
-  const std::vector<std::string> all = standard_parameter_names(model);
+  // Names and model values of the columns: π's, then the joint terms'.
+  std::vector<std::string> all = standard_parameter_names(model);
+  const int T = static_cast<int>(options.joint_terms.size());
+  Eigen::VectorXd pi_all(10 * model.num_bodies() + T * nv);
+  pi_all.head(10 * model.num_bodies()) = model_inertial_parameters(model);
+  const std::vector<std::string> coordinates = model.velocity_names();
+  for (int t = 0; t < T; ++t)
+    for (const Joint<double>& j : model.joints)
+      for (int k = 0; k < j.nv; ++k) {
+        const int i = j.idx_v + k;
+        const JointDynamics<double>& d = j.dynamics;
+        const ExcitationJointTerm term = options.joint_terms[static_cast<size_t>(t)];
+        all.push_back(coordinates[static_cast<size_t>(i)] + "." + excitation_joint_term_name(term));
+        pi_all[10 * model.num_bodies() + t * nv + i] =
+            term == ExcitationJointTerm::kArmature ? d.armature
+            : term == ExcitationJointTerm::kDamping ? d.damping
+            : term == ExcitationJointTerm::kFriction ? d.coulomb_friction
+                                                     : d.torque_offset;
+      }
   std::vector<std::string> names;
-  Eigen::VectorXd pi_all = model_inertial_parameters(model), pi(static_cast<Eigen::Index>(objective.selected().size()));
+  Eigen::VectorXd pi(static_cast<Eigen::Index>(objective.selected().size()));
   for (size_t c = 0; c < objective.selected().size(); ++c) {
     names.push_back(all[static_cast<size_t>(objective.selected()[c])]);
     pi[static_cast<Eigen::Index>(c)] = pi_all[objective.selected()[c]];
@@ -587,10 +683,10 @@ ExcitationDesignResult design_excitation(const Model<double>& model, const Excit
                   Eigen::VectorXd(res.qdd.row(k).transpose()), uk);
     res.tau.row(k) = uk.transpose();
   }
-  res.designed = excitation_information(model, res.columns, objective.weights(), res.q, res.qd, res.qdd);
+  res.designed = excitation_information(model, options.joint_terms, res.columns, objective.weights(), res.q, res.qd, res.qdd);
   RowMatrixXd q0, qd0, qdd0;
   sample_trajectory(best.initial, res.time, q0, qd0, qdd0);
-  res.initial = excitation_information(model, res.columns, objective.weights(), q0, qd0, qdd0);
+  res.initial = excitation_information(model, options.joint_terms, res.columns, objective.weights(), q0, qd0, qdd0);
   limit_ratio(model, lim, res.trajectory, check, &res.margins);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return res;

@@ -39,10 +39,12 @@
 // scaled down until none does. Minimized with Ceres' L-BFGS
 // (GradientProblemSolver); deterministic for a seed.
 //
-// Restriction: the parameters are the base parameters of the chosen links'
-// standard inertial parameters. Joint-local terms (friction, damping,
-// armature, offsets) are not in F; the model's values of them shape the
-// torque (and so the torque limit) only.
+// Parameters: the base parameters of the chosen links' standard inertial
+// parameters and, with `joint_terms`, of every joint's armature, viscous
+// damping, Coulomb friction level and torque offset, which enter the
+// torque linearly too (columns q̈_j, q̇_j, the friction law's shape s(q̇_j),
+// 1 in joint j's row; passive_forces.hpp). Other parameters (lengths,
+// gravity, gear ratios, a Stribeck law's static level) are not in F.
 #pragma once
 
 #include <string>
@@ -72,6 +74,10 @@ struct FourierTrajectory {
 };
 
 enum class ExcitationCriterion { kLogDet, kCondition };
+
+// Joint-local parameters identified beside the link inertias (every joint).
+enum class ExcitationJointTerm { kArmature, kDamping, kFriction, kTorqueOffset };
+const char* excitation_joint_term_name(ExcitationJointTerm t);  // armature, damping, friction, torque_offset
 const char* excitation_criterion_name(ExcitationCriterion c);
 
 // Per velocity coordinate; a non-finite entry is no limit. `tau` bounds
@@ -92,6 +98,7 @@ struct ExcitationDesignOptions {
   ExcitationCriterion criterion = ExcitationCriterion::kLogDet;
   Eigen::VectorXd noise;       // σ of each joint's recorded command; empty: 1
   std::vector<int> bodies;     // the bodies whose inertial parameters are identified; empty: every body
+  std::vector<ExcitationJointTerm> joint_terms;  // joint-local parameters identified too (every joint)
   bool start_at_rest = true;
   double margin = 0.05;        // the penalty starts at (1 − margin)·limit
   double penalty = 1e4;        // weight of the penalty's Σ over samples of (excess ratio)²
@@ -126,7 +133,7 @@ class ExcitationObjective {
 
   const BaseParameters& base() const { return base_; }
   const std::vector<int>& selected() const { return selected_; }  // the chosen links' columns of π (β's index space)
-  const std::vector<int>& columns() const { return columns_; }    // the regressor columns of β (into 10·num_bodies)
+  const std::vector<int>& columns() const { return columns_; }    // the columns of β in excitation_regressor
   const Eigen::VectorXd& grid() const { return grid_; }           // the optimization grid (s)
   const ExcitationLimits& limits() const { return limits_; }
   const Eigen::VectorXd& weights() const { return weights_; }   // 1/(gear σ)² per joint
@@ -136,12 +143,20 @@ class ExcitationObjective {
   ExcitationDesignOptions options_;
   ExcitationLimits limits_;
   BaseParameters base_;
-  std::vector<int> selected_, columns_;
+  std::vector<int> selected_, columns_, joint_of_;
   Eigen::VectorXd weights_;
   Eigen::MatrixXd P_;
   Eigen::VectorXd grid_;
   bool torque_limited_ = false;
 };
+
+// The regressor of everything identifiable: Y (nv × 10·num_bodies) beside
+// one column per joint term and coordinate (term t of coordinate j at
+// 10·num_bodies + t·nv + j, nonzero in row j only), so that the model's
+// gear·u = [Y | terms] [π; values] + the rest (rotors, springs).
+void excitation_regressor(const Model<double>& model, Data<double>& data, const std::vector<ExcitationJointTerm>& terms,
+                          const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd,
+                          Eigen::MatrixXd& Y);
 
 // F, its criteria and the predicted standard errors of β on given samples.
 struct ExcitationInformation {
@@ -154,7 +169,8 @@ struct ExcitationInformation {
 void sample_trajectory(const FourierTrajectory& f, const Eigen::VectorXd& times, RowMatrixXd& q, RowMatrixXd& qd,
                        RowMatrixXd& qdd);
 
-ExcitationInformation excitation_information(const Model<double>& model, const std::vector<int>& columns,
+ExcitationInformation excitation_information(const Model<double>& model, const std::vector<ExcitationJointTerm>& terms,
+                                             const std::vector<int>& columns,
                                              const Eigen::VectorXd& weights, const RowMatrixXd& q,
                                              const RowMatrixXd& qd, const RowMatrixXd& qdd);
 
@@ -171,7 +187,7 @@ struct ExcitationLimitMargin {
 struct ExcitationDesignResult {
   FourierTrajectory trajectory;
   BaseParameters base;
-  std::vector<int> columns;                 // the regressor columns of β (into 10·num_bodies)
+  std::vector<int> columns;                 // the columns of β in excitation_regressor
   std::vector<std::string> parameter_names; // β_k written out (base_parameter_expression)
   Eigen::VectorXd base_values;              // β of the model
   // The sampled result (output_rate, `periods` periods, both ends).

@@ -25,7 +25,7 @@ void read_bound(const Config& limits, const std::string& key, const Model<double
 ExcitationDesignOptions read_excitation_options(const Config& s, const Model<double>& model, long long seed,
                                                 std::vector<std::string>* links) {
   s.check_known_keys({"period", "harmonics", "sample_rate", "check_refinement", "output_rate", "periods", "criterion",
-                      "noise", "links", "limits", "start_at_rest", "margin", "penalty", "initial_fill", "restarts",
+                      "noise", "links", "joint_terms", "limits", "start_at_rest", "margin", "penalty", "initial_fill", "restarts",
                       "max_iterations"});
   if (model.nq != model.nv)
     s.fail("", "excitation design needs a fixed-base model of revolute and prismatic joints (this one has ball or "
@@ -73,6 +73,27 @@ ExcitationDesignOptions read_excitation_options(const Config& s, const Model<dou
     for (const Body<double>& b : model.bodies) names.push_back(b.name);
   }
   if (links) *links = names;
+  // Joint-local parameters identified beside the inertias.
+  if (s.has("joint_terms")) {
+    if (!s.is_list("joint_terms")) s.fail("joint_terms", "expected a list of armature, damping, friction, torque_offset");
+    const std::vector<Config> terms = s.list("joint_terms");
+    for (size_t i = 0; i < terms.size(); ++i) {
+      const std::string key = "joint_terms." + std::to_string(i);
+      const std::string name = s.get_choice(key, {"armature", "damping", "friction", "torque_offset"}, "");
+      const ExcitationJointTerm t = name == "armature"  ? ExcitationJointTerm::kArmature
+                                    : name == "damping" ? ExcitationJointTerm::kDamping
+                                    : name == "friction" ? ExcitationJointTerm::kFriction
+                                                         : ExcitationJointTerm::kTorqueOffset;
+      for (ExcitationJointTerm u : o.joint_terms)
+        if (u == t) s.fail(key, "'" + name + "' is listed twice");
+      if (t == ExcitationJointTerm::kFriction)
+        for (const Joint<double>& j : model.joints)
+          if (j.nv > 0 && j.dynamics.friction_law == FrictionLaw::kStribeck)
+            s.fail(key, "joint '" + j.name + "' has a Stribeck friction law, not linear in one friction level: the "
+                        "friction term covers the tanh, atan and sigmoid laws");
+      o.joint_terms.push_back(t);
+    }
+  }
   // Limits: the model's, replaced per key.
   o.limits = model_excitation_limits(model);
   if (s.has("limits")) {
