@@ -1,7 +1,8 @@
 // Excitation design for inverse-dynamics identification (issue #36): the
 // periodic joint trajectory, within position, velocity, acceleration and
 // torque limits, whose torques say the most about a model's base inertial
-// parameters.
+// parameters (and, optionally, its joints' armature, damping, friction and
+// torque offsets).
 //
 // Trajectory: a finite Fourier series per joint (Swevers, Ganseman, Tükel,
 // De Schutter & Van Brussel, "Optimal robot excitation and identification",
