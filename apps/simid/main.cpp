@@ -12,5 +12,8 @@ int main(int argc, char** argv) {
       "Fit nothing: evaluate the estimated parameters at this file's values (a params.json) and write every "
       "metric a fit writes (as estimate.solver.max_iterations 0 does at the initial values)");
   tool.command_line().add_gradient_check(flags.gradients);
+  tool.command_line().add_flag("--design-excitation", flags.design_excitation,
+                               "Fit nothing: design a periodic excitation trajectory from the config's excitation: "
+                               "section and write excitation.h5, excitation.csv and excitation.json");
   return tool.run(argc, argv, [&](neuralsim::ToolRun& run) { return neuralsim::run_simid(run, flags); });
 }

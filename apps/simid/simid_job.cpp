@@ -152,6 +152,7 @@ void write_predictions(const IdentificationResult& r, const std::string& params_
 }  // namespace
 
 RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
+  if (flags.design_excitation) return run_excitation_design(run, flags);
   if (flags.gradients.check) {
     if (!flags.evaluate_path.empty()) throw ConfigError("--check-gradients and --evaluate: give one of them");
     if (run.resume()) throw ConfigError("--check-gradients runs no fit: there is nothing to --resume");

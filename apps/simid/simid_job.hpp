@@ -9,12 +9,16 @@ namespace neuralsim {
 struct SimidFlags {
   std::string evaluate_path;  // non-empty: evaluate this parameter file's values, no fit
   GradientCheckFlags gradients;  // --check-gradients: check, no fit
+  bool design_excitation = false;  // --design-excitation: design an excitation trajectory, no fit
 };
 
 // Runs identify on the run's config and writes params.json,
 // identifiability.txt, fit.h5, measured.h5, fit.png, report.html and the
 // metrics.
 RunReport run_simid(ToolRun& run, const SimidFlags& flags = {});
+
+// --design-excitation (simid_excitation.cpp): excitation.h5, .csv, .json.
+RunReport run_excitation_design(ToolRun& run, const SimidFlags& flags);
 
 struct IdentificationResult;
 // report.html (simid_report.cpp): parameters with intervals and warnings,

@@ -208,7 +208,8 @@ void apply_imus(const Config& est, Setup& s) {
 
 Setup read_setup(const Config& cfg, long long seed) {
   cfg.check_known_keys(
-      {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact"});
+      {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact",
+       "excitation"});  // excitation: read by --design-excitation only (tools/excitation.hpp)
   if (cfg.has("output")) cfg.at("output").check_known_keys({"plot"});
   Setup s;
   s.exp = load_experiment(cfg);
