@@ -4,7 +4,7 @@
 // link reads) and the current u / k_t, each with noise. A shooting fit that
 // sees only the torque sensors (q weight 0) recovers the joints' damping; a
 // fit of q and currents recovers both torque constants and a link mass
-// within their intervals. Bad configs and data are refused as the exit
+// within their intervals, and the reported current error is the noise's σ. Bad configs and data are refused as the exit
 // codes say: ConfigError (2), DataError (3).
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@
 namespace neuralsim::simid_joint_torque_test {
 namespace {
 
-constexpr double kSjtTorqueNoise = 0.05, kSjtCurrentNoise = 0.01;  // N·m, A
+constexpr double kSjtTorqueNoise = 0.05, kSjtCurrentNoise = 0.01, kSjtPositionNoise = 1e-3;  // N·m, A, rad
 const double kSjtTorqueConstant[2] = {2.0, 0.5};
 constexpr const char* kSjtModel =
     "model: {generator: double_pendulum, lengths: [3.0, 4.0], masses: [1.0, 1.5], joints: {joint1: {damping: 0.6, "
@@ -65,6 +65,10 @@ TrajectorySet sjt_record(const Model<double>& model) {
         tr.current(k, j) = tr.tau(k, j) / kSjtTorqueConstant[j] + kSjtCurrentNoise * unit(rng);
       }
     }
+    // Encoder noise, except at the 20-sample window starts (a noisy start
+    // would bias the fit: errors in variables, not what is measured here).
+    for (Eigen::Index k = 0; k < tr.size(); ++k)
+      for (int j = 0; j < 2; ++j) tr.q(k, j) += k % 20 ? kSjtPositionNoise * unit(rng) : 0.0;
   }
   return set;
 }
@@ -132,9 +136,14 @@ TEST(SimidJointTorque, CurrentsAndPositionsRecoverTorqueConstantsAndAMass) {
       "    - {name: link.link2.mass, initial: 1.0, bounds: [0.1, 5]}\n"
       "    - {name: joint.joint1.torque_constant, initial: 1, bounds: [0.05, 20]}\n"
       "    - {name: joint.joint2.torque_constant, initial: 1, bounds: [0.05, 20]}\n";
-  sjt_expect_recovered(
-      sjt_fit(s, sjt_config(s.model_file, parameters, "{q: 100, motor_currents: {weight: 100}}")),
-      {1.5, kSjtTorqueConstant[0], kSjtTorqueConstant[1]}, 0.05);
+  // Weights 1/σ: 1000 for the encoders, 100 for the currents.
+  const IdentificationResult r =
+      sjt_fit(s, sjt_config(s.model_file, parameters, "{q: 1000, motor_currents: {weight: 100}}"));
+  sjt_expect_recovered(r, {1.5, kSjtTorqueConstant[0], kSjtTorqueConstant[1]}, 0.05);
+  // The reported current error along the prediction is the noise's σ
+  // (120 samples: within 20 %).
+  for (const TrajectoryFit& t : r.train.per_trajectory)
+    EXPECT_NEAR(t.rmse_sensors.at("motor_currents"), kSjtCurrentNoise, 0.2 * kSjtCurrentNoise) << t.name;
 }
 
 TEST(SimidJointTorque, BadConfigsAndDataAreRefusedWithTheirExitCodes) {

@@ -1,5 +1,7 @@
 #include "neuralsim/tools/identify.hpp"
 
+#include "neuralsim/estimate/sensor_prediction.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -425,11 +427,14 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
       pred = windowed_prediction(ctx, x, tr, window, starts && t < starts->size() ? &(*starts)[t] : nullptr);
       if (!targets) r = prediction_error(*ctx.model, tr, pred).rmse_q;
       if (!links.empty()) rl = link_position_rmse(links, tr, pred);
+      predict_sensors(ctx, x, tr, pred);  // fit.h5 holds them beside q
     } catch (const NumericalError& err) {
       context.warn("prediction of '" + tr.name + "' diverged: " + err.what());
     }
     e.per_trajectory.push_back({tr.name, targets ? nan : r,
-                                links.empty() ? nan : (targets ? rl * std::sqrt(3.0) : rl), nan});
+                                links.empty() ? nan : (targets ? rl * std::sqrt(3.0) : rl), nan,
+                                pred.size() > 0 ? sensor_rmse(ctx.observe, *ctx.model, tr, pred)
+                                                : std::map<std::string, double>{}});
     e.mean_rmse_q += r / data.trajectories.size();
     e.mean_rmse_link_position += rl / data.trajectories.size();
     if (pred.size() > 0) e.predictions.trajectories.push_back(std::move(pred));
