@@ -1,5 +1,5 @@
 // Every quantity an experiment can set or estimate by name, resolved in one
-// place. Six kinds of names:
+// place. The kinds of names:
 //   model parameters      link.*, joint.*, gravity.*  (model/parameters.hpp)
 //   inertial blocks       link.<body>.log_cholesky.{alpha,d1,d2,d3,s12,s23,s13,t1,t2,t3}:
 //                         the ten log-Cholesky coordinates of a link's whole
