@@ -20,7 +20,7 @@ RunReport run_import(ToolRun& run) {
   // the files a tool's data.train and data.validation name.
   const auto write_set = [&](const TrajectorySet& s, const std::string& name, const std::string& prefix) {
     const std::string file = run.path(name);
-    write_trajectories(file, s);
+    write_trajectories(file, s, true);  // NaN: an empty q or qd cell (a missing sample)
     run.add_output(file);
     long long samples = 0;
     nlohmann::json per = nlohmann::json::array();

@@ -80,6 +80,7 @@ json per_trajectory_json(const FitEvaluation& e, bool targets) {
     if (!targets) j["rmse_q"] = t.rmse_q;
     if (!std::isnan(t.rmse_link_position)) j[targets ? "target_distance" : "rmse_link_position"] = t.rmse_link_position;
     if (!std::isnan(t.cost)) j["cost"] = t.cost;
+    for (const auto& [channel, rmse] : t.rmse_sensors) j["rmse_sensors"][channel] = rmse;
     a.push_back(j);
   }
   return a;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/html_report.hpp"
@@ -46,6 +47,24 @@ std::vector<SimidChannel> simid_channels(const IdentificationResult& r, const Tr
     const auto a = m.link_poses.find(l.link), b = f->link_poses.find(l.link);
     if (a == m.link_poses.end() || b == f->link_poses.end()) continue;
     for (Eigen::Index k = 0; k < 3; ++k) c.push_back({l.link + " " + "xyz"[k], "m", &m, f, &a->second, &b->second, k});
+  }
+  // The sensor channels, as predicted along the fitted motion (estimate/sensor_prediction.hpp).
+  static const char* imu_axes[6] = {"gyro x", "gyro y", "gyro z", "accel x", "accel y", "accel z"};
+  for (const ImuChannel& s : r.observe.imus) {
+    const auto a = m.imus.find(s.name), b = f->imus.find(s.name);
+    if (a == m.imus.end() || b == f->imus.end()) continue;
+    for (Eigen::Index k = 0; k < 6; ++k)
+      c.push_back({s.name + " " + imu_axes[k], k < 3 ? "rad/s" : "m/s²", &m, f, &a->second, &b->second, k});
+  }
+  for (const auto& [ch, label, unit, a, b] :
+       {std::tuple<const JointForceChannel*, const char*, const char*, const RowMatrixXd*, const RowMatrixXd*>{
+            &r.observe.joint_torques, "tau_measured ", "N·m or N", &m.tau_measured, &f->tau_measured},
+        {&r.observe.motor_currents, "current ", "A", &m.current, &f->current}}) {
+    if (!ch->observed() || a->size() == 0 || b->size() == 0) continue;
+    for (const int j : ch->joints) {
+      const Joint<double>& joint = r.fitted_model.joints[static_cast<std::size_t>(j)];
+      c.push_back({label + joint.name, unit, &m, f, a, b, joint.idx_v});
+    }
   }
   return c;
 }

@@ -353,6 +353,36 @@ TEST_F(CsvImportTest, MalformedNumberNamesFileLineAndColumn) {
   expect_contains(msg, {"log.csv:4", "column 1 ('x')", "'1.2.3'"});
 }
 
+// A channel logged at a lower rate (or with dropped packets) leaves empty q
+// and qd cells between its samples: each is a missing sample (NaN), kept
+// through the HDF5 file for the readers that allow it (simid) and refused by
+// the others; the recorded values around it are untouched. Time must stay
+// complete, and filters that would smear a gap refuse it.
+TEST_F(CsvImportTest, EmptyQAndQdCellsAreMissingSamplesThroughHdf5) {
+  write("log.csv", "t,x,y\n0.0,1.0,0.0\n0.1,,0.01\n0.25,1.5,\n0.4, ,0.16\n1.0,3.0,1.0\n");
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml("")));
+  const Trajectory& tr = set.trajectories.at(0);
+  ASSERT_EQ(tr.size(), 5);
+  for (const Eigen::Index k : {1, 3}) EXPECT_TRUE(std::isnan(tr.q(k, 0))) << k;
+  EXPECT_TRUE(std::isnan(tr.qd(2, 0)));
+  EXPECT_EQ(tr.q(2, 0), 1.5);
+  EXPECT_EQ(tr.qd(3, 0), 0.16);
+  EXPECT_EQ(tr.q.array().isNaN().count() + tr.qd.array().isNaN().count(), 3);
+  write_trajectories(path("t.h5"), set, true);
+  const TrajectorySet back = read_trajectories(path("t.h5"), true);
+  EXPECT_TRUE(std::isnan(back.trajectories.at(0).q(1, 0)));
+  EXPECT_EQ(back.trajectories.at(0).q(4, 0), 3.0);
+  EXPECT_THROW(read_trajectories(path("t.h5")), DataError);  // a reader without allow_missing
+  // An empty time cell stays malformed; resampling needs complete positions.
+  write("log.csv", "t,x,y\n0.0,1.0,0.0\n,1.2,0.01\n");
+  expect_contains(testing::config_or_data_error([&] { import_csv(write("import.yaml", synthetic_yaml(""))); }, false),
+                  {"log.csv:3", "column 0 ('t')", "malformed number ''"});
+  write("log.csv", "t,x,y\n0.0,1.0,0.0\n0.1,,0.01\n0.2,1.4,0.01\n");
+  expect_contains(testing::config_or_data_error(
+                      [&] { import_csv(write("import.yaml", synthetic_yaml("  resample_dt: 0.05\n"))); }, false),
+                  {"log.csv:3", "an empty q cell", "resample_dt needs complete positions"});
+}
+
 TEST_F(CsvImportTest, WrongFieldCountAndBackwardsTime) {
   write("log.csv", "t,x,y\n0,1,0\n0.1,2\n");
   expect_contains(

@@ -1,7 +1,8 @@
 // simid observing an IMU (issue #36, sensor models): data from our own
 // engine with an IMU on the double pendulum's second link, read through a
 // known gain and biases and with noise; a fit that sees only the IMU
-// recovers the biases, the gain and a link length within their intervals.
+// recovers the biases, the gain and a link length within their intervals,
+// and reports IMU errors equal to the sensor noise.
 // Bad IMU configs and data are refused naming the key or the dataset.
 #include <gtest/gtest.h>
 
@@ -127,7 +128,14 @@ TEST(SimidImu, ShootingFitOfTheImuAloneRecoversBiasesGainAndALength) {
   const Truth truth;
   write_trajectories(dir + "/imu.h5", record(model, truth));
   testing::write_file(dir + "/fit.yaml", fit_config(model_file, "{type: single_shooting, window: 20}"));
-  expect_recovered(identify({Config::load(dir + "/fit.yaml"), 1, ""}), truth, 0.05);
+  const IdentificationResult single = identify({Config::load(dir + "/fit.yaml"), 1, ""});
+  expect_recovered(single, truth, 0.05);
+  // The reported IMU errors along the fitted prediction are the sensor
+  // noise's σ (183 entries per channel and trajectory: within 25 %).
+  for (const TrajectoryFit& t : single.train.per_trajectory) {
+    EXPECT_NEAR(t.rmse_sensors.at("imus.tip.gyro"), truth.gyro_noise, 0.25 * truth.gyro_noise) << t.name;
+    EXPECT_NEAR(t.rmse_sensors.at("imus.tip.accel"), truth.accel_noise, 0.25 * truth.accel_noise) << t.name;
+  }
   testing::write_file(dir + "/fit.yaml", fit_config(model_file, "{type: multiple_shooting, window: 20}"));
   expect_recovered(identify({Config::load(dir + "/fit.yaml"), 1, ""}), truth, 0.05);
 }

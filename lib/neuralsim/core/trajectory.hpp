@@ -26,6 +26,12 @@ struct Trajectory {
   // accelerometer x y z in m/s², sensor frame; estimate/imu.hpp). NaN is a
   // missing entry where the reader allows it (simid).
   std::map<std::string, RowMatrixXd> imus;
+  // Optional joint-torque-sensor readings T x nv (N·m or N, the link-side
+  // torque at each joint: estimate/observation.hpp, JointTorqueChannel) and
+  // motor currents T x nv (A); empty (0 x 0) when absent. NaN is a missing
+  // entry where the reader allows it (simid).
+  RowMatrixXd tau_measured;
+  RowMatrixXd current;
 
   Eigen::Index size() const { return time.size(); }
   bool has_tau() const { return tau.size() > 0; }

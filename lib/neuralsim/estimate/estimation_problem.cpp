@@ -347,11 +347,15 @@ void EstimationProblem::build() {
       block_window_.push_back(window_index);
     };
     // One block per sample; for the clusters, runs of `window` samples.
-    // The combined objective's torque rows (torque_weight) leave the IMUs to
-    // the shooting residuals: an IMU is compared once.
+    // The combined objective's torque rows (torque_weight) leave the IMUs and
+    // the joint-force channels to the shooting residuals: each is compared once.
     auto add_torque_residuals = [&](const Trajectory* trajectory, double weight, bool with_imus) {
       ResidualContext torque_ctx = ctx_;
-      if (!with_imus) torque_ctx.observe.imus.clear();
+      if (!with_imus) {
+        torque_ctx.observe.imus.clear();
+        torque_ctx.observe.joint_torques = {};
+        torque_ctx.observe.motor_currents = {};
+      }
       DerivativeOptions derivatives = options_.derivatives;
       if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
       auto samples = std::make_shared<const InverseDynamicsSamples>(
@@ -431,6 +435,8 @@ bool EstimationProblem::use_regressor() {
   else if (options_.loss != Loss::kNone) why = std::string("a robust loss (") + loss_name(options_.loss) + ") is set";
   else if (options_.formulation == Formulation::kInverseDynamics && !ctx_.observe.imus.empty())
     why = "IMU channels are observed (their rows need RNEA per sample)";
+  else if (options_.formulation == Formulation::kInverseDynamics && ctx_.observe.joint_force_residuals() > 0)
+    why = "joint-torque or motor-current channels are observed (their rows need RNEA per sample)";
   else regressor_route_applies(*ctx_.model, *ctx_.parameters, &why);
   torque_route_ = why.empty() ? "torque residuals: regressor route (Y(q, q̇, q̈) formed once per sample; the "
                                 "rigid-body part is a matrix product)"

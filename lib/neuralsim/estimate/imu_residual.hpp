@@ -89,17 +89,8 @@ void sample_acceleration(Stepper<T>& stepper, const Trajectory& tr, int k, const
   qdd = stepper.data().qdd;
 }
 
-// The IMU residuals of a shooting sample (none without IMUs): q̈ from the
-// forward dynamics, then imu_residuals.
-template <class T>
-int shooting_imu_residuals(const ResidualContext& ctx, const std::vector<ImuCalibration<T>>& calibration,
-                           Stepper<T>& stepper, const Trajectory& tr, int k, const VecX<T>& q, const VecX<T>& qd,
-                           T* r) {
-  if (ctx.observe.imus.empty()) return 0;
-  VecX<T> u, qdd;
-  sample_acceleration(stepper, tr, k, q, qd, u, qdd);
-  return imu_residuals(ctx, calibration, stepper.model(), stepper.data(), tr, k, q, qd, qdd, r);
-}
+// A shooting sample's IMU rows: shooting_sensor_residuals
+// (joint_torque_residual.hpp), which takes q̈ once for every sensor channel.
 
 }  // namespace residual_internal
 }  // namespace neuralsim

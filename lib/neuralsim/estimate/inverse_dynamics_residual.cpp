@@ -1,4 +1,4 @@
-#include "neuralsim/estimate/imu_residual.hpp"
+#include "neuralsim/estimate/joint_torque_residual.hpp"
 #include "neuralsim/estimate/residual_common.hpp"
 #include "neuralsim/step/body_drag.hpp"
 #include "neuralsim/step/passive_forces.hpp"
@@ -35,9 +35,13 @@ struct InverseDynamics {
         residuals[i] = T(weight) * (data.tau[i] - data.tau_passive[i] - j.dynamics.gear_ratio * T(s->tau(row, i)));
       }
     // The IMUs at the same filtered (q, q̇, q̈), against the recorded row.
+    int n = model.nv;
     if (!ctx.observe.imus.empty())
-      imu_residuals(ctx, imu_calibrations(ctx, blocks[0]), model, data, *s->trajectory, s->rows[row], q, qd, qdd,
-                    residuals + model.nv);
+      n += imu_residuals(ctx, imu_calibrations(ctx, blocks[0]), model, data, *s->trajectory, s->rows[row], q, qd,
+                         qdd, residuals + n);
+    // The joint-torque sensors and motor currents likewise.
+    joint_force_residuals(ctx, torque_constants(ctx, blocks[0]), model, data, *s->trajectory, s->rows[row], q, qd,
+                          qdd, residuals + n);
     return true;
   }
 };
@@ -53,7 +57,8 @@ ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
   const int P = ctx.parameters->size();
   return make_dynamic(new InverseDynamics{ctx, samples, row, weight}, [&](auto& cost) {
     cost.AddParameterBlock(P);
-    cost.SetNumResiduals(ctx.model->nv + 6 * static_cast<int>(ctx.observe.imus.size()));
+    cost.SetNumResiduals(ctx.model->nv + 6 * static_cast<int>(ctx.observe.imus.size()) +
+                         ctx.observe.joint_force_residuals());
   });
 }
 

@@ -1,4 +1,4 @@
-#include "neuralsim/estimate/imu_residual.hpp"
+#include "neuralsim/estimate/joint_torque_residual.hpp"
 #include "neuralsim/estimate/residual_common.hpp"
 
 namespace neuralsim {
@@ -24,6 +24,7 @@ struct MultipleShooting {
     normalize_configuration(model, q);
     SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
     const std::vector<ImuCalibration<T>> imus = imu_calibrations(ctx, blocks[0]);
+    const std::vector<T> k_t = torque_constants(ctx, blocks[0]);
     // The residuals of sample k, through the sensor delays when there are any.
     auto residuals_at = [&](int k, const VecX<T>& qk, const VecX<T>& qdk, T* r) {
       int written = 0;
@@ -34,7 +35,7 @@ struct MultipleShooting {
         const DelayedJointChannels<T> seen = sensors.observe(k);
         written = sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r, &seen);
       }
-      return written + shooting_imu_residuals(ctx, imus, stepper, tr, k, qk, qdk, r + written);
+      return written + shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, r + written);
     };
     int n = residuals_at(w.start, q, qd, residuals);
     const int end = w.start + w.length;

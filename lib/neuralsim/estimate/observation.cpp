@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "neuralsim/core/errors.hpp"
 
@@ -27,6 +28,14 @@ void ObservationSpec::check_available(const TrajectorySet& data, const std::stri
       if (!tr.imus.count(ch.name))
         throw DataError(source + ":/trajectories/" + tr.name + "/imu/" + ch.name + ": observation channel 'imus." +
                         ch.name + "' is not in the data (expected shape (T, 6): gyro xyz, accelerometer xyz)");
+    auto require_matrix = [&](const RowMatrixXd& m, const JointForceChannel& ch, const char* dataset,
+                              const char* channel, const char* unit) {
+      if (ch.observed() && m.size() == 0)
+        throw DataError(source + ":/trajectories/" + tr.name + "/" + dataset + ": observation channel '" + channel +
+                        "' is not in the data (expected shape (T, nv), " + unit + ")");
+    };
+    require_matrix(tr.tau_measured, joint_torques, "tau_measured", "joint_torques", "N·m or N");
+    require_matrix(tr.current, motor_currents, "current", "motor_currents", "A");
     for (const auto& ch : link_positions) require(tr, ch.link, "link_positions");
     for (const auto& ch : link_orientations) {
       require(tr, ch.link, "link_orientations");
@@ -72,6 +81,13 @@ ObservationSpec::Missing ObservationSpec::count_missing(const Model<double>& mod
         const auto pose = tr.link_poses.find(ch.link);
         if (pose == tr.link_poses.end()) continue;
         add("link_orientations." + ch.link, 3, pose->second.row(k).segment<4>(3).hasNaN() ? 3 : 0);
+      }
+      for (const auto& [ch, m, name] : {std::tuple<const JointForceChannel*, const RowMatrixXd*, const char*>{
+                                            &joint_torques, &tr.tau_measured, "joint_torques"},
+                                        {&motor_currents, &tr.current, "motor_currents"}}) {
+        if (!ch->observed() || m->size() == 0) continue;
+        for (const int j : ch->joints)
+          add(name, 1, std::isnan((*m)(k, model.joints[static_cast<size_t>(j)].idx_v)) ? 1 : 0);
       }
       for (const auto& ch : imus) {
         const auto reading = tr.imus.find(ch.name);

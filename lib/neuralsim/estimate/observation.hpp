@@ -53,6 +53,29 @@ struct ImuChannel {
   Eigen::Vector3d bias[2] = {Eigen::Vector3d::Zero(), Eigen::Vector3d::Zero()};
 };
 
+// A joint-force channel (issue #36), one residual per observed joint and
+// sample (1-DoF joints only; `joints` in model order, every 1-DoF joint
+// unless listed). Its model side is computed by RNEA at the simulated
+// sample's (q, q̇, q̈) (q̈ from the forward dynamics in shooting, the
+// filtered q̈ in inverse dynamics; estimate/joint_torque_residual.hpp):
+//  - joint_torques (data tau_measured): a torque sensor between the drive
+//    and the link, which sees the link-side torque Sᵀf of the joint's
+//    subtree (inertia, Coriolis, gravity, external wrenches of the links
+//    beyond it) and none of the drive's own terms (armature, rotor,
+//    damping, friction, spring, offset). Residual weight·(τ_model − τ_data)
+//    in N·m (N for a prismatic joint); weight = 1/σ of the sensor.
+//  - motor_currents (data current): the motor current the model needs,
+//    u / k_t with u = (RNEA − τ_passive) / gear the actuator input (the
+//    quantity the data's tau holds) and k_t the joint's torque constant
+//    (joint.<name>.torque_constant). Residual weight·(u/k_t − i_data) in
+//    amperes; weight = 1/σ of the current measurement.
+struct JointForceChannel {
+  double weight = 0;        // 0: not observed
+  std::vector<int> joints;  // joint indices
+  bool observed() const { return weight > 0 && !joints.empty(); }
+  int residuals() const { return observed() ? static_cast<int>(joints.size()) : 0; }
+};
+
 struct ObservationSpec {
   double q_weight = 1;   // per joint-position residual (tangent space for quaternions)
   double qd_weight = 0;  // per joint-velocity residual
@@ -70,6 +93,15 @@ struct ObservationSpec {
   std::vector<LinkPositionChannel> link_positions;  // world position of a link origin vs. data link_poses
   std::vector<LinkOrientationChannel> link_orientations;
   std::vector<ImuChannel> imus;
+  JointForceChannel joint_torques, motor_currents;
+  // Fixed torque constants per joint index (params: / params_file: set
+  // them; fitted ones replace them); empty = 1 for every joint.
+  std::vector<double> torque_constant;
+  double torque_constant_of(int joint) const {
+    return torque_constant.empty() ? 1.0 : torque_constant[static_cast<size_t>(joint)];
+  }
+  // Rows of the joint-force channels per sample (after the IMU rows).
+  int joint_force_residuals() const { return joint_torques.residuals() + motor_currents.residuals(); }
 
   // Whether joint channel `channel` (0: q, 1: q̇) observes joint j.
   bool observes(int channel, int j) const {
@@ -86,17 +118,18 @@ struct ObservationSpec {
     return (q_weight > 0 ? static_cast<int>(coordinates(model, 0).size()) : 0) +
            (qd_weight > 0 ? static_cast<int>(coordinates(model, 1).size()) : 0) +
            3 * static_cast<int>(link_positions.size()) + 3 * static_cast<int>(link_orientations.size()) +
-           6 * static_cast<int>(imus.size());
+           6 * static_cast<int>(imus.size()) + joint_force_residuals();
   }
 
   // Throws DataError when a trajectory lacks a channel this spec compares
-  // (a link pose, an imu/<name> dataset), or an observed orientation is no quaternion (norm below 0.5 or above 2).
+  // (a link pose, an imu/<name> dataset, tau_measured, current), or an observed orientation is no quaternion (norm below 0.5 or above 2).
   void check_available(const TrajectorySet& data, const std::string& source) const;
 
   // The entries of the residuals this spec compares over `data` (a joint
   // position missing when any coordinate of its joint is NaN; a link
   // position per component), and those missing, per channel: "q", "qd",
-  // "link_positions.<link>", "imus.<name>" (channels with none missing are left out).
+  // "link_positions.<link>", "imus.<name>", "joint_torques",
+  // "motor_currents" (channels with none missing are left out).
   struct Missing {
     long long observed = 0, missing = 0;
     std::map<std::string, long long> per_channel;

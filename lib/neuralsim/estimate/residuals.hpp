@@ -96,7 +96,9 @@ InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, const Deri
 InverseDynamicsSamples prepare_inverse_dynamics(const Trajectory& tr, int filter_window, int stride);
 
 // Parameter blocks: [θ]. Residuals: nv for sample `row` of `samples`, then
-// 6 per IMU of ctx.observe.imus (imu_residual.hpp).
+// 6 per IMU of ctx.observe.imus (imu_residual.hpp), then one per observed
+// joint of the joint-torque and motor-current channels
+// (joint_torque_residual.hpp).
 ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
                                                 const std::shared_ptr<const InverseDynamicsSamples>& samples,
                                                 int row, double weight);

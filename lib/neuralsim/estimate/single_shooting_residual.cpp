@@ -1,4 +1,4 @@
-#include "neuralsim/estimate/imu_residual.hpp"
+#include "neuralsim/estimate/joint_torque_residual.hpp"
 #include "neuralsim/estimate/residual_common.hpp"
 
 namespace neuralsim {
@@ -27,6 +27,7 @@ struct SingleShooting {
     SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
     if (sensors.active()) sensors.record(w.start, q, qd);
     const std::vector<ImuCalibration<T>> imus = imu_calibrations(ctx, blocks[0]);
+    const std::vector<T> k_t = torque_constants(ctx, blocks[0]);
     return replay_window(
         stepper, tr, w.start, w.length, q, qd,
         [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
@@ -37,7 +38,7 @@ struct SingleShooting {
             const DelayedJointChannels<T> seen = sensors.observe(k);
             n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n, &seen);
           }
-          n += shooting_imu_residuals(ctx, imus, stepper, tr, k, qk, qdk, residuals + n);
+          n += shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, residuals + n);
         },
         delay);
   }

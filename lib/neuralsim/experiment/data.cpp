@@ -65,6 +65,8 @@ void cut(Trajectory& t, long long n) {
   if (t.has_tau()) t.tau.conservativeResize(n, Eigen::NoChange);
   for (auto& [name, pose] : t.link_poses) pose.conservativeResize(n, Eigen::NoChange);
   for (auto& [name, reading] : t.imus) reading.conservativeResize(n, Eigen::NoChange);
+  if (t.tau_measured.size() > 0) t.tau_measured.conservativeResize(n, Eigen::NoChange);
+  if (t.current.size() > 0) t.current.conservativeResize(n, Eigen::NoChange);
 }
 
 // `data.velocity: {method: savitzky_golay, window: W, order: P}` (or
@@ -116,6 +118,8 @@ void derive_velocities(TrajectorySet& set, const DerivativeOptions& o, const std
     if (t.has_tau()) d.tau = t.tau.middleRows(first, n);
     for (const auto& [name, pose] : t.link_poses) d.link_poses[name] = pose.middleRows(first, n);
     for (const auto& [name, reading] : t.imus) d.imus[name] = reading.middleRows(first, n);
+    if (t.tau_measured.size() > 0) d.tau_measured = t.tau_measured.middleRows(first, n);
+    if (t.current.size() > 0) d.current = t.current.middleRows(first, n);
     t = std::move(d);
   }
 }

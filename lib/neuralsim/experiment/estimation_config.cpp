@@ -98,6 +98,15 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
     if (delay) check_fitted_delay(c, controls, p.kind());
     if (p.kind() == ParameterKind::kImu && !controls)
       c.fail("name", "'" + name + "' calibrates an IMU of estimate.observe.imus, and only simid observes IMUs");
+    const bool torque_constant = p.kind() == ParameterKind::kTorqueConstant;
+    if (torque_constant && !controls)
+      c.fail("name", "'" + name + "' scales a motor current of estimate.observe.motor_currents, and only simid observes "
+                     "currents");
+    // A torque constant divides the model's current: it must stay > 0.
+    if (torque_constant && !(c.has("bounds") && c.get_limit("bounds.0", 0) > 0) &&
+        !(transform == "log"))
+      c.fail("bounds", "torque constant '" + name + "' must stay > 0: expected bounds [lower > 0, upper] or "
+                       "transform: log");
     if (c.has("bounds")) {
       if (!c.is_list("bounds") || c.list("bounds").size() != 2) c.fail("bounds", "expected [lower, upper]");
       p.lower = c.get_limit("bounds.0", 0);
@@ -408,14 +417,52 @@ void read_link_channels(const Config& c, const char* key, const Model<double>& m
 }
 }  // namespace
 
+namespace {
+// `joint_torques:` / `motor_currents:` {weight, joints: [names]}: 1-DoF
+// joints only (a torque sensor or motor acts about one axis); every 1-DoF
+// joint when `joints` is absent.
+void read_joint_force_channel(const Config& c, const std::string& key, const Model<double>& model,
+                              JointForceChannel& out) {
+  if (!c.has(key)) return;
+  if (!c.is_map(key)) c.fail(key, "expected {weight, joints: [names]}");
+  const Config ch = c.at(key);
+  ch.check_known_keys({"weight", "joints"});
+  out.weight = ch.get_in_range("weight", 1.0, 0, 1e12);
+  std::string known;
+  for (const Joint<double>& j : model.joints)
+    if (j.nv == 1) known += (known.empty() ? "" : ", ") + j.name;
+  if (!ch.has("joints")) {
+    for (int j = 0; j < static_cast<int>(model.joints.size()); ++j)
+      if (model.joints[j].nv == 1) out.joints.push_back(j);
+    if (out.joints.empty()) ch.fail("", "the model has no 1-DoF joint to observe");
+    return;
+  }
+  if (!ch.is_list("joints") || ch.list("joints").empty()) ch.fail("joints", "expected a non-empty list of joint names");
+  const std::vector<std::string> names = ch.get<std::vector<std::string>>("joints");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int j = model.joint_index(names[i]);
+    const std::string item = "joints." + std::to_string(i);
+    if (j < 0 || model.joints[j].nv != 1)
+      ch.fail(item, (j < 0 ? "unknown joint '" : "joint '") + names[i] +
+                        (j < 0 ? "'" : "' is not a 1-DoF joint") + "; the model's 1-DoF joints: [" + known + "]");
+    if (std::find(out.joints.begin(), out.joints.end(), j) != out.joints.end())
+      ch.fail(item, "joint '" + names[i] + "' listed twice");
+    out.joints.push_back(j);
+  }
+  std::sort(out.joints.begin(), out.joints.end());
+}
+}  // namespace
+
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
-  c.check_known_keys({"q", "qd", "link_positions", "link_orientations", "imus"});
+  c.check_known_keys({"q", "qd", "link_positions", "link_orientations", "imus", "joint_torques", "motor_currents"});
   ObservationSpec spec;
   read_joint_channel(c, "q", 1.0, model, spec.q_weight, spec.q_delay, spec.q_joints);
   read_joint_channel(c, "qd", 0.0, model, spec.qd_weight, spec.qd_delay, spec.qd_joints);
   read_link_channels(c, "link_positions", model, false, spec.link_positions);
   read_link_channels(c, "link_orientations", model, true, spec.link_orientations);
   if (c.has("imus")) read_imus(c, model, spec.imus);
+  read_joint_force_channel(c, "joint_torques", model, spec.joint_torques);
+  read_joint_force_channel(c, "motor_currents", model, spec.motor_currents);
   if (spec.residuals_per_sample(model) == 0) c.fail("", "nothing is observed (all weights are zero)");
   return spec;
 }

@@ -408,6 +408,8 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
   // The torque residuals alone (no IMU rows: the metric is the torque).
   ResidualContext torque_ctx = ctx;
   torque_ctx.observe.imus.clear();
+  torque_ctx.observe.joint_torques = {};
+  torque_ctx.observe.motor_currents = {};
   for (const Trajectory& tr : data.trajectories) {
     if (!tr.has_tau()) {
       out.without_tau.push_back(tr.name);

@@ -389,6 +389,9 @@ Experiment load_experiment(const Config& root, bool require_sim) {
     if (target->kind == ParameterKind::kControlDelay && !(raw.value >= 0 && std::isfinite(raw.value)))
       throw ConfigError(raw.source + ": parameter '" + raw.name + "': expected a finite actuation delay >= 0 s, got " +
                         format_number(raw.value));
+    if (target->kind == ParameterKind::kTorqueConstant && !(raw.value > 0 && std::isfinite(raw.value)))
+      throw ConfigError(raw.source + ": parameter '" + raw.name + "': expected a finite torque constant > 0, got " +
+                        format_number(raw.value));
     e.parameters.push_back({*target, raw.value, raw.source});
   }
   apply_model_parameters(e);

@@ -405,7 +405,9 @@ class CsvFile {
     ref.where.fail(ref.key, "unknown column '" + ref.name + "' in " + path_ + "; available columns: " + available());
   }
 
-  CsvColumns read(const std::vector<size_t>& columns) const {
+  // `may_be_missing`: the CSV columns whose empty cells are missing samples
+  // (NaN: a channel logged at a lower rate, docs/data-format.md).
+  CsvColumns read(const std::vector<size_t>& columns, const std::vector<size_t>& may_be_missing = {}) const {
     CsvColumns out;
     out.columns = columns;
     out.values.reserve(records_.size() * columns.size());
@@ -416,7 +418,10 @@ class CsvFile {
                         std::to_string(rec.fields.size()));
       }
       for (size_t c : columns) {
-        out.values.push_back(parse_number(rec.fields[c], path_, rec.line, c, column_name(c)));
+        const bool missing = trim(rec.fields[c]).empty() &&
+                             std::find(may_be_missing.begin(), may_be_missing.end(), c) != may_be_missing.end();
+        out.values.push_back(missing ? std::numeric_limits<double>::quiet_NaN()
+                                     : parse_number(rec.fields[c], path_, rec.line, c, column_name(c)));
       }
       out.lines.push_back(rec.line);
     }
@@ -627,7 +632,22 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   index.q = resolve_coordinates(spec.q, csv, collector);
   index.qd = resolve_coordinates(spec.qd, csv, collector);
   index.tau = resolve_coordinates(spec.tau, csv, collector);
-  const CsvColumns data = csv.read(collector.columns());
+  // Empty cells of q and q̇ columns are missing samples (simid skips them);
+  // a column that time or τ also reads must be complete.
+  std::vector<size_t> may_be_missing;
+  for (const auto* coords : {&index.q, &index.qd})
+    for (const auto& terms : *coords)
+      for (const auto& term : terms) may_be_missing.push_back(collector.columns()[term.first]);
+  std::vector<size_t> complete;
+  if (index.time) complete.push_back(collector.columns()[*index.time]);
+  for (const auto& terms : index.tau)
+    for (const auto& term : terms) complete.push_back(collector.columns()[term.first]);
+  may_be_missing.erase(std::remove_if(may_be_missing.begin(), may_be_missing.end(),
+                                      [&](size_t c) {
+                                        return std::find(complete.begin(), complete.end(), c) != complete.end();
+                                      }),
+                       may_be_missing.end());
+  const CsvColumns data = csv.read(collector.columns(), may_be_missing);
 
   Trajectory tr;
   tr.name = fs::path(path).stem().string();
@@ -652,6 +672,15 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   }
   tr.q = evaluate(spec.q, index.q, data, rows);
   if (!spec.tau.empty()) tr.tau = evaluate(spec.tau, index.tau, data, rows);
+  // Filters and interpolation would smear a missing sample over its
+  // neighbours: they need complete positions.
+  if ((spec.derive_qd || spec.resample_dt) && tr.q.hasNaN()) {
+    Eigen::Index row = 0;
+    while (!tr.q.row(row).hasNaN()) ++row;
+    throw DataError(path + ":" + std::to_string(data.lines[rows[static_cast<size_t>(row)]]) +
+                    ": an empty q cell (a missing sample), and " + (spec.derive_qd ? "qd derived from q" : "resample_dt") +
+                    " needs complete positions; fill the gap or import without it");
+  }
   if (spec.derive_qd) {
     derive_velocity(tr, *spec.derive_qd, spec, path);
   } else {
@@ -664,6 +693,12 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
                     std::to_string(spec.segment_end) + "] s");
   }
   if (kept.size() != static_cast<size_t>(tr.size())) tr = select_rows(tr, kept);
+  if (spec.resample_dt && tr.qd.hasNaN()) {
+    Eigen::Index row = 0;
+    while (!tr.qd.row(row).hasNaN()) ++row;
+    throw DataError(path + ": an empty qd cell (a missing sample) at sample " + std::to_string(row) +
+                    ", and resample_dt needs complete velocities; fill the gap or import without it");
+  }
   if (spec.resample_dt) tr = resample(tr, *spec.resample_dt, spec, path);
   return tr;
 }
@@ -789,6 +824,7 @@ TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes, Tr
   expect.nq = static_cast<int>(spec.q.size());
   expect.nv = static_cast<int>(spec.nv());
   expect.require_tau = !spec.tau.empty();
+  expect.allow_missing = true;  // empty q, qd cells: missing samples (load_trajectory)
   validate_trajectories(set, expect, spec.source);
   if (spec.split) {
     internal::assign_names(validation->trajectories);

@@ -183,6 +183,13 @@ void check_trajectory(const Trajectory& tr, const std::string& name, const Dims&
          "tau required but absent: expected shape (T=" + std::to_string(T) +
              ", nv=" + std::to_string(dims.nv) + ")");
   }
+  // The joint-force sensors (simid's joint_torques and motor_currents).
+  for (const auto& [m, dataset] : {std::pair<const RowMatrixXd*, const char*>{&tr.tau_measured, "/tau_measured"},
+                                   {&tr.current, "/current"}}) {
+    if (m->size() == 0) continue;
+    check_shape(*m, T, dims.nv, "nv", file, base + dataset);
+    check_finite(*m, file, base + dataset, expect.allow_missing);
+  }
   check_link_poses(tr, expect, file, base);
 }
 
@@ -229,6 +236,8 @@ void write_trajectory(H5::Group& parent, const std::string& name, size_t index,
   write_matrix(group, "q", tr.q);
   write_matrix(group, "qd", tr.qd);
   if (tr.has_tau()) write_matrix(group, "tau", tr.tau);
+  if (tr.tau_measured.size() > 0) write_matrix(group, "tau_measured", tr.tau_measured);
+  if (tr.current.size() > 0) write_matrix(group, "current", tr.current);
   if (!tr.imus.empty()) {
     H5::Group imus = group.createGroup("imu");
     for (const auto& [sensor, reading] : tr.imus) write_matrix(imus, sensor, reading);
@@ -354,6 +363,12 @@ Trajectory read_trajectory(const H5::Group& parent, const std::string& name,
   tr.qd = read_dataset(group, "qd", 2, "(T, nv)", file, base + "/qd");
   if (with_context(file, base + "/tau", [&] { return has_child(group, "tau", H5O_TYPE_DATASET); }))
     tr.tau = read_dataset(group, "tau", 2, "(T, nv)", file, base + "/tau");
+  for (const auto& entry : {std::pair<RowMatrixXd*, const char*>{&tr.tau_measured, "tau_measured"},
+                            {&tr.current, "current"}}) {
+    const char* dataset = entry.second;
+    if (with_context(file, base + "/" + dataset, [&] { return has_child(group, dataset, H5O_TYPE_DATASET); }))
+      *entry.first = read_dataset(group, dataset, 2, "(T, nv)", file, base + "/" + dataset);
+  }
   const std::string imu_path = base + "/imu";
   if (with_context(file, imu_path, [&] { return has_child(group, "imu", H5O_TYPE_GROUP); })) {
     const H5::Group imus = with_context(file, imu_path, [&] { return group.openGroup("imu"); });

@@ -26,7 +26,8 @@ inline constexpr long long kMaxTrajectoryDatasetBytes = 8LL << 30;
 // validate_trajectories).
 // Trajectories with an empty name are stored as their zero-padded index
 // ("000", "001", ...).
-// `allow_missing`: NaN (a missing sample) allowed in q, qd, link_poses and imu.
+// `allow_missing`: NaN (a missing sample) allowed in q, qd, link_poses, imu, tau_measured
+// and current.
 void write_trajectories(const std::string& path, const TrajectorySet& set, bool allow_missing = false);
 
 // Reads and validates a file written by write_trajectories (or by any tool
@@ -34,7 +35,7 @@ void write_trajectories(const std::string& path, const TrajectorySet& set, bool 
 // attribute; Trajectory::name is the group name. Declared dataset shapes are
 // checked against the file's size and kMaxTrajectoryDatasetBytes before
 // anything is read. Throws DataError naming the file and the dataset.
-// `allow_missing`: NaN in q, qd, link_poses and imu is a missing sample (gaps, a
+// `allow_missing`: NaN in q, qd, link_poses, imu, tau_measured and current is a missing sample (gaps, a
 // channel sampled at a lower rate: docs/data-format.md) instead of an error;
 // ±Inf, and NaN in time or tau, stay errors.
 TrajectorySet read_trajectories(const std::string& path, bool allow_missing = false);
@@ -49,7 +50,7 @@ struct TrajectoryExpectations {
   std::string model;                     // must equal meta.model (or have the same file stem)
   bool require_tau = false;
   std::vector<std::string> required_link_poses;
-  bool allow_missing = false;  // NaN (missing) allowed in q, qd, link_poses and imu
+  bool allow_missing = false;  // NaN (missing) allowed in q, qd, link_poses, imu, tau_measured, current
 };
 
 // Checks shapes, finiteness, strictly increasing time and the expectations.

@@ -12,6 +12,7 @@ constexpr const char* kControlDelay = "controls.delay";
 constexpr const char* kObservePrefix = "observe.";
 constexpr const char* kSensorDelays[2] = {"observe.q.delay", "observe.qd.delay"};
 constexpr const char* kImuPrefix = "imu.";
+constexpr const char* kTorqueConstantSuffix = ".torque_constant";
 constexpr const char* kImuForms = "imu.<sensor>.{gyro,accel}_gain, imu.<sensor>.{gyro,accel}_bias.{x,y,z}";
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -103,6 +104,17 @@ std::optional<NamedParameter> resolve_named_parameter(const std::string& name, c
       }
     return std::nullopt;
   }
+  // joint.<joint>.torque_constant: a motor's k_t, taken by the
+  // motor-current residuals (no model quantity).
+  if (const std::string suffix = kTorqueConstantSuffix;
+      starts_with(name, "joint.") && name.size() > 6 + suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    const int joint = model.joint_index(name.substr(6, name.size() - 6 - suffix.size()));
+    if (joint < 0) return std::nullopt;
+    p.kind = ParameterKind::kTorqueConstant;
+    p.joint = joint;
+    return p;
+  }
   const auto ref = find_parameter(model, name);
   if (!ref) return std::nullopt;
   p.kind = ParameterKind::kModel;
@@ -129,7 +141,7 @@ std::string unknown_parameter_message(const std::string& name, const Model<doubl
            join(log_cholesky_coordinate_names()) + "})";
   return "unknown parameter '" + name + "' for model '" + model.name + "' (valid: " + join(parameter_names(model)) +
          "; also: link.<body>.log_cholesky.<coordinate>, initial.qd.<velocity coordinate>, controls.delay, observe.{q,qd}.delay, " +
-         kImuForms +
+         kImuForms + ", joint.<joint>.torque_constant" +
          (has_contact ? ", contact.<parameter>" : "") + ")";
 }
 
@@ -145,6 +157,7 @@ double named_parameter_value(const NamedParameter& p, const Model<double>& model
     case ParameterKind::kSensorDelay:
       throw InvalidArgument("named_parameter_value: '" + p.name + "' is a delay of the experiment, not a model quantity");
     case ParameterKind::kImu: return p.axis < 0 ? 1.0 : 0.0;  // an IMU is calibrated until fitted
+    case ParameterKind::kTorqueConstant: return 1.0;               // current = torque until fitted
     case ParameterKind::kLogCholesky:
       return log_cholesky_from_inertia(model.bodies[p.body].inertia, "link '" + model.bodies[p.body].name + "'")[p.component];
   }

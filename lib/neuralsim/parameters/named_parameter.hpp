@@ -1,5 +1,5 @@
 // Every quantity an experiment can set or estimate by name, resolved in one
-// place. Six kinds of names:
+// place. The kinds of names:
 //   model parameters      link.*, joint.*, gravity.*  (model/parameters.hpp)
 //   inertial blocks       link.<body>.log_cholesky.{alpha,d1,d2,d3,s12,s23,s13,t1,t2,t3}:
 //                         the ten log-Cholesky coordinates of a link's whole
@@ -22,6 +22,9 @@
 //                         measured = gain · reading + bias per sensor of
 //                         estimate.observe.imus (estimate/observation.hpp);
 //                         resolved here by form, the sensor checked by simid
+//   torque constants      joint.<joint>.torque_constant (1 when not fitted):
+//                         a motor's torque per ampere, current = u / k_t per
+//                         joint of estimate.observe.motor_currents
 // Tools resolve a name once; set_named_parameter() then writes values in
 // any scalar type with no string handling.
 #pragma once
@@ -37,7 +40,8 @@
 
 namespace neuralsim {
 
-enum class ParameterKind { kModel, kLogCholesky, kContact, kInitialVelocity, kControlDelay, kSensorDelay, kImu };
+enum class ParameterKind { kModel, kLogCholesky, kContact, kInitialVelocity, kControlDelay, kSensorDelay, kImu,
+                           kTorqueConstant };
 
 struct NamedParameter {
   std::string name;
@@ -50,6 +54,7 @@ struct NamedParameter {
   int channel = -1;                   // kSensorDelay: 0 = q, 1 = q̇; kImu: 0 = gyro, 1 = accelerometer
   std::string sensor;                 // kImu: the IMU's name (observe.imus)
   int axis = -1;                      // kImu: -1 = gain, 0..2 = bias x, y, z
+  int joint = -1;                     // kTorqueConstant: joint index
 };
 
 // The ten coordinate names of a log-Cholesky block, in θ order.
@@ -95,6 +100,7 @@ void set_named_parameter(const NamedParameter& p, const S& value, Model<S>* mode
     case ParameterKind::kControlDelay:
     case ParameterKind::kSensorDelay:
     case ParameterKind::kImu:
+    case ParameterKind::kTorqueConstant:
       throw InvalidArgument("set_named_parameter: '" + p.name + "' is no model quantity (the residuals take it)");
   }
 }

@@ -58,6 +58,12 @@ std::string trajectory_digest(const TrajectorySet& set) {
       f.add("imu/" + name);
       f.add_matrix(reading);
     }
+    for (const auto& [name, m] : {std::pair<const char*, const RowMatrixXd*>{"tau_measured", &t.tau_measured},
+                                  {"current", &t.current}}) {
+      if (m->size() == 0) continue;
+      f.add(name);
+      f.add_matrix(*m);
+    }
   }
   return f.hex();
 }

@@ -1,5 +1,7 @@
 #include "neuralsim/tools/identify.hpp"
 
+#include "neuralsim/estimate/sensor_prediction.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -206,6 +208,44 @@ void apply_imus(const Config& est, Setup& s) {
                            (controls.delay != 0 || s.params.has(ParameterKind::kControlDelay) ? " with a delay" : ""));
 }
 
+// The joint-force channels (estimate.observe.joint_torques, motor_currents):
+// a fixed joint.<name>.torque_constant from params: / params_file: becomes
+// the channel's value, a fitted one needs its joint's current observed; in
+// shooting, q̈ at a sample comes from the forward dynamics as for the IMUs
+// (same timing and contact conditions).
+void apply_joint_force_channels(const Config& est, Setup& s) {
+  ObservationSpec& obs = s.observe;
+  auto observed = [&](int joint) {
+    const std::vector<int>& js = obs.motor_currents.joints;
+    return obs.motor_currents.observed() && std::find(js.begin(), js.end(), joint) != js.end();
+  };
+  for (const ExperimentParameter& p : s.exp.parameters) {
+    if (p.target.kind != ParameterKind::kTorqueConstant) continue;
+    if (obs.torque_constant.empty()) obs.torque_constant.assign(s.exp.model.joints.size(), 1.0);
+    obs.torque_constant[static_cast<size_t>(p.target.joint)] = p.value;
+  }
+  for (int i = 0; i < s.params.size(); ++i) {
+    const NamedParameter& p = s.params[i].target;
+    if (p.kind == ParameterKind::kTorqueConstant && !observed(p.joint))
+      delay_parameter_config(est, p.name)
+          .fail("name", "'" + p.name + "' scales the current of joint '" + s.exp.model.joints[p.joint].name +
+                            "', which estimate.observe.motor_currents does not observe (weight 0 or not in its joints)");
+  }
+  if (obs.joint_force_residuals() == 0 || s.problem.formulation == Formulation::kInverseDynamics) return;
+  const Config where = est.at("observe");
+  const char* key = obs.joint_torques.observed() ? "joint_torques" : "motor_currents";
+  if (s.exp.contact)
+    where.fail(key, "a joint-torque or motor-current channel in single or multiple shooting needs q̈ at each sample, "
+                    "which contact impulses do not give; use residual type inverse_dynamics or no 'contact:' section");
+  const ControlSignal& controls = s.exp.step.controls;
+  if (!controls.is_zero_order_hold() || controls.delay != 0 || s.params.has(ParameterKind::kControlDelay))
+    where.fail(key, std::string("a joint-torque or motor-current channel in single or multiple shooting takes q̈ at "
+                                "each sample under the recorded control held there: expected "
+                                "sim.controls.interpolation zero_order_hold without a control delay, got '") +
+                        control_interpolation_name(controls.interpolation) + "'" +
+                        (controls.delay != 0 || s.params.has(ParameterKind::kControlDelay) ? " with a delay" : ""));
+}
+
 Setup read_setup(const Config& cfg, long long seed) {
   cfg.check_known_keys(
       {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact",
@@ -254,6 +294,7 @@ Setup read_setup(const Config& cfg, long long seed) {
   apply_sensor_delays(est, s);
   refuse_delay_without_replay(cfg, est, s);
   apply_imus(est, s);
+  apply_joint_force_channels(est, s);
 
   // NaN in q, q̇ and link poses is a missing sample (docs/simid.md, gaps):
   // check_missing_data says where it cannot be skipped.
@@ -387,11 +428,14 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
       pred = windowed_prediction(ctx, x, tr, window, starts && t < starts->size() ? &(*starts)[t] : nullptr);
       if (!targets) r = prediction_error(*ctx.model, tr, pred).rmse_q;
       if (!links.empty()) rl = link_position_rmse(links, tr, pred);
+      predict_sensors(ctx, x, tr, pred);  // fit.h5 holds them beside q
     } catch (const NumericalError& err) {
       context.warn("prediction of '" + tr.name + "' diverged: " + err.what());
     }
     e.per_trajectory.push_back({tr.name, targets ? nan : r,
-                                links.empty() ? nan : (targets ? rl * std::sqrt(3.0) : rl), nan});
+                                links.empty() ? nan : (targets ? rl * std::sqrt(3.0) : rl), nan,
+                                pred.size() > 0 ? sensor_rmse(ctx.observe, *ctx.model, tr, pred)
+                                                : std::map<std::string, double>{}});
     e.mean_rmse_q += r / data.trajectories.size();
     e.mean_rmse_link_position += rl / data.trajectories.size();
     if (pred.size() > 0) e.predictions.trajectories.push_back(std::move(pred));

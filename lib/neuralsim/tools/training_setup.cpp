@@ -23,6 +23,8 @@ TrajectorySet first_samples(TrajectorySet set, int n) {
     if (t.has_tau()) t.tau.conservativeResize(k, Eigen::NoChange);
     for (auto& [name, poses] : t.link_poses) poses.conservativeResize(k, Eigen::NoChange);
     for (auto& [name, reading] : t.imus) reading.conservativeResize(k, Eigen::NoChange);
+    if (t.tau_measured.size() > 0) t.tau_measured.conservativeResize(k, Eigen::NoChange);
+    if (t.current.size() > 0) t.current.conservativeResize(k, Eigen::NoChange);
   }
   return set;
 }
