@@ -9,12 +9,12 @@
 #include <tbb/parallel_for.h>
 
 #include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/scalar.hpp"
 #include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
@@ -79,13 +79,13 @@ bool criterion_of(ExcitationCriterion c, const Eigen::MatrixXd& F, double* value
     if (dF) *dF = -llt.solve(Eigen::MatrixXd::Identity(F.rows(), F.cols()));
     return std::isfinite(*value);
   }
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(F);
+  const SymmetricEigen eig = symmetric_eigen(F, dF != nullptr);
   const Eigen::Index n = F.rows();
-  const double lmin = eig.eigenvalues()[0], lmax = eig.eigenvalues()[n - 1];
+  const double lmin = eig.values[0], lmax = eig.values[n - 1];
   if (!(lmin > 0)) return false;
   *value = std::log(lmax) - std::log(lmin);
   if (dF) {
-    const Eigen::VectorXd vmin = eig.eigenvectors().col(0), vmax = eig.eigenvectors().col(n - 1);
+    const Eigen::VectorXd vmin = eig.vectors.col(0), vmax = eig.vectors.col(n - 1);
     *dF = vmax * vmax.transpose() / lmax - vmin * vmin.transpose() / lmin;
   }
   return std::isfinite(*value);
@@ -491,13 +491,13 @@ ExcitationInformation excitation_information(const Model<double>& model, const s
     for (int c = 0; c < p; ++c) y1.col(c) = Y.col(columns[static_cast<size_t>(c)]);
     info.fisher.noalias() += y1.transpose() * weights.asDiagonal() * y1;
   }
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(info.fisher);
-  const double lmin = eig.eigenvalues()[0], lmax = eig.eigenvalues()[p - 1];
+  const SymmetricEigen eig = symmetric_eigen(info.fisher);
+  const double lmin = eig.values[0], lmax = eig.values[p - 1];
   const double nan = std::numeric_limits<double>::quiet_NaN();
   if (lmin > 0) {
-    info.log_det = eig.eigenvalues().array().log().sum();
+    info.log_det = eig.values.array().log().sum();
     info.condition = lmax / lmin;
-    info.std_errors = (eig.eigenvectors() * eig.eigenvalues().cwiseInverse().asDiagonal() * eig.eigenvectors().transpose())
+    info.std_errors = (eig.vectors * eig.values.cwiseInverse().asDiagonal() * eig.vectors.transpose())
                           .diagonal()
                           .cwiseSqrt();
   } else {
