@@ -120,7 +120,7 @@ TEST(Mpi, SimidFindsTheSameFitAtOneAndThreeProcesses) {
   const std::string cmd = testing::app_path("simid") +
                           " --config configs/simid_double_pendulum_lengths.yaml -q --seed 1 --threads 1"
                           " --set estimate.basin_hopping.cost_threshold=0 --set estimate.basin_hopping.rounds=2"
-                          " --set data.max_samples=81 --set estimate.residual.window=80"
+                          " --set data.max_samples=41 --set estimate.residual.window=40"
                           " --set estimate.solver.max_iterations=15";
   std::vector<std::string> outs;
   for (int n : {1, 3}) {
