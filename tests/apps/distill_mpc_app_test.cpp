@@ -83,7 +83,7 @@ TEST(DistillMpcApp, DistilledNetworkStabilizesTheDoubleIntegratorAndAZeroNetwork
   // Every path lives under the test's fresh temporary directory.
   const std::filesystem::path zero_dir = testing::fresh_dir("distill_di_zero");
   const std::string weights = (zero_dir / "zero.h5").string(), run_dir = (zero_dir / "run").string();
-  NamedNetwork zero{"mpc_control", nn::Mlp(2, std::vector<nn::Index>{8}, 1, nn::Activation::kTanh), {}, {}};
+  NamedNetwork zero{"mpc_control", nn::Mlp(2, std::vector<nn::Index>{8}, 1, nn::Activation::kTanh), {}, {}, {}};
   write_networks(weights, {zero});
   const auto z = testing::run_command(distill_app_cmd("--seed 1 --out " + run_dir + " --set distill.evaluate.weights=" +
                                                       weights));
@@ -145,7 +145,7 @@ TEST(DistillMpcApp, ResumeAfterInterruptOrKillGivesTheUninterruptedWeights) {
 // interrupted run left in --out is not generated again over.
 TEST(DistillMpcApp, ResumeWithoutACheckpointIsRefusedAndTouchesNothing) {
   const std::string dir = testing::fresh_dir("distill_resume_without_checkpoint");
-  NamedNetwork zero{"mpc_control", nn::Mlp(2, std::vector<nn::Index>{8}, 1, nn::Activation::kTanh), {}, {}};
+  NamedNetwork zero{"mpc_control", nn::Mlp(2, std::vector<nn::Index>{8}, 1, nn::Activation::kTanh), {}, {}, {}};
   write_networks(dir + "/zero.h5", {zero});
   for (const std::string& mode : {std::string(), " --set distill.evaluate.weights=" + dir + "/zero.h5"}) {
     SCOPED_TRACE(mode.empty() ? "training" : "evaluation only");
@@ -174,7 +174,7 @@ TEST(DistillMpcApp, BadInputGetsOneLineAndItsExitCode) {
     std::vector<std::string> parts;
   };
   // A weights file whose network does not match the controller's input size.
-  NamedNetwork wrong{"mpc_control", nn::Mlp(3, std::vector<nn::Index>{4}, 1, nn::Activation::kTanh), {}, {}};
+  NamedNetwork wrong{"mpc_control", nn::Mlp(3, std::vector<nn::Index>{4}, 1, nn::Activation::kTanh), {}, {}, {}};
   write_networks(dir + "/wrong.h5", {wrong});
   // A dataset of the wrong width.
   DistillDataset d;
@@ -218,7 +218,7 @@ TEST(DistillMpcApp, QuadrupedBadInputGetsOneLineAndItsExitCode) {
     int code;
     std::vector<std::string> parts;
   };
-  NamedNetwork small{"mpc_forces", nn::Mlp(7, std::vector<nn::Index>{}, 12, nn::Activation::kTanh), {}, {}};
+  NamedNetwork small{"mpc_forces", nn::Mlp(7, std::vector<nn::Index>{}, 12, nn::Activation::kTanh), {}, {}, {}};
   write_networks(dir + "/small.h5", {small});
   const std::string laikago = testing::app_path("distill-mpc") + " --config configs/distill_laikago.yaml -q ";
   const std::vector<Case> quadruped = {

@@ -118,7 +118,7 @@ TEST(DhModel, StandardFramesAreDenavitHartenbergProducts) {
 // Spong, Hutchinson & Vidyasagar, "Robot Modeling and Control", §7.4.1: the
 // planar elbow arm, links along x_i of length a_i, COM at l_ci from joint i.
 TEST(DhModel, StandardPlanarArmHasTheTextbookMassMatrix) {
-  const double a1 = 0.7, a2 = 0.5, lc1 = 0.3, lc2 = 0.2, m1 = 2.0, m2 = 1.5, I1 = 0.05, I2 = 0.03;
+  const double a1 = 0.7, lc1 = 0.3, lc2 = 0.2, m1 = 2.0, m2 = 1.5, I1 = 0.05, I2 = 0.03;  // a2 = 0.5 (no term)
   // The inertials are in DH frame i, at the distal end: the COM is at x = l_ci − a_i.
   const std::string yaml = "dh:\n  convention: standard\n  links:\n"
                            "    - {name: upper, a: 0.7, mass: 2.0, com: [-0.4, 0, 0], inertia: [0.001, 0.05, 0.05]}\n"
