@@ -19,13 +19,13 @@ using testing::fresh_dir;
 using testing::read_json;
 using testing::run_command;
 
-// Six rounds of two local solves on one thread (about 1-2 s), so
+// Six rounds of two local solves on one thread (about 1 s), so
 // that the stops below land in different rounds and inside them.
 const std::string kRun = testing::app_path("simid") +
                          " --config configs/simid_double_pendulum_lengths.yaml -q --threads 1 --seed 5"
                          " --set estimate.basin_hopping.rounds=6 --set estimate.basin_hopping.population=2"
                          " --set estimate.basin_hopping.cost_threshold=-1 --set estimate.solver.max_iterations=8"
-                         " --set data.max_samples=161 --set output.plot=false";
+                         " --set data.max_samples=101 --set output.plot=false";
 
 nlohmann::json result(const std::string& out) {
   const nlohmann::json p = read_json(out + "/params.json");
