@@ -115,6 +115,14 @@ struct Hooks {
   std::mutex mutex;
   std::set<std::thread::id> threads;  // which threads evaluated windows
   double spin_seconds = 0;            // busy time per window, so that a second worker joins in
+  // Windows wait (at most 2 s in all) until this many threads have evaluated
+  // windows: on a loaded machine a worker may otherwise never get a turn.
+  std::size_t wait_for_threads = 0;
+  const std::chrono::steady_clock::time_point created = std::chrono::steady_clock::now();
+  std::size_t threads_seen() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return threads.size();
+  }
 };
 
 class HookedToy : public LinearToy {
@@ -128,6 +136,9 @@ class HookedToy : public LinearToy {
       std::lock_guard<std::mutex> lock(hooks_->mutex);
       hooks_->threads.insert(std::this_thread::get_id());
     }
+    while (hooks_->threads_seen() < hooks_->wait_for_threads &&
+           std::chrono::steady_clock::now() - hooks_->created < std::chrono::seconds(2))
+      std::this_thread::yield();
     const auto t0 = std::chrono::steady_clock::now();
     while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < hooks_->spin_seconds) {
     }
@@ -342,6 +353,7 @@ TrainingState run_with_threads(int threads, std::uint64_t seed, std::size_t* thr
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
   auto hooks = std::make_shared<Hooks>();
   hooks->spin_seconds = 20e-6;
+  hooks->wait_for_threads = static_cast<std::size_t>(threads);
   const TrajectorySet train = toy_set(true_theta(), 4, 60, 11), validation = toy_set(true_theta(), 2, 60, 12);
   TrainerOptions o = adam_options();
   o.epochs = 3;
