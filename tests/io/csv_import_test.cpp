@@ -383,6 +383,33 @@ TEST_F(CsvImportTest, EmptyQAndQdCellsAreMissingSamplesThroughHdf5) {
                   {"log.csv:3", "an empty q cell", "resample_dt needs complete positions"});
 }
 
+// A joint-torque sensor and a motor current (simid's joint_torques and
+// motor_currents channels) from their own columns, with a unit change and a
+// sample the sensor missed: NaN in tau_measured, through the HDF5 file.
+TEST_F(CsvImportTest, SensorColumnsBecomeTauMeasuredAndCurrent) {
+  write("log.csv", "t,x,y,sensor_mNm,amps\n0.0,1.0,0.0,250,0.5\n0.1,1.1,0.01,,0.6\n0.2,1.2,0.02,-125,0.7\n");
+  const std::string sensors = "  tau_measured:\n    - {terms: {sensor_mNm: 0.001}}\n  current: [amps]\n";
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml(sensors)));
+  const Trajectory& tr = set.trajectories.at(0);
+  ASSERT_EQ(tr.tau_measured.rows(), 3);
+  EXPECT_EQ(tr.tau_measured(0, 0), 0.25);
+  EXPECT_TRUE(std::isnan(tr.tau_measured(1, 0)));
+  EXPECT_EQ(tr.tau_measured(2, 0), -0.125);
+  EXPECT_EQ(tr.current(2, 0), 0.7);
+  write_trajectories(path("s.h5"), set, true);
+  const Trajectory back = read_trajectories(path("s.h5"), true).trajectories.at(0);
+  EXPECT_TRUE(std::isnan(back.tau_measured(1, 0)));
+  EXPECT_EQ(back.current(1, 0), 0.6);
+  // Interpolation would smear the gap; a wrong coordinate count is refused.
+  expect_contains(testing::config_or_data_error(
+                      [&] { import_csv(write("import.yaml", synthetic_yaml(sensors + "  resample_dt: 0.05\n"))); },
+                      false),
+                  {"log.csv:3", "an empty tau_measured cell", "resample_dt needs complete readings"});
+  expect_contains(testing::config_or_data_error(
+                      [&] { import_csv(write("import.yaml", synthetic_yaml("  current: [amps, amps]\n"))); }, true),
+                  {"csv_import.current", "expected nv = 1 coordinates, got 2"});
+}
+
 TEST_F(CsvImportTest, WrongFieldCountAndBackwardsTime) {
   write("log.csv", "t,x,y\n0,1,0\n0.1,2\n");
   expect_contains(

@@ -87,6 +87,7 @@ struct ImportSpec {
   std::vector<std::string> joint_names;
   std::vector<std::string> q_names;
   std::vector<Coordinate> q, qd, tau;
+  std::vector<Coordinate> tau_measured, current;  // sensor channels (docs/simid.md): missing cells allowed
   std::optional<DerivedVelocity> derive_qd;  // instead of qd columns
   std::optional<ImportSplit> split;
   std::optional<double> resample_dt;
@@ -213,7 +214,7 @@ ImportSplit parse_split(const Config& root) {
 
 ImportSpec parse_spec(const Config& root) {
   root.check_known_keys({"files", "delimiter", "header", "comment", "time", "sample_rate", "dt", "t0", "time_scale",
-                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "resample_dt", "segment",
+                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "tau_measured", "current", "resample_dt", "segment",
                          "split"});
   ImportSpec spec;
   spec.source = root.file();
@@ -234,6 +235,8 @@ ImportSpec parse_spec(const Config& root) {
   else
     spec.qd = parse_coordinates(root, "qd");
   if (root.has("tau")) spec.tau = parse_coordinates(root, "tau");
+  if (root.has("tau_measured")) spec.tau_measured = parse_coordinates(root, "tau_measured");
+  if (root.has("current")) spec.current = parse_coordinates(root, "current");
   const std::string delimiter = root.get_or("delimiter", ",");
   if (delimiter.size() != 1) root.fail("delimiter", "expected a single character, got '" + delimiter + "'");
   spec.delimiter = delimiter[0];
@@ -255,8 +258,11 @@ ImportSpec parse_spec(const Config& root) {
   if (spec.joint_names.size() != spec.nv())
     root.fail("joint_names", "expected one name per qd coordinate (nv = " + nv + "), got " +
                                  std::to_string(spec.joint_names.size()));
-  if (!spec.tau.empty() && spec.tau.size() != spec.nv())
-    root.fail("tau", "expected nv = " + nv + " coordinates, got " + std::to_string(spec.tau.size()));
+  for (const auto& [key, coords] : {std::pair<const char*, const std::vector<Coordinate>*>{"tau", &spec.tau},
+                                    {"tau_measured", &spec.tau_measured},
+                                    {"current", &spec.current}})
+    if (!coords->empty() && coords->size() != spec.nv())
+      root.fail(key, "expected nv = " + nv + " coordinates, got " + std::to_string(coords->size()));
   if (!spec.q_names.empty() && spec.q_names.size() != spec.q.size())
     root.fail("q_names", "expected nq = " + std::to_string(spec.q.size()) + " names, got " +
                              std::to_string(spec.q_names.size()));
@@ -465,7 +471,7 @@ class CsvFile {
 // Maps each referenced column to its position in CsvColumns.
 struct ColumnIndex {
   std::optional<size_t> time;  // none with a sample rate
-  std::vector<std::vector<std::pair<size_t, double>>> q, qd, tau;  // (slot, coeff)
+  std::vector<std::vector<std::pair<size_t, double>>> q, qd, tau, tau_measured, current;  // (slot, coeff)
 };
 
 class ColumnCollector {
@@ -539,6 +545,10 @@ std::vector<size_t> monotonic_rows(const CsvColumns& data, size_t time_slot, dou
 // Linear interpolation of every column onto t0, t0 + dt, ... <= t_end. The
 // length is sized before anything is allocated: a tiny resample_dt is a
 // ConfigError at that key, not an exhausted memory.
+// The optional channels beside q and q̇ (empty when not imported).
+constexpr RowMatrixXd Trajectory::*kOptionalChannels[] = {&Trajectory::tau, &Trajectory::tau_measured,
+                                                          &Trajectory::current};
+
 Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, const std::string& file) {
   const double t0 = in.time[0];
   const double span = in.time[in.size() - 1] - t0;
@@ -549,7 +559,8 @@ Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, con
     spec.owner->fail("resample_dt", format_printf("%g s over the %g s of %s makes %.3g samples, more than the "
                                                   "limit of %lld per trajectory",
                                                   dt, span, file.c_str(), samples, CsvImportLimits::kMaxSamples));
-  const double columns = 1.0 + static_cast<double>(in.q.cols() + in.qd.cols() + in.tau.cols());
+  double columns = 1.0 + static_cast<double>(in.q.cols() + in.qd.cols());
+  for (auto channel : kOptionalChannels) columns += static_cast<double>((in.*channel).cols());
   check_memory(*spec.owner, "resample_dt", format_printf("resampling %s to %.0f samples", file.c_str(), samples),
                samples * columns * sizeof(double));
   const Eigen::Index n = static_cast<Eigen::Index>(samples);
@@ -558,7 +569,7 @@ Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, con
   out.time.resize(n);
   out.q.resize(n, in.q.cols());
   out.qd.resize(n, in.qd.cols());
-  if (in.has_tau()) out.tau.resize(n, in.tau.cols());
+  for (auto channel : kOptionalChannels) (out.*channel).resize((in.*channel).size() > 0 ? n : 0, (in.*channel).cols());
   Eigen::Index j = 0;
   for (Eigen::Index k = 0; k < n; ++k) {
     const double t = t0 + static_cast<double>(k) * dt;  // no accumulated drift
@@ -569,7 +580,8 @@ Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, con
     out.time[k] = t;
     out.q.row(k) = (1 - w) * in.q.row(j) + w * in.q.row(j1);
     out.qd.row(k) = (1 - w) * in.qd.row(j) + w * in.qd.row(j1);
-    if (in.has_tau()) out.tau.row(k) = (1 - w) * in.tau.row(j) + w * in.tau.row(j1);
+    for (auto channel : kOptionalChannels)
+      if ((in.*channel).size() > 0) (out.*channel).row(k) = (1 - w) * (in.*channel).row(j) + w * (in.*channel).row(j1);
   }
   return out;
 }
@@ -589,13 +601,14 @@ Trajectory select_rows(const Trajectory& in, const std::vector<size_t>& rows) {
   out.time.resize(n);
   out.q.resize(n, in.q.cols());
   out.qd.resize(n, in.qd.cols());
-  if (in.has_tau()) out.tau.resize(n, in.tau.cols());
+  for (auto channel : kOptionalChannels) (out.*channel).resize((in.*channel).size() > 0 ? n : 0, (in.*channel).cols());
   for (Eigen::Index k = 0; k < n; ++k) {
     const Eigen::Index r = static_cast<Eigen::Index>(rows[k]);
     out.time[k] = in.time[r];
     out.q.row(k) = in.q.row(r);
     out.qd.row(k) = in.qd.row(r);
-    if (in.has_tau()) out.tau.row(k) = in.tau.row(r);
+    for (auto channel : kOptionalChannels)
+      if ((in.*channel).size() > 0) (out.*channel).row(k) = (in.*channel).row(r);
   }
   return out;
 }
@@ -620,7 +633,8 @@ void derive_velocity(Trajectory& tr, const DerivedVelocity& d, const ImportSpec&
   out.time = tr.time.segment(half, n);
   out.q = tr.q.middleRows(half, n);
   out.qd = qd;
-  if (tr.has_tau()) out.tau = tr.tau.middleRows(half, n);
+  for (auto channel : kOptionalChannels)
+    if ((tr.*channel).size() > 0) out.*channel = (tr.*channel).middleRows(half, n);
   tr = std::move(out);
 }
 
@@ -632,10 +646,12 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   index.q = resolve_coordinates(spec.q, csv, collector);
   index.qd = resolve_coordinates(spec.qd, csv, collector);
   index.tau = resolve_coordinates(spec.tau, csv, collector);
-  // Empty cells of q and q̇ columns are missing samples (simid skips them);
-  // a column that time or τ also reads must be complete.
+  index.tau_measured = resolve_coordinates(spec.tau_measured, csv, collector);
+  index.current = resolve_coordinates(spec.current, csv, collector);
+  // Empty cells of q, q̇ and sensor columns are missing samples (simid skips
+  // them); a column that time or τ also reads must be complete.
   std::vector<size_t> may_be_missing;
-  for (const auto* coords : {&index.q, &index.qd})
+  for (const auto* coords : {&index.q, &index.qd, &index.tau_measured, &index.current})
     for (const auto& terms : *coords)
       for (const auto& term : terms) may_be_missing.push_back(collector.columns()[term.first]);
   std::vector<size_t> complete;
@@ -672,14 +688,22 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   }
   tr.q = evaluate(spec.q, index.q, data, rows);
   if (!spec.tau.empty()) tr.tau = evaluate(spec.tau, index.tau, data, rows);
+  if (!spec.tau_measured.empty()) tr.tau_measured = evaluate(spec.tau_measured, index.tau_measured, data, rows);
+  if (!spec.current.empty()) tr.current = evaluate(spec.current, index.current, data, rows);
   // Filters and interpolation would smear a missing sample over its
-  // neighbours: they need complete positions.
-  if ((spec.derive_qd || spec.resample_dt) && tr.q.hasNaN()) {
+  // neighbours: they need complete positions (and, interpolated, complete
+  // sensor readings).
+  for (const auto& [name, m] : {std::pair<const char*, const RowMatrixXd*>{"q", &tr.q},
+                                {"tau_measured", &tr.tau_measured},
+                                {"current", &tr.current}}) {
+    const bool needed = spec.resample_dt || (spec.derive_qd && m == &tr.q);
+    if (!needed || !m->hasNaN()) continue;
     Eigen::Index row = 0;
-    while (!tr.q.row(row).hasNaN()) ++row;
-    throw DataError(path + ":" + std::to_string(data.lines[rows[static_cast<size_t>(row)]]) +
-                    ": an empty q cell (a missing sample), and " + (spec.derive_qd ? "qd derived from q" : "resample_dt") +
-                    " needs complete positions; fill the gap or import without it");
+    while (!m->row(row).hasNaN()) ++row;
+    throw DataError(path + ":" + std::to_string(data.lines[rows[static_cast<size_t>(row)]]) + ": an empty " + name +
+                    " cell (a missing sample), and " + (spec.derive_qd && m == &tr.q ? "qd derived from q" : "resample_dt") +
+                    " needs complete " + (m == &tr.q ? "positions" : "readings") +
+                    "; fill the gap or import without it");
   }
   if (spec.derive_qd) {
     derive_velocity(tr, *spec.derive_qd, spec, path);
