@@ -410,6 +410,34 @@ TEST_F(CsvImportTest, SensorColumnsBecomeTauMeasuredAndCurrent) {
                   {"csv_import.current", "expected nv = 1 coordinates, got 2"});
 }
 
+// An IMU's six columns (gyro in rad/s, accelerometer in g) as imu/<name>,
+// with a gyro sample missed.
+TEST_F(CsvImportTest, ImuColumnsBecomeAnImuReading) {
+  write("log.csv", "t,x,y,gx,gy,gz,ax,ay,az\n0.0,1.0,0.0,0.1,0.2,0.3,0,0,1\n0.1,1.1,0.01,,0.2,0.3,0,0.5,1\n");
+  const std::string imu = "  imus:\n    tip: [gx, gy, gz, {terms: {ax: 9.81}}, {terms: {ay: 9.81}}, {terms: {az: 9.81}}]\n";
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml(imu)));
+  const RowMatrixXd& r = set.trajectories.at(0).imus.at("tip");
+  ASSERT_EQ(r.rows(), 2);
+  ASSERT_EQ(r.cols(), 6);
+  EXPECT_EQ(r(0, 2), 0.3);
+  EXPECT_EQ(r(0, 5), 9.81);
+  EXPECT_EQ(r(1, 4), 0.5 * 9.81);
+  EXPECT_TRUE(std::isnan(r(1, 0)));
+  write_trajectories(path("i.h5"), set, true);
+  const RowMatrixXd back = read_trajectories(path("i.h5"), true).trajectories.at(0).imus.at("tip");
+  EXPECT_TRUE(std::isnan(back(1, 0)));
+  EXPECT_EQ(back(1, 1), 0.2);
+  expect_contains(testing::config_or_data_error(
+                      [&] { import_csv(write("import.yaml", synthetic_yaml("  imus: {tip: [gx, gy, gz]}\n"))); }, true),
+                  {"csv_import.imus.tip", "expected 6 coordinates", "got 3"});
+  expect_contains(testing::config_or_data_error(
+                      [&] {
+                        import_csv(write("import.yaml", synthetic_yaml("  imus: {\"a/b\": [gx, gy, gz, ax, ay, az]}\n")));
+                      },
+                      true),
+                  {"csv_import.imus", "a/b", "without '/'"});
+}
+
 TEST_F(CsvImportTest, WrongFieldCountAndBackwardsTime) {
   write("log.csv", "t,x,y\n0,1,0\n0.1,2\n");
   expect_contains(

@@ -3,6 +3,7 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <map>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -88,6 +89,7 @@ struct ImportSpec {
   std::vector<std::string> q_names;
   std::vector<Coordinate> q, qd, tau;
   std::vector<Coordinate> tau_measured, current;  // sensor channels (docs/simid.md): missing cells allowed
+  std::map<std::string, std::vector<Coordinate>> imus;  // sensor -> 6 coordinates (gyro xyz, accel xyz)
   std::optional<DerivedVelocity> derive_qd;  // instead of qd columns
   std::optional<ImportSplit> split;
   std::optional<double> resample_dt;
@@ -214,7 +216,7 @@ ImportSplit parse_split(const Config& root) {
 
 ImportSpec parse_spec(const Config& root) {
   root.check_known_keys({"files", "delimiter", "header", "comment", "time", "sample_rate", "dt", "t0", "time_scale",
-                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "tau_measured", "current", "resample_dt", "segment",
+                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "tau_measured", "current", "imus", "resample_dt", "segment",
                          "split"});
   ImportSpec spec;
   spec.source = root.file();
@@ -237,6 +239,19 @@ ImportSpec parse_spec(const Config& root) {
   if (root.has("tau")) spec.tau = parse_coordinates(root, "tau");
   if (root.has("tau_measured")) spec.tau_measured = parse_coordinates(root, "tau_measured");
   if (root.has("current")) spec.current = parse_coordinates(root, "current");
+  if (root.has("imus")) {
+    if (!root.is_map("imus")) root.fail("imus", "expected a map of sensor name -> 6 coordinates");
+    const Config imus = root.at("imus");
+    for (const std::string& sensor : imus.keys()) {
+      if (sensor.empty() || sensor == "." || sensor == ".." || sensor.find('/') != std::string::npos)
+        imus.fail(sensor, "expected a sensor name without '/' (it names the dataset imu/<name>), got '" + sensor + "'");
+      std::vector<Coordinate> coords = parse_coordinates(imus, sensor);
+      if (coords.size() != 6)
+        imus.fail(sensor, "expected 6 coordinates (gyro x y z, accelerometer x y z), got " +
+                              std::to_string(coords.size()));
+      spec.imus[sensor] = std::move(coords);
+    }
+  }
   const std::string delimiter = root.get_or("delimiter", ",");
   if (delimiter.size() != 1) root.fail("delimiter", "expected a single character, got '" + delimiter + "'");
   spec.delimiter = delimiter[0];
@@ -472,6 +487,7 @@ class CsvFile {
 struct ColumnIndex {
   std::optional<size_t> time;  // none with a sample rate
   std::vector<std::vector<std::pair<size_t, double>>> q, qd, tau, tau_measured, current;  // (slot, coeff)
+  std::map<std::string, std::vector<std::vector<std::pair<size_t, double>>>> imus;
 };
 
 class ColumnCollector {
@@ -561,6 +577,7 @@ Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, con
                                                   dt, span, file.c_str(), samples, CsvImportLimits::kMaxSamples));
   double columns = 1.0 + static_cast<double>(in.q.cols() + in.qd.cols());
   for (auto channel : kOptionalChannels) columns += static_cast<double>((in.*channel).cols());
+  columns += 6.0 * static_cast<double>(in.imus.size());
   check_memory(*spec.owner, "resample_dt", format_printf("resampling %s to %.0f samples", file.c_str(), samples),
                samples * columns * sizeof(double));
   const Eigen::Index n = static_cast<Eigen::Index>(samples);
@@ -582,6 +599,11 @@ Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, con
     out.qd.row(k) = (1 - w) * in.qd.row(j) + w * in.qd.row(j1);
     for (auto channel : kOptionalChannels)
       if ((in.*channel).size() > 0) (out.*channel).row(k) = (1 - w) * (in.*channel).row(j) + w * (in.*channel).row(j1);
+    for (const auto& [sensor, reading] : in.imus) {
+      RowMatrixXd& o = out.imus[sensor];
+      if (o.rows() != n) o.resize(n, reading.cols());
+      o.row(k) = (1 - w) * reading.row(j) + w * reading.row(j1);
+    }
   }
   return out;
 }
@@ -609,6 +631,11 @@ Trajectory select_rows(const Trajectory& in, const std::vector<size_t>& rows) {
     out.qd.row(k) = in.qd.row(r);
     for (auto channel : kOptionalChannels)
       if ((in.*channel).size() > 0) (out.*channel).row(k) = (in.*channel).row(r);
+    for (const auto& [sensor, reading] : in.imus) {
+      RowMatrixXd& o = out.imus[sensor];
+      if (o.rows() != n) o.resize(n, reading.cols());
+      o.row(k) = reading.row(r);
+    }
   }
   return out;
 }
@@ -635,6 +662,7 @@ void derive_velocity(Trajectory& tr, const DerivedVelocity& d, const ImportSpec&
   out.qd = qd;
   for (auto channel : kOptionalChannels)
     if ((tr.*channel).size() > 0) out.*channel = (tr.*channel).middleRows(half, n);
+  for (const auto& [sensor, reading] : tr.imus) out.imus[sensor] = reading.middleRows(half, n);
   tr = std::move(out);
 }
 
@@ -648,10 +676,15 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   index.tau = resolve_coordinates(spec.tau, csv, collector);
   index.tau_measured = resolve_coordinates(spec.tau_measured, csv, collector);
   index.current = resolve_coordinates(spec.current, csv, collector);
+  for (const auto& [sensor, coords] : spec.imus) index.imus[sensor] = resolve_coordinates(coords, csv, collector);
   // Empty cells of q, q̇ and sensor columns are missing samples (simid skips
   // them); a column that time or τ also reads must be complete.
   std::vector<size_t> may_be_missing;
-  for (const auto* coords : {&index.q, &index.qd, &index.tau_measured, &index.current})
+  std::vector<const std::vector<std::vector<std::pair<size_t, double>>>*> sensors = {&index.q, &index.qd,
+                                                                                      &index.tau_measured,
+                                                                                      &index.current};
+  for (const auto& entry : index.imus) sensors.push_back(&entry.second);
+  for (const auto* coords : sensors)
     for (const auto& terms : *coords)
       for (const auto& term : terms) may_be_missing.push_back(collector.columns()[term.first]);
   std::vector<size_t> complete;
@@ -690,12 +723,14 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   if (!spec.tau.empty()) tr.tau = evaluate(spec.tau, index.tau, data, rows);
   if (!spec.tau_measured.empty()) tr.tau_measured = evaluate(spec.tau_measured, index.tau_measured, data, rows);
   if (!spec.current.empty()) tr.current = evaluate(spec.current, index.current, data, rows);
+  for (const auto& [sensor, coords] : spec.imus) tr.imus[sensor] = evaluate(coords, index.imus.at(sensor), data, rows);
   // Filters and interpolation would smear a missing sample over its
   // neighbours: they need complete positions (and, interpolated, complete
   // sensor readings).
-  for (const auto& [name, m] : {std::pair<const char*, const RowMatrixXd*>{"q", &tr.q},
-                                {"tau_measured", &tr.tau_measured},
-                                {"current", &tr.current}}) {
+  std::vector<std::pair<std::string, const RowMatrixXd*>> complete_for_filters = {
+      {"q", &tr.q}, {"tau_measured", &tr.tau_measured}, {"current", &tr.current}};
+  for (const auto& [sensor, reading] : tr.imus) complete_for_filters.emplace_back("imus." + sensor, &reading);
+  for (const auto& [name, m] : complete_for_filters) {
     const bool needed = spec.resample_dt || (spec.derive_qd && m == &tr.q);
     if (!needed || !m->hasNaN()) continue;
     Eigen::Index row = 0;
