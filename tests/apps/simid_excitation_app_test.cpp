@@ -41,24 +41,30 @@ const char* kExcitationSection =
     "  joint_terms: [damping, friction]\n"
     "  limits: {q_lower: [-1.5, -2], q_upper: [1, 2], qd: [3, 4], qdd: [30, 40], tau: [6, 3]}\n";
 
+// A file in a folder of the test's own output directory.
+std::string excitation_app_file(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
 TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
   const std::string dir = testing::fresh_dir("simid_excitation_fit");
-  testing::write_file(dir + "/design.yaml", excitation_config(kExcitationSection));
-  const auto d = run_command(testing::app_path("simid") + " --config " + dir + "/design.yaml --design-excitation -q --seed 5 --out " +
-                             dir + "/design");
+  const std::string design_dir = excitation_app_file(dir, "design"), fit_dir = excitation_app_file(dir, "fit");
+  testing::write_file(excitation_app_file(dir, "design.yaml"), excitation_config(kExcitationSection));
+  const auto d = run_command(testing::app_path("simid") + " --config " + excitation_app_file(dir, "design.yaml") + " --design-excitation -q --seed 5 --out " +
+                             design_dir);
   ASSERT_EQ(d.exit_code, 0) << d.err;
   for (const char* f : {"excitation.h5", "excitation.csv", "excitation.json", "summary.json"})
-    EXPECT_TRUE(std::filesystem::exists(dir + "/design/" + f)) << f;
-  const nlohmann::json design = read_json(dir + "/design/excitation.json");
-  const nlohmann::json summary = read_json(dir + "/design/summary.json");
+    EXPECT_TRUE(std::filesystem::exists(excitation_app_file(design_dir, f))) << f;
+  const nlohmann::json design = read_json(excitation_app_file(design_dir, "excitation.json"));
+  const nlohmann::json summary = read_json(excitation_app_file(design_dir, "summary.json"));
   EXPECT_EQ(summary["status"], "ok");
   EXPECT_LT(summary["metrics"]["excitation"]["designed"]["condition"].get<double>(),
             summary["metrics"]["excitation"]["initial"]["condition"].get<double>());
   // The CSV: a header and one row per sample of excitation.h5.
-  TrajectorySet set = read_trajectories(dir + "/design/excitation.h5");
+  TrajectorySet set = read_trajectories(excitation_app_file(design_dir, "excitation.h5"));
   ASSERT_EQ(set.trajectories.size(), 1u);
   Trajectory& t = set.trajectories[0];
-  const std::string csv = testing::read_text(dir + "/design/excitation.csv");
+  const std::string csv = testing::read_text(excitation_app_file(design_dir, "excitation.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), t.size() + 1);
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "time,q_shoulder,q_elbow,qd_shoulder,qd_elbow");
 
@@ -70,8 +76,8 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
   const double sigma[2] = {0.05, 0.03};
   for (Eigen::Index k = 0; k < t.size(); ++k)
     for (int j = 0; j < 2; ++j) t.tau(k, j) += sigma[j] * n(rng);
-  write_trajectories(dir + "/noisy.h5", set);
-  testing::write_file(dir + "/fit.yaml",
+  write_trajectories(excitation_app_file(dir, "noisy.h5"), set);
+  testing::write_file(excitation_app_file(dir, "fit.yaml"),
                       "model: {file: " + testing::source_path("configs/models/geared_arm.yaml") +
                           "}\n"
                           "sim: {dt: 0.005}\n"
@@ -89,9 +95,9 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
                           "  solver: {max_iterations: 30}\n"
                           "  basin_hopping: {enabled: false}\n"
                           "output: {plot: false}\n");
-  const auto f = run_command(testing::app_path("simid") + " --config " + dir + "/fit.yaml -q --seed 1 --out " + dir + "/fit");
+  const auto f = run_command(testing::app_path("simid") + " --config " + excitation_app_file(dir, "fit.yaml") + " -q --seed 1 --out " + fit_dir);
   ASSERT_EQ(f.exit_code, 0) << f.err;
-  const nlohmann::json fit = read_json(dir + "/fit/summary.json");
+  const nlohmann::json fit = read_json(excitation_app_file(fit_dir, "summary.json"));
   const nlohmann::json& estimates = fit["metrics"]["base_parameters"]["estimates"];
   std::map<std::string, double> predicted;
   for (const auto& b : design["base_parameters"]) predicted[b["combination"]] = b["std_error"].get<double>();
@@ -109,7 +115,7 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
   }
   EXPECT_GE(compared, 4);
   // The joint terms: their own base parameters, the fit's own parameters.
-  const nlohmann::json params = read_json(dir + "/fit/params.json");
+  const nlohmann::json params = read_json(excitation_app_file(fit_dir, "params.json"));
   for (const char* joint : {"shoulder", "elbow"})
     for (const char* term : {"damping", "friction"}) {
       const std::string name = std::string(joint) + "." + term;
@@ -132,14 +138,14 @@ TEST(SimidExcitation, BadKeysAreRefusedWithExitTwo) {
   };
   int i = 0;
   for (const auto& [lines, key] : cases) {
-    const std::string config = dir + "/bad" + std::to_string(i++) + ".yaml";
+    const std::string config = excitation_app_file(dir, "bad" + std::to_string(i++) + ".yaml");
+    const std::string out = excitation_app_file(dir, "out" + std::to_string(i));
     testing::write_file(config, excitation_config(lines));
-    const auto r = run_command(testing::app_path("simid") + " --config " + config + " --design-excitation -q --out " + dir +
-                               "/out" + std::to_string(i));
+    const auto r = run_command(testing::app_path("simid") + " --config " + config + " --design-excitation -q --out " + out);
     EXPECT_EQ(r.exit_code, 2) << lines << r.err;
     EXPECT_NE(r.err.find(key), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(config), std::string::npos) << r.err;
-    EXPECT_FALSE(std::filesystem::exists(dir + "/out" + std::to_string(i) + "/excitation.h5"));
+    EXPECT_FALSE(std::filesystem::exists(excitation_app_file(out, "excitation.h5")));
   }
 }
 

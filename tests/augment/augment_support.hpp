@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -17,6 +18,8 @@
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/yaml_model.hpp"
+#include "neuralsim/parameters/named_parameter.hpp"
+#include "neuralsim/parameters/parameter_set.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim::testing {
@@ -34,6 +37,61 @@ struct Scene {
   // Control component i at time t.
   double control(int i, double t) const { return amplitude[i] * std::sin(2 * M_PI * frequency[i] * t + phase[i]); }
 };
+
+// The scene's controls at the step times, nv × T.
+inline Eigen::MatrixXd scene_controls(const Scene& s, int T) {
+  Eigen::MatrixXd u(s.model.nv, T);
+  for (int k = 0; k < T; ++k)
+    for (int i = 0; i < s.model.nv; ++i) u(i, k) = s.control(i, k * s.step.dt);
+  return u;
+}
+
+// Named parameters at the scene's values (initial.qd.* at zero; inertials
+// in log-Cholesky coordinates).
+inline ParameterSet scene_parameters(const Model<double>& model, const std::optional<ContactSettings>& contact,
+                                     const std::vector<std::string>& names) {
+  std::vector<EstimatedParameter> ps;
+  for (const std::string& n : names) {
+    const auto target = resolve_named_parameter(n, model, contact.has_value());
+    if (!target) throw InvalidArgument("test: unknown parameter " + n);
+    EstimatedParameter p;
+    p.target = *target;
+    const Eigen::VectorXd qd0 = Eigen::VectorXd::Zero(model.nv);
+    const ContactParameters<double> c = contact ? contact->parameters : ContactParameters<double>();
+    p.initial = named_parameter_value(*target, model, &c, &qd0);
+    if (p.kind() == ParameterKind::kLogCholesky) p.transformation = Transformation::kLogCholesky;
+    ps.push_back(p);
+  }
+  return ParameterSet(ps);
+}
+
+// Richardson-extrapolated central difference of f at 0 (error O(h⁴)).
+inline double richardson_central_difference(const std::function<double(double)>& f, double h) {
+  const double d1 = (f(h) - f(-h)) / (2 * h);
+  const double d2 = (f(h / 2) - f(-h / 2)) / h;
+  return (4 * d2 - d1) / 3;
+}
+
+// Laikago standing on its four toes (configs/rollout_laikago_standing.yaml)
+// `depth` into the ground, a small base velocity, sinusoidal joint torques.
+inline Scene laikago_standing_scene(const std::string& contact_model, double depth) {
+  const Experiment e = load_experiment(Config::load(source_path("configs/rollout_laikago_standing.yaml"),
+                                                    {"contact.model=" + contact_model}));
+  Scene s;
+  s.name = "laikago";
+  s.model = e.model;
+  s.contact = e.contact;
+  s.step = e.step;
+  s.q0 = Eigen::VectorXd::Zero(19);
+  s.q0 << 0, 0, 0.356162 - depth, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
+  s.qd0 = Eigen::VectorXd::Zero(18);
+  s.qd0.head(6) << 0.02, -0.01, 0.0, 0.01, 0.005, -0.01;
+  s.amplitude = Eigen::VectorXd::Zero(18);
+  s.amplitude.tail(12).setConstant(0.5);
+  s.frequency = Eigen::VectorXd::Constant(18, 3.0);
+  s.phase = Eigen::VectorXd::LinSpaced(18, 0.0, 3.0);
+  return s;
+}
 
 // Double pendulum (joint1, joint2 about y), damped, with Coulomb friction,
 // springs and a torque offset, driven by sinusoidal torques.

@@ -143,14 +143,6 @@ TEST(RegressorFit, RouteOnlyWhereItApplies) {
   EXPECT_NE(r.problem(true)->torque_route().find("robust loss"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace regressor_fit_test
-}  // namespace neuralsim
-
-namespace neuralsim {
-namespace regressor_fit_test {
-namespace {
-
 // Poor excitation: slow, small swings about the hanging pose, so q̈ (and
 // with it the links' inertias about the joints) barely enters the torques,
 // which carry sensor noise. Without a prior the inertias follow the noise;
@@ -212,14 +204,6 @@ TEST(RegressorFit, PriorKeepsPoorlyExcitedInertiasNearNominal) {
   EXPECT_NEAR(mass_free, 2.4, 0.1);
   EXPECT_NEAR(mass_prior, 2.4, 0.1);
 }
-
-}  // namespace
-}  // namespace regressor_fit_test
-}  // namespace neuralsim
-
-namespace neuralsim {
-namespace regressor_fit_test {
-namespace {
 
 // The base parameters' standard errors (delta method through the
 // log-Cholesky coordinates, pseudo-inverse of JᵀJ) against linear least

@@ -29,21 +29,6 @@ namespace neuralsim::contact_nodes_test {
 
 using testing::Scene;
 
-ParameterSet named(const Model<double>& model, const std::optional<ContactSettings>& contact,
-                   const std::vector<std::string>& names) {
-  std::vector<EstimatedParameter> ps;
-  for (const std::string& n : names) {
-    const auto target = resolve_named_parameter(n, model, contact.has_value());
-    if (!target) throw InvalidArgument("test: unknown parameter " + n);
-    EstimatedParameter p;
-    p.target = *target;
-    const Eigen::VectorXd qd0 = Eigen::VectorXd::Zero(model.nv);
-    const ContactParameters<double> c = contact ? contact->parameters : ContactParameters<double>();
-    p.initial = named_parameter_value(*target, model, &c, &qd0);
-    ps.push_back(p);
-  }
-  return ParameterSet(ps);
-}
 
 struct Case {
   std::string label;
@@ -62,16 +47,10 @@ RolloutProblem problem_of(const Case& c, ContactGradient mode) {
   p.step = c.scene.step;
   p.contact = c.scene.contact;
   p.contact->gradient = mode;
-  p.physical = named(c.scene.model, c.scene.contact, c.names);
+  p.physical = testing::scene_parameters(c.scene.model, c.scene.contact, c.names);
   return p;
 }
 
-Eigen::MatrixXd controls_of(const Scene& s, int T) {
-  Eigen::MatrixXd u(s.model.nv, T);
-  for (int k = 0; k < T; ++k)
-    for (int i = 0; i < s.model.nv; ++i) u(i, k) = s.control(i, k * s.step.dt);
-  return u;
-}
 
 TrajectoryLoss loss_of(const Scene& s) {
   TrajectoryLoss L;
@@ -81,11 +60,6 @@ TrajectoryLoss loss_of(const Scene& s) {
   return L;
 }
 
-double central_difference(const std::function<double(double)>& f, double h) {
-  const double d1 = (f(h) - f(-h)) / (2 * h);
-  const double d2 = (f(h / 2) - f(-h / 2)) / h;
-  return (4 * d2 - d1) / 3;
-}
 
 // max_i |a_i - b_i| / max(|b_i|, 1e-3 ‖b‖∞)
 double relative_error(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
@@ -106,7 +80,7 @@ Eigen::VectorXd flat(const HybridRolloutGradient& g) {
 void expect_contact_gradient(const Case& c, double taped_tolerance = 1e-12) {
   HybridRollout sim(problem_of(c, ContactGradient::kNodes)), taped(problem_of(c, ContactGradient::kTaped));
   const std::vector<double> x0 = sim.parameters().initial_variables();
-  const Eigen::MatrixXd U = controls_of(c.scene, c.steps);
+  const Eigen::MatrixXd U = testing::scene_controls(c.scene, c.steps);
   const TrajectoryLoss loss = loss_of(c.scene);
   HybridRolloutGradient g, gt;
   sim.gradient(x0, c.scene.q0, c.scene.qd0, U, loss, g);
@@ -119,7 +93,7 @@ void expect_contact_gradient(const Case& c, double taped_tolerance = 1e-12) {
   for (int i = 0; i < fd.size(); ++i) {
     const int np = static_cast<int>(x0.size()), nq = static_cast<int>(c.scene.q0.size());
     const double h = i < np ? c.h_param * std::abs(x0[static_cast<std::size_t>(i)]) : c.h_state;
-    fd[i] = central_difference(
+    fd[i] = testing::richardson_central_difference(
         [&](double d) {
           std::vector<double> x = x0;
           Eigen::VectorXd q = c.scene.q0, qd = c.scene.qd0;
@@ -155,21 +129,7 @@ Scene ball_scene() {
 }
 
 Scene laikago_scene(const std::string& contact_model) {
-  const Experiment e = load_experiment(Config::load(testing::source_path("configs/rollout_laikago_standing.yaml"),
-                                                    {"contact.model=" + contact_model}));
-  Scene s;
-  s.name = "laikago";
-  s.model = e.model;
-  s.contact = e.contact;
-  s.step = e.step;
-  s.q0 = Eigen::VectorXd::Zero(19);
-  s.q0 << 0, 0, 0.356162 - 7e-3, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
-  s.qd0 = Eigen::VectorXd::Zero(18);
-  s.qd0.head(6) << 0.02, -0.01, 0.0, 0.01, 0.005, -0.01;
-  s.amplitude = Eigen::VectorXd::Zero(18);
-  s.amplitude.tail(12).setConstant(0.5);
-  s.frequency = Eigen::VectorXd::Constant(18, 3.0);
-  s.phase = Eigen::VectorXd::LinSpaced(18, 0.0, 3.0);
+  Scene s = testing::laikago_standing_scene(contact_model, 7e-3);
   // Softer than the config (k δ^1.5 = mg/4 at δ ≈ 7 mm), so that central
   // differences resolve 1e-6 (as rollout_gradient_test's Laikago case).
   s.contact->parameters.stiffness = 1e5;
@@ -325,7 +285,7 @@ TEST(PgsNode, ImplicitGradientEqualsConvergedIterationsAndCentralDifferences) {
       const int off = m * (m + 1) / 2;
       Eigen::VectorXd fd(m + p.nc), ad = node.segment(off, m + p.nc);
       for (int i = 0; i < m + p.nc; ++i)
-        fd[i] = central_difference(
+        fd[i] = testing::richardson_central_difference(
             [&](double d) {
               PgsProblem q = p;
               if (i < m)
@@ -361,7 +321,7 @@ TEST(ContactNodes, ImpulseGradientIsIndependentOfTheIterationCount) {
     HybridRollout sim(problem_of(k, mode));
     HybridRolloutGradient g;
     const std::vector<double> x0 = sim.parameters().initial_variables();
-    sim.gradient(x0, k.scene.q0, k.scene.qd0, controls_of(k.scene, k.steps), loss_of(k.scene), g);
+    sim.gradient(x0, k.scene.q0, k.scene.qd0, testing::scene_controls(k.scene, k.steps), loss_of(k.scene), g);
     return flat(g);
   };
   const Eigen::VectorXd g1 = gradient(ContactGradient::kNodes, 100, 1e-10);

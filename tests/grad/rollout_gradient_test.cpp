@@ -31,23 +31,6 @@ namespace neuralsim::rollout_gradient_test {
 using testing::Scene;
 using testing::SiteCase;
 
-// Named parameters at the scene's values (initial.qd.* at zero).
-ParameterSet named(const Model<double>& model, const std::optional<ContactSettings>& contact,
-                   const std::vector<std::string>& names) {
-  std::vector<EstimatedParameter> ps;
-  for (const std::string& n : names) {
-    const auto target = resolve_named_parameter(n, model, contact.has_value());
-    if (!target) throw InvalidArgument("test: unknown parameter " + n);
-    EstimatedParameter p;
-    p.target = *target;
-    const Eigen::VectorXd qd0 = Eigen::VectorXd::Zero(model.nv);
-    const ContactParameters<double> c = contact ? contact->parameters : ContactParameters<double>();
-    p.initial = named_parameter_value(*target, model, &c, &qd0);
-    if (p.kind() == ParameterKind::kLogCholesky) p.transformation = Transformation::kLogCholesky;
-    ps.push_back(p);
-  }
-  return ParameterSet(ps);
-}
 
 RolloutProblem problem_of(const Scene& scene, std::vector<AugmentBlueprint> bps, const std::vector<std::string>& names,
                           Integrator integrator = Integrator::kSemiImplicitEuler) {
@@ -57,16 +40,10 @@ RolloutProblem problem_of(const Scene& scene, std::vector<AugmentBlueprint> bps,
   p.step.integrator = integrator;
   p.contact = scene.contact;
   p.augment = std::move(bps);
-  p.physical = named(scene.model, scene.contact, names);
+  p.physical = testing::scene_parameters(scene.model, scene.contact, names);
   return p;
 }
 
-Eigen::MatrixXd controls_of(const Scene& s, int T) {
-  Eigen::MatrixXd u(s.model.nv, T);
-  for (int k = 0; k < T; ++k)
-    for (int i = 0; i < s.model.nv; ++i) u(i, k) = s.control(i, k * s.step.dt);
-  return u;
-}
 
 // A loss with every kind of term: joint-space tracking with a horizon
 // weight, a link position, a terminal cost. Targets: the initial state.
@@ -86,12 +63,6 @@ TrajectoryLoss loss_of(const Scene& s, int T, int body) {
   return L;
 }
 
-// Richardson-extrapolated central difference of f at 0 in direction e.
-double central_difference(const std::function<double(double)>& f, double h) {
-  const double d1 = (f(h) - f(-h)) / (2 * h);
-  const double d2 = (f(h / 2) - f(-h / 2)) / h;
-  return (4 * d2 - d1) / 3;
-}
 
 struct Comparison {
   double worst = 0;
@@ -124,7 +95,7 @@ struct Check {
 void expect_matches_finite_differences(const Check& c, int checkpoint_interval = 0) {
   HybridRollout sim(c.problem);
   const std::vector<double> x0 = sim.parameters().initial_variables();
-  const Eigen::MatrixXd U = controls_of(c.scene, c.steps);
+  const Eigen::MatrixXd U = testing::scene_controls(c.scene, c.steps);
   const TrajectoryLoss loss = loss_of(c.scene, c.steps, c.body);
   HybridRolloutGradient g;
   const double L = sim.gradient(x0, c.scene.q0, c.scene.qd0, U, loss, g, checkpoint_interval);
@@ -139,7 +110,7 @@ void expect_matches_finite_differences(const Check& c, int checkpoint_interval =
   };
   Eigen::VectorXd fx(static_cast<Eigen::Index>(x0.size()));
   for (std::size_t i = 0; i < x0.size(); ++i)
-    fx[static_cast<Eigen::Index>(i)] = central_difference(
+    fx[static_cast<Eigen::Index>(i)] = testing::richardson_central_difference(
         [&](double d) {
           std::vector<double> x = x0;
           x[i] += d;
@@ -148,7 +119,7 @@ void expect_matches_finite_differences(const Check& c, int checkpoint_interval =
         c.h_param * scale_of(i));
   Eigen::VectorXd fs(c.scene.q0.size() + c.scene.qd0.size());
   for (int i = 0; i < fs.size(); ++i)
-    fs[i] = central_difference(
+    fs[i] = testing::richardson_central_difference(
         [&](double d) {
           Eigen::VectorXd q = c.scene.q0, qd = c.scene.qd0;
           if (i < q.size())
@@ -166,7 +137,7 @@ void expect_matches_finite_differences(const Check& c, int checkpoint_interval =
   for (int s = 0; s < 3; ++s)
     for (int i = 0; i < nv; ++i) {
       gu[s * nv + i] = g.controls(i, steps[s]);
-      fu[s * nv + i] = central_difference(
+      fu[s * nv + i] = testing::richardson_central_difference(
           [&](double d) {
             Eigen::MatrixXd V = U;
             V(i, steps[s]) += d;
@@ -252,32 +223,12 @@ TEST(RolloutGradient, MatchesFiniteDifferencesForPhysicalParameters) {
   }
 }
 
-// Laikago standing on its four toes (configs/rollout_laikago_standing.yaml)
-// `depth` into the ground, a small base velocity, sinusoidal joint torques.
-Scene laikago_standing_scene(const std::string& contact_model, double depth) {
-  const Experiment e = load_experiment(Config::load(testing::source_path("configs/rollout_laikago_standing.yaml"),
-                                                    {"contact.model=" + contact_model}));
-  Scene s;
-  s.name = "laikago";
-  s.model = e.model;
-  s.contact = e.contact;
-  s.step = e.step;
-  s.q0 = Eigen::VectorXd::Zero(19);
-  s.q0 << 0, 0, 0.356162 - depth, 0, 0, 0, 1, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25, 0, 0.67, -1.25;
-  s.qd0 = Eigen::VectorXd::Zero(18);
-  s.qd0.head(6) << 0.02, -0.01, 0.0, 0.01, 0.005, -0.01;
-  s.amplitude = Eigen::VectorXd::Zero(18);
-  s.amplitude.tail(12).setConstant(0.5);
-  s.frequency = Eigen::VectorXd::Constant(18, 3.0);
-  s.phase = Eigen::VectorXd::LinSpaced(18, 0.0, 3.0);
-  return s;
-}
 
 // A floating base on four Hunt–Crossley toe contacts: Laikago standing at
 // its static depth, 40 steps, joint torques as controls.
 TEST(RolloutGradient, MatchesFiniteDifferencesOnLaikagoWithHuntCrossley) {
   NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
-  Scene s = laikago_standing_scene("hunt_crossley", 7e-3);
+  Scene s = testing::laikago_standing_scene("hunt_crossley", 7e-3);
   // Softer than the config's 1e7 (whose rollouts are too stiff for finite
   // differences to resolve at 1e-6): k δ^1.5 = mg / 4 at δ ≈ 7 mm.
   s.contact->parameters.stiffness = 1e5;
@@ -317,7 +268,7 @@ TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
       {"box impulse + force net [euler]", box, problem_of(box, {push}, names), 60, 0, 1e-3, 1e-6});
 
   NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_toes_zup.urdf");
-  Scene s = laikago_standing_scene("impulse", 1e-4);
+  Scene s = testing::laikago_standing_scene("impulse", 1e-4);
   s.contact->pgs.tolerance = 0;
   s.contact->pgs.max_iterations = 30;
   // Four toes sticking: finite differences of the state and the torques
@@ -335,7 +286,7 @@ TEST(RolloutGradient, MatchesFiniteDifferencesThroughImpulseContact) {
   const int T = 30;
   const std::vector<double> x0 = sim.parameters().initial_variables();
   HybridRolloutGradient g;
-  sim.gradient(x0, s.q0, s.qd0, controls_of(s, T), loss_of(s, T, 4), g);
+  sim.gradient(x0, s.q0, s.qd0, testing::scene_controls(s, T), loss_of(s, T, 4), g);
   using J = Jet8;  // the library's instantiated width
   std::vector<J> xj(x0.size());
   for (std::size_t i = 0; i < x0.size(); ++i) xj[i] = J(x0[i], static_cast<int>(i));
@@ -372,7 +323,7 @@ TEST(RolloutGradient, RefusesAReplayThatLeavesTheRollout) {
   RolloutGradient driver(fwd, rev, tape);
   const int T = 60;
   RolloutGradientResult out;
-  EXPECT_THROW(driver.gradient(box.q0, box.qd0, controls_of(box, T), loss_of(box, T, 0), out), NumericalError);
+  EXPECT_THROW(driver.gradient(box.q0, box.qd0, testing::scene_controls(box, T), loss_of(box, T, 0), out), NumericalError);
   cs.pgs.warm_start = false;  // as HybridRollout runs it
   Stepper<double> fwd2(box.model, box.step);
   Stepper<Rev> rev2(mr, box.step);
@@ -380,7 +331,7 @@ TEST(RolloutGradient, RefusesAReplayThatLeavesTheRollout) {
   auto cr2 = install_contact<Rev>(cs, box.model, rev2);
   Tape tape2;
   RolloutGradient driver2(fwd2, rev2, tape2);
-  EXPECT_NO_THROW(driver2.gradient(box.q0, box.qd0, controls_of(box, T), loss_of(box, T, 0), out));
+  EXPECT_NO_THROW(driver2.gradient(box.q0, box.qd0, testing::scene_controls(box, T), loss_of(box, T, 0), out));
 }
 
 // Motor rotors (aba<Rev> on the tape: the AbaNode's adjoint has no rotor
@@ -417,7 +368,7 @@ TEST(RolloutGradient, CheckpointIntervalChangesOnlyRounding) {
   for (int k : {1, 7, 0, 50}) expect_matches_finite_differences(c, k);
   HybridRollout sim(p);
   const std::vector<double> x0 = sim.parameters().initial_variables();
-  const Eigen::MatrixXd U = controls_of(box, 50);
+  const Eigen::MatrixXd U = testing::scene_controls(box, 50);
   const TrajectoryLoss loss = loss_of(box, 50, 0);
   HybridRolloutGradient ref, g;
   sim.gradient(x0, box.q0, box.qd0, U, loss, ref, 50);
@@ -481,7 +432,7 @@ TEST(RolloutGradient, EqualsForwardModeJetsOnFourParameters) {
     ASSERT_EQ(sim.parameters().num_weights() > 3, true);
     const std::vector<int> chosen = {0, 1, 2, 3 + 4};  // 3 physical, one first-layer weight
     HybridRolloutGradient g;
-    sim.gradient(x0, box.q0, box.qd0, controls_of(box, T), loss_of(box, T, 0), g);
+    sim.gradient(x0, box.q0, box.qd0, testing::scene_controls(box, T), loss_of(box, T, 0), g);
     using J = Jet8;  // the library's instantiated width
     std::vector<J> xj(x0.size());
     for (std::size_t i = 0; i < x0.size(); ++i) xj[i] = J(x0[i]);
@@ -511,7 +462,7 @@ TEST(RolloutGradient, ThreadsWithTheirOwnSystemsMatchOneThread) {
   const int T = 200;
   auto run = [&](HybridRolloutGradient& g) {
     HybridRollout sim(p);
-    sim.gradient(sim.parameters().initial_variables(), swim.q0, swim.qd0, controls_of(swim, T), loss_of(swim, T, 4), g);
+    sim.gradient(sim.parameters().initial_variables(), swim.q0, swim.qd0, testing::scene_controls(swim, T), loss_of(swim, T, 4), g);
   };
   HybridRolloutGradient one;
   run(one);
@@ -538,7 +489,7 @@ TEST(RolloutGradient, AllocatesNothingPerStep) {
     if (c.label == "link.drag_force (world)") bps = c.blueprints;
   HybridRollout sim(problem_of(swim, bps, {"link.segment0.mass"}));
   const std::vector<double> x0 = sim.parameters().initial_variables();
-  const Eigen::MatrixXd U = controls_of(swim, 400);
+  const Eigen::MatrixXd U = testing::scene_controls(swim, 400);
   TrajectoryLoss loss;
   Eigen::VectorXd gq = Eigen::VectorXd::Zero(swim.model.nq), gv = Eigen::VectorXd::Zero(swim.model.nv);
   gq[0] = 1.0;
