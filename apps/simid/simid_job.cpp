@@ -70,51 +70,15 @@ ParameterFile parameter_file(const IdentificationResult& r, const ToolRun& run) 
   f.annotations = {{"correlation", corr}, {"identifiability", identifiability_json(r)},
                    {"uncertainty", uncertainty_json(r)}, {"cost", r.cost}, {"seed", run.options().seed},
                    {"provenance", provenance(run.options().argv, run.options().threads)}};
+  // A joint fit: each configuration's model, fixed values and fitted values
+  // under their names in it (params_file of a single-configuration replay).
+  for (const IdentificationResult& c : r.configurations) {
+    json& a = f.annotations["configurations"][c.configuration];
+    a["model"] = c.model_name;
+    for (const IdentifiedParameter& p : c.parameters) a["parameters"][p.name] = p.value;
+    for (const ExperimentParameter& p : c.fixed) a["fixed"][p.target.name] = p.value;
+  }
   return f;
-}
-
-json per_trajectory_json(const FitEvaluation& e, bool targets) {
-  json a = json::array();
-  for (const TrajectoryFit& t : e.per_trajectory) {
-    json j{{"name", t.name}};
-    if (!targets) j["rmse_q"] = t.rmse_q;
-    if (!std::isnan(t.rmse_link_position)) j[targets ? "target_distance" : "rmse_link_position"] = t.rmse_link_position;
-    if (!std::isnan(t.cost)) j["cost"] = t.cost;
-    for (const auto& [channel, rmse] : t.rmse_sensors) j["rmse_sensors"][channel] = rmse;
-    a.push_back(j);
-  }
-  return a;
-}
-
-json torque_evaluation_json(const TorqueEvaluation& t, const ProblemOptions& problem) {
-  json j = torque_json(t.fitted);
-  if (t.initial) j["initial"] = torque_json(*t.initial);
-  if (problem.derivatives.method == DerivativeMethod::kCentralDifference) j["filter_window"] = problem.filter_window;
-  j["derivatives"] = derivatives_json(problem.derivatives);
-  return j;
-}
-
-void evaluation_metrics(const IdentificationResult& r, json& m) {
-  const bool links = !r.train.per_trajectory.empty() && !std::isnan(r.train.per_trajectory.front().rmse_link_position);
-  if (r.targets) m["mean_target_distance"] = r.train.mean_rmse_link_position * std::sqrt(3.0);
-  else m["train_rmse_q"] = r.train.mean_rmse_q;
-  if (!r.targets && links) m["train_rmse_link_position"] = r.train.mean_rmse_link_position;
-  m["train_per_trajectory"] = per_trajectory_json(r.train, r.targets);
-  if (r.validation) {
-    m["validation_rmse_q"] = r.validation->mean_rmse_q;
-    if (links) m["validation_rmse_link_position"] = r.validation->mean_rmse_link_position;
-    m["validation_per_trajectory"] = per_trajectory_json(*r.validation, false);
-  }
-  if (r.test) m["test_rmse_q"] = r.test->mean_rmse_q;  // held out: evaluated once with the fitted parameters
-  if (r.test && links) m["test_rmse_link_position"] = r.test->mean_rmse_link_position;
-  if (r.test) m["test_per_trajectory"] = per_trajectory_json(*r.test, false);
-  if (r.train_windows) m["train_windows"] = windows_json(*r.train_windows);
-  if (r.validation_windows) m["validation_windows"] = windows_json(*r.validation_windows);
-  if (r.train_torque) m["train_torque"] = torque_evaluation_json(*r.train_torque, r.problem);
-  if (r.validation_torque) m["validation_torque"] = torque_evaluation_json(*r.validation_torque, r.problem);
-  if (!r.torque_note.empty()) m["torque_note"] = r.torque_note;
-  m["physically_consistent"] = r.physically_consistent;
-  m["missing_entries"] = {{"observed", r.missing.observed}, {"missing", r.missing.missing}, {"per_channel", r.missing.per_channel}};
 }
 
 void fit_metrics(const IdentificationResult& r, json& m) {
@@ -138,16 +102,19 @@ void fit_metrics(const IdentificationResult& r, json& m) {
   }
 }
 
-// fit.h5 and measured.h5 (the predictions beside the data they predict) and their plot.
+// fit.h5 and measured.h5 (the predictions beside the data they predict) and
+// their plot; a joint fit's configuration C: fit_C.h5, measured_C.h5.
 void write_predictions(const IdentificationResult& r, const std::string& params_json, ToolRun& run) {
   if (r.fitted.trajectories.empty()) return;
+  const std::string suffix = r.configuration.empty() ? "" : "_" + r.configuration;
+  const std::string fit = run.path("fit" + suffix + ".h5"), measured = run.path("measured" + suffix + ".h5");
   TrajectorySet fitted = r.fitted;
   fitted.meta = trajectory_metadata(r.fitted_model, "simid " + version_string(), params_json, run.options().seed);
-  write_trajectories(run.path("fit.h5"), fitted);
-  run.add_output(run.path("fit.h5"));
-  write_trajectories(run.path("measured.h5"), r.measured, true);  // with the recording's gaps (NaN)
-  run.add_output(run.path("measured.h5"));
-  if (run.plots_wanted()) run.plot("plot_fit.py", {run.path("measured.h5"), run.path("fit.h5")}, "fit.png");
+  write_trajectories(fit, fitted);
+  run.add_output(fit);
+  write_trajectories(measured, r.measured, true);  // with the recording's gaps (NaN)
+  run.add_output(measured);
+  if (run.plots_wanted()) run.plot("plot_fit.py", {measured, fit}, "fit" + suffix + ".png");
 }
 
 }  // namespace
@@ -183,6 +150,14 @@ RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
   evaluation_metrics(r, m);
   fit_metrics(r, m);
   write_predictions(r, parameter_records_json(params.parameters).dump(), run);
+  for (const IdentificationResult& c : r.configurations) {  // a joint fit
+    json& cm = m["configurations"][c.configuration];
+    cm["model"] = c.model_name;
+    evaluation_metrics(c, cm);
+    for (const IdentifiedParameter& p : c.parameters) cm["parameters"][p.name] = p.value;
+    estimate_metrics(c, cm);
+    write_predictions(c, parameter_records_json(params.parameters).dump(), run);
+  }
   write_simid_report(r, run);
   if (r.targets)
     spdlog::info("{} done: cost {:.6g}, mean distance to target {:.4g} m; wrote {}",

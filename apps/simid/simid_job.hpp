@@ -25,7 +25,10 @@ struct IdentificationResult;
 // correlations, identifiability in words, convergence, measured against
 // fitted, residual histograms, provenance.
 void write_simid_report(const IdentificationResult& r, ToolRun& run);
-// summary.json's "inertials" and "base_parameters" (simid_metrics.cpp).
+// summary.json's errors (per trajectory, windows, torque, consistency,
+// missing entries) and its "inertials" and "base_parameters"
+// (simid_metrics.cpp).
+void evaluation_metrics(const IdentificationResult& r, nlohmann::json& m);
 void estimate_metrics(const IdentificationResult& r, nlohmann::json& m);
 
 }  // namespace neuralsim

@@ -192,8 +192,10 @@ void convergence_section(const IdentificationResult& r, HtmlReport& report) {
 
 // Measured against fitted for every channel of every trajectory, then the
 // residual histograms of the training data.
-void trajectory_section(const IdentificationResult& r, HtmlReport& report) {
-  report.section("Measured and fitted");
+// `title`: the configuration's name in a joint fit (empty otherwise).
+void trajectory_section(const IdentificationResult& r, HtmlReport& report, const std::string& title = {}) {
+  const std::string of = title.empty() ? "" : " (configuration " + title + ")";
+  report.section("Measured and fitted" + of);
   const bool torque = r.problem.formulation == Formulation::kInverseDynamics;
   report.paragraph((r.targets ? std::string("Reach targets (solid) and the fitted motion (dashed).")
                               : "Recorded (solid) and predicted (dashed); predictions restart from the recorded state "
@@ -233,7 +235,7 @@ void trajectory_section(const IdentificationResult& r, HtmlReport& report) {
       add_residuals(c, residuals[k]);
     }
   }
-  report.section("Residuals");
+  report.section("Residuals" + of);
   report.paragraph("Measured minus fitted over the training data, per channel.");
   for (std::size_t k = 0; k < names.size(); ++k) report.histogram({names[k], "measured - fitted", residuals[k]});
 }
@@ -255,7 +257,8 @@ void write_simid_report(const IdentificationResult& r, ToolRun& run) {
   parameter_section(r, report);
   identifiability_section(r, report);
   convergence_section(r, report);
-  trajectory_section(r, report);
+  if (r.configurations.empty()) trajectory_section(r, report);
+  for (const IdentificationResult& c : r.configurations) trajectory_section(c, report, c.configuration);
   run.write_report(report);
 }
 

@@ -76,6 +76,8 @@ class _Report:
 
 class IdentificationResult(_Report):
     model_name: str
+    configuration: str
+    configurations: List["IdentificationResult"]
     has_fit: bool
     evaluate_only: bool
     cost: float

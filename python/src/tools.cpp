@@ -84,6 +84,11 @@ void bind_identify(py::module_& m) {
   py::class_<IdentificationResult> c(m, "IdentificationResult", "What identify() returns.");
   bind_report(c);
   c.def_readonly("model_name", &IdentificationResult::model_name)
+      .def_readonly("configuration", &IdentificationResult::configuration,
+                    "In `configurations`: the configuration's name (empty otherwise).")
+      .def_readonly("configurations", &IdentificationResult::configurations,
+                    "A joint fit (configurations:): each configuration's own result, its parameters under their "
+                    "names in its model.")
       .def_readonly("has_fit", &IdentificationResult::has_fit)
       .def_readonly("evaluate_only", &IdentificationResult::evaluate_only,
                     "The values were evaluated (evaluate=, or max_iterations 0), not fitted.")

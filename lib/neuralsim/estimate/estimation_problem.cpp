@@ -191,8 +191,53 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
   bool held_ = false;
 };
 
+// A configuration's residual block in a joint fit: its cost function reads
+// the configuration's own parameter vector (first block), which is gathered
+// from the joint vector; its Jacobian columns are scattered back, zero for
+// the joint variables the configuration does not use. Other blocks (states)
+// pass through.
+class ColumnMapCost final : public ceres::CostFunction {
+ public:
+  ColumnMapCost(ceres::CostFunction* inner, const std::vector<int>& columns, int joint_size)
+      : inner_(inner), columns_(columns) {
+    set_num_residuals(inner_->num_residuals());
+    *mutable_parameter_block_sizes() = inner_->parameter_block_sizes();
+    (*mutable_parameter_block_sizes())[0] = joint_size;
+  }
+  bool Evaluate(double const* const* parameters, double* residuals, double** jacobians) const override {
+    const int P = static_cast<int>(columns_.size()), m = num_residuals(), N = parameter_block_sizes()[0];
+    std::vector<double> local(static_cast<size_t>(P));
+    for (int i = 0; i < P; ++i) local[static_cast<size_t>(i)] = parameters[0][columns_[static_cast<size_t>(i)]];
+    std::vector<const double*> blocks(parameters, parameters + parameter_block_sizes().size());
+    blocks[0] = local.data();
+    std::vector<double> local_jacobian;
+    std::vector<double*> jac;
+    if (jacobians) {
+      jac.assign(jacobians, jacobians + parameter_block_sizes().size());
+      if (jacobians[0]) {
+        local_jacobian.assign(static_cast<size_t>(m) * P, 0.0);
+        jac[0] = local_jacobian.data();
+      }
+    }
+    if (!inner_->Evaluate(blocks.data(), residuals, jacobians ? jac.data() : nullptr)) return false;
+    if (jacobians && jacobians[0]) {
+      std::fill(jacobians[0], jacobians[0] + static_cast<size_t>(m) * N, 0.0);
+      for (int r = 0; r < m; ++r)
+        for (int i = 0; i < P; ++i)
+          jacobians[0][static_cast<size_t>(r) * N + columns_[static_cast<size_t>(i)]] =
+              local_jacobian[static_cast<size_t>(r) * P + i];
+    }
+    return true;
+  }
+
+ private:
+  std::unique_ptr<ceres::CostFunction> inner_;
+  std::vector<int> columns_;
+};
+
 }  // namespace estimation_problem_internal
 using estimation_problem_internal::CachedCost;
+using estimation_problem_internal::ColumnMapCost;
 using estimation_problem_internal::ParallelBlocks;
 
 struct EstimationProblem::CeresState {
@@ -291,7 +336,33 @@ class PriorCost final : public ceres::CostFunction {
 
 EstimationProblem::EstimationProblem(const ResidualContext& ctx, const std::vector<const Trajectory*>& train,
                                      const ProblemOptions& options)
-    : ctx_(ctx), train_(train), options_(options), theta_(ctx.parameters->initial_variables()) {
+    : EstimationProblem(*ctx.parameters, {ProblemPart{ctx, train, {}}}, options) {}
+
+EstimationProblem::EstimationProblem(const ParameterSet& joint, std::vector<ProblemPart> parts,
+                                     const ProblemOptions& options)
+    : joint_(&joint), parts_(std::move(parts)), options_(options), theta_(joint.initial_variables()) {
+  for (size_t c = 0; c < parts_.size(); ++c) {
+    ProblemPart& part = parts_[c];
+    const int P = part.ctx.parameters->size();
+    if (!part.columns.empty() && static_cast<int>(part.columns.size()) != P)
+      throw InvalidArgument("EstimationProblem: part " + std::to_string(c) + " maps " +
+                            std::to_string(part.columns.size()) + " columns for " + std::to_string(P) + " parameters");
+    for (const int col : part.columns)
+      if (col < 0 || col >= joint.size())
+        throw InvalidArgument("EstimationProblem: part " + std::to_string(c) + " names column " + std::to_string(col) +
+                              " of a joint vector of " + std::to_string(joint.size()));
+    if (part.columns.empty() && P != joint.size())
+      throw InvalidArgument("EstimationProblem: part " + std::to_string(c) + " has " + std::to_string(P) +
+                            " parameters and no column map into the joint vector of " + std::to_string(joint.size()));
+    // The identity map needs no gather.
+    bool identity = P == joint.size();
+    for (int i = 0; identity && i < static_cast<int>(part.columns.size()); ++i) identity = part.columns[i] == i;
+    if (identity) part.columns.clear();
+    for (const Trajectory* t : part.train) {
+      train_.push_back(t);
+      train_part_.push_back(static_cast<int>(c));
+    }
+  }
   build();
 }
 
@@ -306,16 +377,15 @@ void EstimationProblem::build() {
   ceres_->problem = std::make_unique<ceres::Problem>(po);
   ceres::Problem& problem = *ceres_->problem;
   double* theta = theta_.data();
-  const int P = ctx_.parameters->size();
+  const int P = joint_->size();
   problem.AddParameterBlock(theta, P);
   for (int i = 0; i < P; ++i) {
-    const double lo = ctx_.parameters->variable_lower(i), hi = ctx_.parameters->variable_upper(i);
+    const double lo = joint_->variable_lower(i), hi = joint_->variable_upper(i);
     if (std::isfinite(lo)) problem.SetParameterLowerBound(theta, i, lo);
     if (std::isfinite(hi)) problem.SetParameterUpperBound(theta, i, hi);
   }
   const int window = std::max(1, options_.window);
   const int stride = options_.stride > 0 ? options_.stride : window;
-  const int nq = ctx_.model->nq, nv = ctx_.model->nv;
 
   // Count segments (or fitted window starts) first so states_ never
   // reallocates (Ceres keeps pointers).
@@ -323,22 +393,32 @@ void EstimationProblem::build() {
       options_.formulation == Formulation::kSingleShooting && options_.fit_initial_state.any();
   if (options_.formulation == Formulation::kMultipleShooting || fit_starts) {
     const int step = fit_starts ? stride : window;
-    for (const Trajectory* tr : train_) {
-      const int T = static_cast<int>(tr->size());
-      for (int s = 0; s + 1 < T; s += step) state_origin_.push_back({tr, s});
+    for (size_t t = 0; t < train_.size(); ++t) {
+      const int T = static_cast<int>(train_[t]->size());
+      for (int s = 0; s + 1 < T; s += step) state_origin_.push_back({train_[t], s, train_part_[t]});
     }
-    states_.assign(state_origin_.size(),
-                   std::vector<double>(fit_starts ? options_.fit_initial_state.size(nv) : nq + nv));
+    for (const StateOrigin& o : state_origin_) {
+      const Model<double>& m = *parts_[static_cast<size_t>(o.part)].ctx.model;
+      states_.emplace_back(fit_starts ? options_.fit_initial_state.size(m.nv) : m.nq + m.nv);
+    }
     reset_states();
   }
   size_t seg = 0;
   int next_window = 0;
-  const bool regressor = use_regressor();
-  regressor_route_ = regressor;
+  std::vector<bool> regressor(parts_.size());
+  num_parts_with_regressor_ = 0;
+  for (size_t c = 0; c < parts_.size(); ++c) {
+    regressor[c] = use_regressor(parts_[c].ctx);
+    num_parts_with_regressor_ += regressor[c] ? 1 : 0;
+  }
+  regressor_route_ = num_parts_with_regressor_ == static_cast<int>(parts_.size());
   for (size_t t = 0; t < train_.size(); ++t) {
     const Trajectory* tr = train_[t];
+    const ProblemPart& part = parts_[static_cast<size_t>(train_part_[t])];
+    const ResidualContext& ctx = part.ctx;
     const int T = static_cast<int>(tr->size());
     auto add = [&](ceres::CostFunction* cost, std::vector<double*> blocks, int window_index) {
+      if (!part.columns.empty()) cost = new ColumnMapCost(cost, part.columns, P);
       auto* cached = new CachedCost(cost, blocks);
       ceres_->parallel.add(cached);
       ceres_->blocks.push_back(
@@ -350,7 +430,7 @@ void EstimationProblem::build() {
     // The combined objective's torque rows (torque_weight) leave the IMUs and
     // the joint-force channels to the shooting residuals: each is compared once.
     auto add_torque_residuals = [&](const Trajectory* trajectory, double weight, bool with_imus) {
-      ResidualContext torque_ctx = ctx_;
+      ResidualContext torque_ctx = ctx;
       if (!with_imus) {
         torque_ctx.observe.imus.clear();
         torque_ctx.observe.joint_torques = {};
@@ -361,11 +441,11 @@ void EstimationProblem::build() {
       auto samples = std::make_shared<const InverseDynamicsSamples>(
           prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
       const int n = static_cast<int>(samples->q.rows());
-      if (regressor) {  // never with IMU rows (use_regressor)
+      if (regressor[static_cast<size_t>(train_part_[t])]) {  // never with IMU rows (use_regressor)
         // One block per run of `window` samples (the clusters' runs).
-        const auto rs = prepare_regressor_samples(*ctx_.model, samples);
+        const auto rs = prepare_regressor_samples(*ctx.model, samples);
         for (int r = 0; r < n; r += window)
-          add(make_regressor_inverse_dynamics_cost(ctx_, rs, r, std::min(window, n - r), weight), {theta},
+          add(make_regressor_inverse_dynamics_cost(ctx, rs, r, std::min(window, n - r), weight), {theta},
               next_window + r / window);
       } else {
         for (int r = 0; r < n; ++r)
@@ -379,7 +459,7 @@ void EstimationProblem::build() {
           const Window w{tr, s, std::min(window, T - 1 - s)};
           std::vector<double*> blocks{theta};
           if (fit_starts) blocks.push_back(states_[seg++].data());
-          add(make_single_shooting_cost(ctx_, w, options_.fit_initial_state), blocks, next_window++);
+          add(make_single_shooting_cost(ctx, w, options_.fit_initial_state), blocks, next_window++);
         }
         break;
       case Formulation::kMultipleShooting: {
@@ -391,7 +471,7 @@ void EstimationProblem::build() {
           const Window w{tr, s, std::min(window, T - 1 - s)};
           std::vector<double*> blocks{theta, states_[k].data()};
           if (!last) blocks.push_back(states_[k + 1].data());
-          add(make_multiple_shooting_cost(ctx_, w, last, options_.continuity_weight), blocks, next_window++);
+          add(make_multiple_shooting_cost(ctx, w, last, options_.continuity_weight), blocks, next_window++);
         }
         break;
       }
@@ -412,7 +492,7 @@ void EstimationProblem::build() {
 }
 
 void EstimationProblem::add_prior() {
-  const ParameterSet& params = *ctx_.parameters;
+  const ParameterSet& params = *joint_;
   std::vector<int> index;
   std::vector<double> sqrt_w, center;
   for (int i = 0; i < params.size(); ++i) {
@@ -427,29 +507,33 @@ void EstimationProblem::add_prior() {
   ceres_->problem->AddResidualBlock(new PriorCost(params.size(), index, sqrt_w, center), nullptr, theta_.data());
 }
 
-bool EstimationProblem::use_regressor() {
+bool EstimationProblem::use_regressor(const ResidualContext& ctx) {
   const bool torque = options_.formulation == Formulation::kInverseDynamics || options_.torque_weight > 0;
   if (!torque) return false;
   std::string why;
   if (!options_.regressor) why = "residual.regressor is off";
   else if (options_.loss != Loss::kNone) why = std::string("a robust loss (") + loss_name(options_.loss) + ") is set";
-  else if (options_.formulation == Formulation::kInverseDynamics && !ctx_.observe.imus.empty())
+  else if (options_.formulation == Formulation::kInverseDynamics && !ctx.observe.imus.empty())
     why = "IMU channels are observed (their rows need RNEA per sample)";
-  else if (options_.formulation == Formulation::kInverseDynamics && ctx_.observe.joint_force_residuals() > 0)
+  else if (options_.formulation == Formulation::kInverseDynamics && ctx.observe.joint_force_residuals() > 0)
     why = "joint-torque or motor-current channels are observed (their rows need RNEA per sample)";
-  else regressor_route_applies(*ctx_.model, *ctx_.parameters, &why);
-  torque_route_ = why.empty() ? "torque residuals: regressor route (Y(q, q̇, q̈) formed once per sample; the "
-                                "rigid-body part is a matrix product)"
-                              : "torque residuals: RNEA on Jets per sample (" + why + ")";
+  else regressor_route_applies(*ctx.model, *ctx.parameters, &why);
+  const std::string route = why.empty() ? "torque residuals: regressor route (Y(q, q̇, q̈) formed once per sample; "
+                                         "the rigid-body part is a matrix product)"
+                                       : "torque residuals: RNEA on Jets per sample (" + why + ")";
+  // A joint fit says it once per configuration whose route differs.
+  if (torque_route_.find(route) == std::string::npos)
+    torque_route_ += (torque_route_.empty() ? "" : "; ") + route;
   return why.empty();
 }
 
 void EstimationProblem::reset_states() {
-  const int nq = ctx_.model->nq, nv = ctx_.model->nv;
   const StartStateFit& fit = options_.fit_initial_state;
   const bool segments = options_.formulation == Formulation::kMultipleShooting;
   for (size_t k = 0; k < state_origin_.size(); ++k) {
     const auto& o = state_origin_[k];
+    const Model<double>& model = *parts_[static_cast<size_t>(o.part)].ctx.model;
+    const int nq = model.nq, nv = model.nv;
     std::vector<double>& state = states_[k];
     if (segments) {
       for (int i = 0; i < nq; ++i) state[i] = o.tr->q(o.sample, i);
@@ -466,7 +550,9 @@ void EstimationProblem::reset_states() {
 }
 
 int EstimationProblem::num_state_variables() const {
-  return states_.empty() ? 0 : static_cast<int>(states_.size() * states_.front().size());
+  size_t n = 0;
+  for (const std::vector<double>& block : states_) n += block.size();
+  return static_cast<int>(n);
 }
 
 void EstimationProblem::set_states(const std::vector<double>& states) {
@@ -483,8 +569,6 @@ void EstimationProblem::set_states(const std::vector<double>& states) {
 std::vector<StartStates> EstimationProblem::start_states() const {
   std::vector<StartStates> out;
   if (states_.empty()) return out;
-  const Model<double>& model = *ctx_.model;
-  const int nq = model.nq, nv = model.nv;
   const bool segments = options_.formulation == Formulation::kMultipleShooting;
   out.resize(train_.size());
   size_t k = 0;
@@ -492,6 +576,8 @@ std::vector<StartStates> EstimationProblem::start_states() const {
     const size_t first = k;
     while (k < state_origin_.size() && state_origin_[k].tr == train_[t]) ++k;
     StartStates& s = out[t];
+    const Model<double>& model = *parts_[static_cast<size_t>(train_part_[t])].ctx.model;
+    const int nq = model.nq, nv = model.nv;
     const Eigen::Index n = static_cast<Eigen::Index>(k - first);
     s.q.resize(n, nq);
     s.qd.resize(n, nv);
@@ -572,11 +658,11 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
   } else {
-    const int P = ctx_.parameters->size();
+    const int P = joint_->size();
     std::vector<double> lo(P), hi(P);
     for (int i = 0; i < P; ++i) {
-      lo[i] = ctx_.parameters->variable_lower(i);
-      hi[i] = ctx_.parameters->variable_upper(i);
+      lo[i] = joint_->variable_lower(i);
+      hi[i] = joint_->variable_upper(i);
     }
     std::vector<double> x = x0;
     double c0 = 0;
@@ -654,7 +740,7 @@ Eigen::MatrixXd EstimationProblem::parameter_jacobian(const std::vector<double>&
   ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J);
   // Columns [θ | states]: θ dense, the states sparse (each touches one or
   // two residual blocks).
-  const int P = ctx_.parameters->size();
+  const int P = joint_->size();
   Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(J.num_rows, P);
   std::vector<Eigen::Triplet<double>> nuisance;
   for (int row = 0; row < J.num_rows; ++row)

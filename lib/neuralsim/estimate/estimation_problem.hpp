@@ -97,10 +97,26 @@ struct LocalResult {
   double seconds = 0;
 };
 
+// One configuration of a joint fit (simid's `configurations:`): its model,
+// parameters and channels, its training data, and where each of its
+// parameters sits in the joint vector: entry i of ctx.parameters is
+// variable columns[i] of the joint ParameterSet (empty: the identity).
+struct ProblemPart {
+  ResidualContext ctx;
+  std::vector<const Trajectory*> train;
+  std::vector<int> columns;
+};
+
 class EstimationProblem {
  public:
   EstimationProblem(const ResidualContext& ctx, const std::vector<const Trajectory*>& train,
                     const ProblemOptions& options);
+  // A joint fit over several configurations that share some parameters of
+  // `joint` and not others: one problem whose residual blocks are each
+  // part's, in part order (trajectories, states and clusters numbered
+  // across the parts in that order); its variables are `joint`'s, and the
+  // prior acts on them. `joint` must outlive the problem.
+  EstimationProblem(const ParameterSet& joint, std::vector<ProblemPart> parts, const ProblemOptions& options);
   ~EstimationProblem();
   EstimationProblem(const EstimationProblem&) = delete;
   EstimationProblem& operator=(const EstimationProblem&) = delete;
@@ -157,16 +173,19 @@ class EstimationProblem {
 
  private:
   void build();
-  bool use_regressor();  // sets torque_route_
+  bool use_regressor(const ResidualContext& ctx);  // sets torque_route_
   void add_prior();      // the prior's block, last
   void reset_states();
 
-  ResidualContext ctx_;
-  std::vector<const Trajectory*> train_;
+  const ParameterSet* joint_ = nullptr;  // the variables: the parts' parameters, each once
+  std::vector<ProblemPart> parts_;
+  std::vector<const Trajectory*> train_;  // every part's training data, in part order
+  std::vector<int> train_part_;           // the part of each
+  int num_parts_with_regressor_ = 0;
   ProblemOptions options_;
   std::vector<double> theta_;
   std::vector<std::vector<double>> states_;  // multiple shooting segment states, or fitted window starts
-  struct StateOrigin { const Trajectory* tr; int sample; };
+  struct StateOrigin { const Trajectory* tr; int sample; int part; };
   std::vector<StateOrigin> state_origin_;
   std::vector<int> block_trajectory_;        // residual block -> trajectory index
   std::vector<int> block_window_;            // residual block -> window (ClusterBy::kWindow)

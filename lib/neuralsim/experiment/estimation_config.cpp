@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/names.hpp"
 #include "neuralsim/spatial/types.hpp"
 
 namespace neuralsim {
@@ -67,14 +68,44 @@ void check_fitted_delay(const Config& c, const ControlSignal* controls, Paramete
 
 }  // namespace
 
+std::vector<std::string> entry_configurations(const Config& entry, const std::vector<std::string>& all) {
+  for (const char* key : {"configurations", "per_configuration"})
+    if (entry.has(key) && all.empty())
+      entry.fail(key, "applies to a joint fit over several configurations: the config has no top-level "
+                      "'configurations:' list");
+  if (entry.has("per_configuration")) entry.get<bool>("per_configuration");  // a bool, checked here
+  if (!entry.has("configurations")) return all;
+  const std::vector<std::string> names = entry.get<std::vector<std::string>>("configurations");
+  if (names.empty()) entry.fail("configurations", "is empty: name the configurations this parameter applies to");
+  std::string listed;
+  for (const std::string& n : all) listed += (listed.empty() ? "" : ", ") + n;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::find(all.begin(), all.end(), names[i]) == all.end()) {
+      const std::string near = closest_name(names[i], all, 2);
+      entry.fail("configurations." + std::to_string(i),
+                 "no configuration '" + names[i] + "'" + (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                     "; the configurations are [" + listed + "]");
+    }
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) !=
+        names.begin() + static_cast<std::ptrdiff_t>(i))
+      entry.fail("configurations." + std::to_string(i), "configuration '" + names[i] + "' listed twice");
+  }
+  return names;
+}
+
 ParameterSet read_parameter_set(const Config& owner, const std::string& key, const Model<double>& model,
                                 const ContactParameters<double>* contact, std::vector<std::string>* warnings,
-                                const ControlSignal* controls) {
+                                const ControlSignal* controls, const std::string& configuration,
+                                const std::vector<std::string>& all_configurations) {
   std::vector<EstimatedParameter> params;
   const std::vector<Config> items = owner.list(key);
   if (items.empty()) owner.fail(key, "no parameters to estimate");
   for (const Config& c : items) {
-    c.check_known_keys({"name", "initial", "range", "bounds", "scale", "transform", "prior"});
+    c.check_known_keys({"name", "initial", "range", "bounds", "scale", "transform", "prior", "configurations",
+                        "per_configuration"});
+    const std::vector<std::string> applies = entry_configurations(c, all_configurations);
+    if (!configuration.empty() && std::find(applies.begin(), applies.end(), configuration) == applies.end())
+      continue;
     const std::string name = c.get<std::string>("name");
     for (const auto& other : params)
       if (other.name() == name) c.fail("name", "parameter '" + name + "' listed twice");

@@ -29,10 +29,22 @@ namespace neuralsim {
 // tool's sim.controls, whose delay it starts from): it needs bounds
 // [lower >= 0, finite upper] and a linear or cubic interpolation (a
 // piecewise-constant signal has no derivative in the delay).
+//
+// In a joint fit over several configurations (simid's `configurations:`,
+// experiment/configurations.hpp) an entry may also say `configurations:
+// [names]` (the ones it applies to; default all) and `per_configuration:
+// true` (one value per configuration instead of one shared); `configuration`
+// (with the list `all_configurations`) reads the set of that configuration
+// alone. Without configurations these keys are refused.
 ParameterSet read_parameter_set(const Config& owner, const std::string& key, const Model<double>& model,
                                 const ContactParameters<double>* contact = nullptr,
                                 std::vector<std::string>* warnings = nullptr,
-                                const ControlSignal* controls = nullptr);
+                                const ControlSignal* controls = nullptr, const std::string& configuration = {},
+                                const std::vector<std::string>& all_configurations = {});
+
+// The configurations an entry of estimate.parameters applies to: its
+// `configurations:` list, checked against `all` (default: all of them).
+std::vector<std::string> entry_configurations(const Config& entry, const std::vector<std::string>& all);
 
 // `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]};
 // a joint channel may be {weight, delay}: its sensor latency in seconds

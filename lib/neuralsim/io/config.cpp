@@ -26,6 +26,9 @@ struct Config::Document {
   std::string file;
   YAML::Node root;
   std::vector<std::string> overridden;  // full dotted key paths set by --set
+  // with_entries_of: a top-level key whose value lives elsewhere in the
+  // document, and that place's key path.
+  std::vector<std::pair<std::string, std::string>> moved;
 };
 
 namespace {
@@ -320,7 +323,42 @@ Config Config::parse(const std::string& yaml_text, const std::string& file,
 
 const std::string& Config::file() const { return doc_->file; }
 
-std::string Config::full_key(const std::string& key) const { return join_key(prefix_, key); }
+std::string Config::full_key(const std::string& key) const {
+  if (prefix_.empty() && !doc_->moved.empty()) {
+    const std::string first = key.substr(0, key.find('.'));
+    for (const auto& [top, path] : doc_->moved)
+      if (top == first) return path + key.substr(first.size());
+  }
+  return join_key(prefix_, key);
+}
+
+Config Config::with_entries_of(const Config& entry, const std::vector<std::string>& merged) const {
+  if (!prefix_.empty() || entry.doc_ != doc_ || !entry.node_.IsMap())
+    throw ConfigError(doc_->file + ": with_entries_of: expected the top level and a map of the same document");
+  auto doc = std::make_shared<Document>(*doc_);
+  YAML::Node root(YAML::NodeType::Map);
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    const bool replaced = entry.node_[key].IsDefined();
+    const bool merge = std::find(merged.begin(), merged.end(), key) != merged.end();
+    if (!replaced) root[key] = it->second;
+    else if (merge && it->second.IsMap() && entry.node_[key].IsMap()) {
+      YAML::Node combined(YAML::NodeType::Map);
+      for (auto m = it->second.begin(); m != it->second.end(); ++m) combined[m->first.as<std::string>()] = m->second;
+      for (auto m = entry.node_[key].begin(); m != entry.node_[key].end(); ++m)
+        combined[m->first.as<std::string>()] = m->second;
+      root[key] = combined;
+    }
+  }
+  for (auto it = entry.node_.begin(); it != entry.node_.end(); ++it) {
+    const std::string key = it->first.as<std::string>();
+    if (static_cast<const YAML::Node&>(root)[key].IsDefined()) continue;
+    root[key] = it->second;
+    doc->moved.emplace_back(key, join_key(entry.prefix_, key));
+  }
+  doc->root = root;
+  return Config(std::move(doc), root, "");
+}
 
 bool Config::is_overridden(const std::string& full) const {
   for (const auto& o : doc_->overridden)

@@ -114,6 +114,14 @@ class Config {
   nlohmann::json to_json() const;
 
   const std::string& file() const;
+  // A view of this top-level config in which the entries of `entry` (a map
+  // of the same document, e.g. one element of a `configurations:` list)
+  // take the place of the top-level keys of the same name; the maps named
+  // in `merged` (e.g. "params") are combined instead, the entry's values
+  // winning. Messages about a replaced key name its place in the entry
+  // ("configurations.1.data.train"); merged entries keep their own lines.
+  Config with_entries_of(const Config& entry, const std::vector<std::string>& merged) const;
+
   // Full dotted key path of this sub-config ("" at the top level).
   const std::string& prefix() const { return prefix_; }
   // "FILE:LINE" of the key's value, "FILE (set by --set)" for an overridden

@@ -12,6 +12,7 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
+#include "neuralsim/experiment/configurations.hpp"
 #include "neuralsim/experiment/data.hpp"
 #include "neuralsim/io/parameter_file.hpp"
 #include "neuralsim/tools/fingerprint.hpp"
@@ -27,8 +28,11 @@ Config section_or_empty(const Config& owner, const std::string& key) {
   return owner.has(key) ? owner.at(key) : Config::parse("{}", owner.file());
 }
 
-// Everything read from the config and checked before any work.
+// Everything read from the config and checked before any work: of the
+// experiment, or of one configuration of a joint fit (its own model,
+// parameters, channels and data; the estimate section's options shared).
 struct Setup {
+  std::string configuration;  // its name in a joint fit; empty otherwise
   Experiment exp;
   ParameterSet params;
   ObservationSpec observe;
@@ -246,19 +250,25 @@ void apply_joint_force_channels(const Config& est, Setup& s) {
                         (controls.delay != 0 || s.params.has(ParameterKind::kControlDelay) ? " with a delay" : ""));
 }
 
-Setup read_setup(const Config& cfg, long long seed) {
+// `configuration` (with the list of every configuration's name): one
+// configuration of a joint fit, `cfg` its view of the config
+// (experiment/configurations.hpp).
+Setup read_setup(const Config& cfg, long long seed, const std::string& configuration = {},
+                 const std::vector<std::string>& configurations = {}) {
   cfg.check_known_keys(
       {"name", "description", "model", "params", "params_file", "sim", "data", "estimate", "output", "contact",
-       "excitation"});  // excitation: read by --design-excitation only (tools/excitation.hpp)
+       "excitation",  // excitation: read by --design-excitation only (tools/excitation.hpp)
+       "configurations"});
   if (cfg.has("output")) cfg.at("output").check_known_keys({"plot"});
   Setup s;
+  s.configuration = configuration;
   s.exp = load_experiment(cfg);
   const Model<double>& model = s.exp.model;
   const Config est = cfg.at("estimate");
   est.check_known_keys({"parameters", "observe", "residual", "solver", "basin_hopping", "ground_truth",
                         "evaluation_window", "evaluation", "uncertainty", "prior"});
   s.params = read_parameter_set(est, "parameters", model, s.exp.contact ? &s.exp.contact->parameters : nullptr,
-                                &s.exp.warnings, &s.exp.step.controls);
+                                &s.exp.warnings, &s.exp.step.controls, configuration, configurations);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
   s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
   s.problem.prior_weight = read_prior_weight(section_or_empty(est, "prior"));
@@ -335,15 +345,18 @@ Setup read_setup(const Config& cfg, long long seed) {
 // budget only say when to stop: the rounds already done are the same for
 // any value, so a resume may extend them. The uncertainty estimate is
 // computed after the fit and changes no round.
-Fingerprint identification_fingerprint(const Config& cfg, const DataSplit& data, long long seed) {
+Fingerprint identification_fingerprint(const Config& cfg, const std::vector<Setup>& parts, long long seed) {
   nlohmann::json fingerprinted = cfg.to_json();
   if (fingerprinted["estimate"].contains("basin_hopping") && fingerprinted["estimate"]["basin_hopping"].is_object())
     for (const char* key : {"rounds", "time_budget", "processes_per_start"})
       fingerprinted["estimate"]["basin_hopping"].erase(key);
   if (fingerprinted["estimate"].is_object()) fingerprinted["estimate"].erase("uncertainty");
   Fingerprint fingerprint = config_digests(fingerprinted, {"name", "description", "output"});
-  fingerprint["data.train"] = trajectory_digest(data.train);
-  fingerprint["data.validation"] = trajectory_digest(data.validation);
+  for (const Setup& part : parts) {
+    const std::string prefix = part.configuration.empty() ? "" : "configurations." + part.configuration + ".";
+    fingerprint[prefix + "data.train"] = trajectory_digest(part.data.train);
+    fingerprint[prefix + "data.validation"] = trajectory_digest(part.data.validation);
+  }
   fingerprint["seed"] = std::to_string(seed);
   return fingerprint;
 }
@@ -446,12 +459,14 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
 
 // The standard errors of the chosen method, the covariance and the
 // identifiability analysis at the best point.
-void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResult& r, Eigen::VectorXd& residuals,
-                 EvaluationProgress& progress) {
-  const ParameterSet& params = s.params;
+// A joint fit (`joint`: more than one configuration) analyzes the joint
+// vector; the inertias in physical coordinates and the base parameters are
+// those of one model, and are left out.
+void analyze_fit(const Setup& s, const ParameterSet& params, bool joint, EstimationProblem& problem,
+                 IdentificationResult& r, Eigen::VectorXd& residuals, EvaluationProgress& progress, long long samples) {
   const std::vector<double>& x = r.best.x;
   const Eigen::MatrixXd J = problem.parameter_jacobian(x, &residuals);
-  progress.add(samples_in(s.data.train));
+  progress.add(samples);
   // J has the nuisance states profiled out (parameter_jacobian): they take
   // degrees of freedom from the residual variance.
   const int nuisance = problem.num_state_variables();
@@ -491,6 +506,7 @@ void analyze_fit(const Setup& s, EstimationProblem& problem, IdentificationResul
       covariance.row(i).setConstant(std::numeric_limits<double>::quiet_NaN());
       covariance.col(i).setConstant(std::numeric_limits<double>::quiet_NaN());
     }
+  if (joint) return;
   r.inertials = inertial_estimates(s.exp.model, params, id.value, covariance);
   if (s.problem.formulation == Formulation::kInverseDynamics) {
     // The samples of the fit's torque residuals, as EstimationProblem forms them.
@@ -543,9 +559,8 @@ void evaluate_torque(const Setup& s, const ResidualContext& ctx, IdentificationR
 
 // The fitted starting states of every training trajectory (fitted window
 // starts, multiple-shooting segments), named after it.
-std::vector<FittedStartStates> start_states_of(const EstimationProblem& problem, const TrajectorySet& train) {
+std::vector<FittedStartStates> start_states_of(const std::vector<StartStates>& states, const TrajectorySet& train) {
   std::vector<FittedStartStates> out;
-  const std::vector<StartStates> states = problem.start_states();
   for (size_t t = 0; t < states.size(); ++t) out.push_back({train.trajectories[t].name, states[t]});
   return out;
 }
@@ -580,21 +595,22 @@ void add_held_out(IdentificationResult& r, const FitEvaluation& e, const Traject
   }
 }
 
-// Training and validation predictions, windows, torque errors, the
-// residuals' spread, physical consistency and ground-truth errors.
-void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& problem, const Eigen::VectorXd& residuals,
-              IdentificationResult& r, const RunContext& context, EvaluationProgress& progress) {
+// Training and validation predictions, windows, torque errors and physical
+// consistency of one configuration at its parameters r.best.x, given its
+// training trajectories' costs and fitted starting states (from the
+// problem, in the order of its training data).
+void evaluate(const Setup& s, const ResidualContext& ctx, const std::vector<double>& cost,
+              const std::vector<StartStates>& fitted_starts, IdentificationResult& r, const RunContext& context,
+              EvaluationProgress& progress) {
   const std::vector<double>& x = r.best.x;
   // Training predictions restart from the fitted starting states (validation
   // and test data have none: they restart from the measured state).
-  if (!r.evaluate_only) r.start_states = start_states_of(problem, s.data.train);
+  if (!r.evaluate_only) r.start_states = start_states_of(fitted_starts, s.data.train);
   const bool from_fitted_starts = s.problem.fit_initial_state.any() && !r.start_states.empty();
   std::vector<StartStates> starts;
   for (const FittedStartStates& f : r.start_states) starts.push_back(f.states);
   r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context, progress,
                          from_fitted_starts ? &starts : nullptr);
-  const std::vector<double> cost = problem.cost_per_trajectory(x);
-  progress.add(samples_in(s.data.train));
   for (size_t t = 0; t < cost.size() && t < r.train.per_trajectory.size(); ++t) r.train.per_trajectory[t].cost = cost[t];
   r.measured = s.data.train;
   r.fitted = r.train.predictions;
@@ -615,34 +631,6 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
           evaluate_windows(ctx, x, s.data.validation, *s.eval_windows, progress.per_trajectory());
   }
   if (!s.data.targets) evaluate_torque(s, ctx, r, context, progress);
-  // A fit whose residuals dwarf the data's own spread explains nothing: the
-  // data may be corrupt or the model unsuitable (cost ½Σr² over m residuals).
-  // Static data (no spread) is compared with a floor of 1e-6 of its size,
-  // not with zero.
-  if (!s.data.targets && residuals.size() > 0) {
-    double spread = 0, size = 0;
-    for (const Trajectory& t : s.data.train.trajectories)  // missing samples (NaN) left out
-      for (Eigen::Index c = 0; c < t.q.cols(); ++c) {
-        double sum = 0;
-        long long n = 0;
-        for (Eigen::Index k = 0; k < t.q.rows(); ++k)
-          if (!std::isnan(t.q(k, c))) sum += t.q(k, c), ++n;
-        const double mean = n > 0 ? sum / static_cast<double>(n) : 0.0;
-        for (Eigen::Index k = 0; k < t.q.rows(); ++k)
-          if (!std::isnan(t.q(k, c))) {
-            spread = std::max(spread, std::abs(t.q(k, c) - mean));
-            size = std::max(size, std::abs(t.q(k, c)));
-          }
-      }
-    const double rms = std::sqrt(2.0 * r.best.cost / static_cast<double>(residuals.size()));
-    if (rms > 10.0 * std::max(spread, 1e-6 * (1.0 + size))) {
-      const std::string w = format_printf("the fit's RMS residual %.3g is more than 10 times the data's spread %.3g: "
-                                          "the data may be corrupt or the model unsuitable",
-                                          rms, spread);
-      context.warn(w);
-      r.warnings.push_back(w);
-    }
-  }
   // Plain inertia entries (link.<b>.inertia.yy, ...) are bounded one at a
   // time, so a fit can leave the physical set (the triangle inequality of
   // the principal moments); log-Cholesky blocks cannot. Say so, not silently.
@@ -666,6 +654,43 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
     context.warn(w);
     r.warnings.push_back(w);
   }
+}
+
+// A fit whose residuals dwarf the data's own spread explains nothing: the
+// data may be corrupt or the model unsuitable (cost ½Σr² over m residuals).
+// Static data (no spread) is compared with a floor of 1e-6 of its size,
+// not with zero. Over every configuration's training data.
+void check_residual_spread(const std::vector<Setup>& parts, const Eigen::VectorXd& residuals, IdentificationResult& r,
+                           const RunContext& context) {
+  if (parts.front().data.targets || residuals.size() == 0) return;
+  double spread = 0, size = 0;
+  for (const Setup& s : parts)
+    for (const Trajectory& t : s.data.train.trajectories)  // missing samples (NaN) left out
+      for (Eigen::Index c = 0; c < t.q.cols(); ++c) {
+        double sum = 0;
+        long long n = 0;
+        for (Eigen::Index k = 0; k < t.q.rows(); ++k)
+          if (!std::isnan(t.q(k, c))) sum += t.q(k, c), ++n;
+        const double mean = n > 0 ? sum / static_cast<double>(n) : 0.0;
+        for (Eigen::Index k = 0; k < t.q.rows(); ++k)
+          if (!std::isnan(t.q(k, c))) {
+            spread = std::max(spread, std::abs(t.q(k, c) - mean));
+            size = std::max(size, std::abs(t.q(k, c)));
+          }
+      }
+  const double rms = std::sqrt(2.0 * r.best.cost / static_cast<double>(residuals.size()));
+  if (rms > 10.0 * std::max(spread, 1e-6 * (1.0 + size))) {
+    const std::string w = format_printf("the fit's RMS residual %.3g is more than 10 times the data's spread %.3g: "
+                                        "the data may be corrupt or the model unsuitable",
+                                        rms, spread);
+    context.warn(w);
+    r.warnings.push_back(w);
+  }
+}
+
+// |fit − truth| / |truth| for each estimate.ground_truth entry (by the
+// fitted parameters' names: "<name>@<configuration>" in a joint fit).
+void ground_truth_errors(const Setup& s, IdentificationResult& r) {
   if (s.has_ground_truth) {
     double max_rel = 0;
     for (const IdentifiedParameter& p : r.parameters) {
@@ -685,9 +710,10 @@ void evaluate(const Setup& s, const ResidualContext& ctx, EstimationProblem& pro
 // transform's domain is a DataError naming the file and the parameter.
 // The file's other values are not used (the config sets the rest of the
 // model); one that differs from the config's is a warning.
-std::vector<double> evaluation_point(const std::string& path, const Setup& s, std::vector<std::string>& warnings) {
+// `model`: the model whose other values are compared (null in a joint fit).
+std::vector<double> evaluation_point(const std::string& path, const ParameterSet& params, const Model<double>* model,
+                                     std::vector<std::string>& warnings) {
   const std::map<std::string, double> values = read_parameter_file(path);
-  const ParameterSet& params = s.params;
   std::vector<double> x(static_cast<size_t>(params.size()));
   for (int i = 0; i < params.size(); ++i) {
     const std::string name = params[i].name();
@@ -707,10 +733,10 @@ std::vector<double> evaluation_point(const std::string& path, const Setup& s, st
   }
   const std::vector<std::string> estimated = params.names();
   for (const auto& [name, v] : values) {
-    if (std::find(estimated.begin(), estimated.end(), name) != estimated.end()) continue;
-    const auto target = resolve_named_parameter(name, s.exp.model, false);
+    if (!model || std::find(estimated.begin(), estimated.end(), name) != estimated.end()) continue;
+    const auto target = resolve_named_parameter(name, *model, false);
     if (!target || target->kind != ParameterKind::kModel) continue;
-    const double mine = named_parameter_value(*target, s.exp.model, nullptr, nullptr);
+    const double mine = named_parameter_value(*target, *model, nullptr, nullptr);
     if (std::abs(mine - v) > 1e-12 * std::max(std::abs(mine), std::abs(v)))
       warnings.push_back(format_printf("%s holds %s = %.10g, which this config holds at %.10g: the config's value is "
                                        "used (params_file: would use the file's)",
@@ -738,20 +764,64 @@ BasinHoppingResult evaluate_point(const ProblemFactory& factory, const std::vect
   return result;
 }
 
+// The setups of every configuration (one without `configurations:`) and the
+// parameter vector the solver adjusts: the only configuration's, or the
+// joint vector with each configuration's columns in it.
+struct Setups {
+  std::vector<Setup> parts;
+  JointParameters joint;  // a joint fit only
+  bool is_joint() const { return parts.size() > 1; }
+  const ParameterSet& params() const { return is_joint() ? joint.joint : parts.front().params; }
+  std::vector<double> local(size_t c, const std::vector<double>& x) const {
+    if (!is_joint()) return x;
+    std::vector<double> out;
+    for (const int col : joint.columns[c]) out.push_back(x[static_cast<size_t>(col)]);
+    return out;
+  }
+};
+
+Setups read_setups(const Config& cfg, long long seed, std::vector<std::string>& warnings) {
+  Setups out;
+  const std::vector<ConfigurationEntry> entries = read_configurations(cfg);
+  if (entries.empty()) {
+    out.parts.push_back(read_setup(cfg, seed));
+    return out;
+  }
+  std::vector<std::string> names;
+  for (const ConfigurationEntry& e : entries) names.push_back(e.name);
+  std::vector<const ParameterSet*> local;
+  for (const ConfigurationEntry& e : entries) out.parts.push_back(read_setup(e.config, seed, e.name, names));
+  for (const Setup& part : out.parts) local.push_back(&part.params);
+  out.joint = joint_parameters(cfg.at("estimate"), entries, local, &warnings);
+  if (out.parts.front().data.targets)
+    cfg.at("configurations").fail("0", "a joint fit compares recorded motion: reach targets (data.targets) are refused");
+  return out;
+}
+
 }  // namespace identify_detail
 
 IdentificationResult identify(const IdentificationRequest& request, const RunContext& context) {
   using namespace identify_detail;
   const auto t_start = Clock::now();
   const Config& cfg = request.config;
-  const Setup s = read_setup(cfg, request.seed);
-  const Model<double>& model = s.exp.model;
-  const Fingerprint fingerprint = identification_fingerprint(cfg, s.data, request.seed);
+  std::vector<std::string> joint_warnings;
+  const Setups setups = read_setups(cfg, request.seed, joint_warnings);
+  const Setup& s = setups.parts.front();  // the shared options (estimate: residual, solver, basin hopping, ...)
+  const ParameterSet& params = setups.params();
+  const bool joint = setups.is_joint();
+  const Fingerprint fingerprint = identification_fingerprint(cfg, setups.parts, request.seed);
 
-  std::vector<const Trajectory*> train;
-  for (const Trajectory& t : s.data.train.trajectories) train.push_back(&t);
-  const ResidualContext ctx{&model, &s.params, s.exp.step, s.observe, s.exp.contact ? &*s.exp.contact : nullptr};
-  ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(ctx, train, s.problem); };
+  std::vector<ResidualContext> ctxs;
+  for (const Setup& part : setups.parts)
+    ctxs.push_back({&part.exp.model, &part.params, part.exp.step, part.observe,
+                    part.exp.contact ? &*part.exp.contact : nullptr});
+  std::vector<ProblemPart> problem_parts;
+  for (size_t c = 0; c < setups.parts.size(); ++c) {
+    std::vector<const Trajectory*> train;
+    for (const Trajectory& t : setups.parts[c].data.train.trajectories) train.push_back(&t);
+    problem_parts.push_back({ctxs[c], train, joint ? setups.joint.columns[c] : std::vector<int>{}});
+  }
+  ProblemFactory factory = [&] { return std::make_unique<EstimationProblem>(params, problem_parts, s.problem); };
   // A problem without residuals is a data error, before any output.
   int num_states = 0;
   std::string torque_route;  // said in the log once the work starts
@@ -766,8 +836,9 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   const bool evaluate_only = !request.evaluate.empty() || s.solver.max_iterations == 0;
   std::vector<std::string> evaluation_warnings;
   std::vector<double> x_given;
-  if (!request.evaluate.empty()) x_given = evaluation_point(request.evaluate, s, evaluation_warnings);
-  else if (evaluate_only) x_given = s.params.initial_variables();
+  if (!request.evaluate.empty())
+    x_given = evaluation_point(request.evaluate, params, joint ? nullptr : &s.exp.model, evaluation_warnings);
+  else if (evaluate_only) x_given = params.initial_variables();
   // A checkpoint is input too: checked before the work starts.
   if (context.resume && evaluate_only)
     throw ConfigError("nothing to resume: an evaluation (--evaluate, or estimate.solver.max_iterations 0) runs no "
@@ -776,37 +847,70 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
     throw InvalidArgument("identify: resume requested without a checkpoint store");
   BasinHoppingState state;
   if (context.resume)
-    state = read_identify_checkpoint(*context.checkpoint, s.params, fingerprint, total_rounds, s.solver.max_iterations,
+    state = read_identify_checkpoint(*context.checkpoint, params, fingerprint, total_rounds, s.solver.max_iterations,
                                      num_states);
 
   IdentificationResult r;
-  r.model_name = model.name;
-  r.fitted_model = model;
   r.basin_hopping = s.bh;
   r.uncertainty = s.uncertainty;
   r.problem = s.problem;
-  r.observe = s.observe;
-  r.targets = s.data.targets;
-  r.prediction_window = s.window;
   r.evaluate_only = evaluate_only;
   r.evaluated_file = request.evaluate;
-  const std::vector<std::string> estimated = s.params.names();
-  for (const ExperimentParameter& p : s.exp.parameters)
-    if (std::find(estimated.begin(), estimated.end(), p.target.name) == estimated.end()) r.fixed.push_back(p);
-  r.warnings = s.exp.warnings;
-  for (const std::string& w : plausibility_warnings(s.data.train, model, s.data.train_source)) r.warnings.push_back(w);
-  for (const std::string& w : plausibility_warnings(s.data.validation, model, s.data.validation_source))
-    r.warnings.push_back(w);
-  for (const std::string& w : plausibility_warnings(s.data.test, model, s.data.test_source)) r.warnings.push_back(w);
-  // Rows a CSV import dropped are warnings, as import-csv reports them.
-  r.warnings.insert(r.warnings.end(), s.data_notes.begin(), s.data_notes.end());
-  r.missing = s.observe.count_missing(model, s.data.train);
-  if (r.missing.missing > 0)
-    r.warnings.push_back(s.data.train_source + ": " + r.missing.summary() + "; their residuals are dropped");
+  r.prediction_window = s.window;
+  r.targets = s.data.targets;
+  // Per configuration: what it holds before the fit (a joint fit's
+  // configurations become r.configurations; otherwise the only one is r).
+  std::vector<IdentificationResult> parts(setups.parts.size());
+  for (size_t c = 0; c < setups.parts.size(); ++c) {
+    const Setup& part = setups.parts[c];
+    IdentificationResult& p = parts[c];
+    p.configuration = part.configuration;
+    p.model_name = part.exp.model.name;
+    p.fitted_model = part.exp.model;
+    p.basin_hopping = s.bh;
+    p.uncertainty = s.uncertainty;
+    p.problem = s.problem;
+    p.observe = part.observe;
+    p.targets = part.data.targets;
+    p.prediction_window = s.window;
+    p.evaluate_only = evaluate_only;
+    p.evaluated_file = request.evaluate;
+    const std::vector<std::string> estimated = part.params.names();
+    for (const ExperimentParameter& e : part.exp.parameters)
+      if (std::find(estimated.begin(), estimated.end(), e.target.name) == estimated.end()) p.fixed.push_back(e);
+    std::vector<std::string>& w = p.warnings;
+    w = part.exp.warnings;
+    const Model<double>& model = part.exp.model;
+    for (const std::string& x : plausibility_warnings(part.data.train, model, part.data.train_source)) w.push_back(x);
+    for (const std::string& x : plausibility_warnings(part.data.validation, model, part.data.validation_source))
+      w.push_back(x);
+    for (const std::string& x : plausibility_warnings(part.data.test, model, part.data.test_source)) w.push_back(x);
+    // Rows a CSV import dropped are warnings, as import-csv reports them.
+    w.insert(w.end(), part.data_notes.begin(), part.data_notes.end());
+    p.missing = part.observe.count_missing(model, part.data.train);
+    if (p.missing.missing > 0)
+      w.push_back(part.data.train_source + ": " + p.missing.summary() + "; their residuals are dropped");
+    const std::string prefix = joint ? "configuration '" + part.configuration + "': " : "";
+    for (const std::string& x : w) r.warnings.push_back(prefix + x);
+  }
+  if (!joint) {
+    r = parts.front();
+    parts.clear();
+  } else {
+    r.model_name = "joint fit of " + std::to_string(setups.parts.size()) + " configurations";
+    r.fitted_model = s.exp.model;
+    r.observe = s.observe;
+    for (const IdentificationResult& p : parts) {
+      r.missing.observed += p.missing.observed;
+      r.missing.missing += p.missing.missing;
+    }
+  }
+  r.warnings.insert(r.warnings.end(), joint_warnings.begin(), joint_warnings.end());
   for (const std::string& w : evaluation_warnings) r.warnings.push_back(w);
 
   context.started();
-  for (const std::string& n : s.exp.notes) context.info(n);
+  for (const Setup& part : setups.parts)
+    for (const std::string& n : part.exp.notes) context.info(n);
   if (!torque_route.empty()) context.info(torque_route);
   for (const std::string& w : r.warnings) context.warn(w);
   if (context.resume)
@@ -822,7 +926,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
     auto should_abort = [&] { return context.stop_requested() || seconds_since(t_fit) > s.bh.time_budget_s; };
     ProgressStage progress(context, "simid rounds", total_rounds);
     auto on_round = [&](const BasinHoppingState& b) {
-      if (context.checkpoint) write_identify_checkpoint(*context.checkpoint, b, s.params, fingerprint);
+      if (context.checkpoint) write_identify_checkpoint(*context.checkpoint, b, params, fingerprint);
       const RoundRecord& rec = b.history.back();
       context.info(format_printf("round %d/%d: best cost %.6g (this round %.6g, %d usable solves)", rec.round + 1,
                                  total_rounds, rec.best_cost, rec.round_best_cost, rec.usable_solves));
@@ -836,7 +940,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
     solver.num_threads = 0;
     LocalSolveLog solve_log(context, total_rounds, s.bh.enabled ? std::max(1, s.bh.population) : 1);
     solver.on_iteration = [&solve_log](const SolveProgress& p) { solve_log(p); };
-    r.search = basin_hopping(factory, s.params, bh, solver, state, on_round, should_abort);
+    r.search = basin_hopping(factory, params, bh, solver, state, on_round, should_abort);
     progress.finish();
     interrupted = context.stop_agreed();
   }
@@ -847,10 +951,10 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
     // Say where: replay the first training trajectory at the initial guess
     // (or the evaluated values) with divergence checks on (time, coordinate
     // and value).
-    const std::vector<double> x0 = evaluate_only ? x_given : s.params.initial_variables();
+    const std::vector<double> x0 = setups.local(0, evaluate_only ? x_given : params.initial_variables());
     std::string where;
     try {
-      windowed_prediction(ctx, x0, s.data.train.trajectories.front(), s.eval_window);
+      windowed_prediction(ctxs.front(), x0, s.data.train.trajectories.front(), s.eval_window);
     } catch (const NumericalError& e) {
       where = std::string("; at the ") + (evaluate_only ? "evaluated values" : "initial guess") + ", on " +
               s.data.train.trajectories.front().name + ": " + e.what();
@@ -866,10 +970,15 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   r.cost = r.best.cost;
 
   const auto t_evaluation = Clock::now();
-  const long long train_samples = samples_in(s.data.train), validation_samples = samples_in(s.data.validation);
+  long long train_samples = 0, validation_samples = 0, test_samples = 0;
+  for (const Setup& part : setups.parts) {
+    train_samples += samples_in(part.data.train);
+    validation_samples += samples_in(part.data.validation);
+    test_samples += samples_in(part.data.test);
+  }
   // Jacobian and cost per trajectory, predictions, windows and the two
   // torque errors (fitted, initial): see the steps below.
-  EvaluationProgress progress(context, 3 * train_samples + validation_samples + samples_in(s.data.test) +
+  EvaluationProgress progress(context, 3 * train_samples + validation_samples + test_samples +
                                            (s.eval_windows ? train_samples + validation_samples : 0) +
                                            (s.data.targets ? 0 : 2 * (train_samples + validation_samples)));
   std::unique_ptr<EstimationProblem> problem = factory();
@@ -877,14 +986,86 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   // the recorded ones; an evaluation has none of its own).
   if (!r.best.states.empty()) problem->set_states(r.best.states);
   Eigen::VectorXd residuals;
-  analyze_fit(s, *problem, r, residuals, progress);
+  analyze_fit(s, params, joint, *problem, r, residuals, progress, train_samples);
   for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
-  for (const std::string& w : uncertainty_warnings(s.params, r.best.x, r.identifiability,
+  for (const std::string& w : uncertainty_warnings(params, r.best.x, r.identifiability,
                                                    s.uncertainty.condition_warning, !evaluate_only)) {
     context.warn(w);
     r.warnings.push_back(w);
   }
-  evaluate(s, ctx, *problem, residuals, r, context, progress);
+  // Each configuration at its own parameters, with its slice of the
+  // problem's per-trajectory costs and fitted starting states.
+  const std::vector<double> cost = problem->cost_per_trajectory(r.best.x);
+  progress.add(train_samples);
+  const std::vector<StartStates> starts = problem->start_states();
+  size_t first = 0;
+  for (size_t c = 0; c < setups.parts.size(); ++c) {
+    const Setup& part = setups.parts[c];
+    IdentificationResult& p = joint ? parts[c] : r;
+    const size_t n = part.data.train.trajectories.size();
+    const auto slice = [&](const auto& v) {
+      using V = std::decay_t<decltype(v)>;
+      return v.size() >= first + n ? V(v.begin() + static_cast<std::ptrdiff_t>(first),
+                                        v.begin() + static_cast<std::ptrdiff_t>(first + n))
+                                   : V();
+    };
+    if (joint) {
+      p.has_fit = true;
+      p.best = r.best;
+      p.best.x = setups.local(c, r.best.x);
+      p.cost = 0;
+      for (size_t t = first; t < first + n && t < cost.size(); ++t) p.cost += cost[t];
+      p.search = r.search;
+      p.identifiability = r.identifiability;
+      for (size_t i = 0; i < setups.joint.columns[c].size(); ++i) {
+        IdentifiedParameter q = r.parameters[static_cast<size_t>(setups.joint.columns[c][i])];
+        q.name = part.params[static_cast<int>(i)].name();  // its name in the configuration's model
+        p.parameters.push_back(q);
+      }
+    }
+    evaluate(part, ctxs[c], slice(cost), slice(starts), p, context, progress);
+    first += n;
+  }
+  check_residual_spread(setups.parts, residuals, r, context);
+  ground_truth_errors(s, r);
+  if (joint) {
+    // The top level holds every configuration's errors, their trajectories
+    // named "<configuration>.<trajectory>"; the files and plots are per
+    // configuration (r.configurations).
+    auto merge = [](std::optional<FitEvaluation>& into, const FitEvaluation& e, const std::string& prefix) {
+      if (!into) into = FitEvaluation{};
+      for (TrajectoryFit f : e.per_trajectory) {
+        f.name = prefix + f.name;
+        into->per_trajectory.push_back(std::move(f));
+      }
+    };
+    std::optional<FitEvaluation> train, validation, test;
+    for (IdentificationResult& p : parts) {
+      const std::string prefix = p.configuration + ".";
+      merge(train, p.train, prefix);
+      if (p.validation) merge(validation, *p.validation, prefix);
+      if (p.test) merge(test, *p.test, prefix);
+      r.physically_consistent = r.physically_consistent && p.physically_consistent;
+      for (const std::string& w : p.warnings)
+        if (std::find(r.warnings.begin(), r.warnings.end(), "configuration '" + p.configuration + "': " + w) ==
+            r.warnings.end())
+          r.warnings.push_back("configuration '" + p.configuration + "': " + w);
+    }
+    auto means = [](FitEvaluation& e) {
+      e.mean_rmse_q = e.mean_rmse_link_position = 0;
+      for (const TrajectoryFit& f : e.per_trajectory) {
+        e.mean_rmse_q += f.rmse_q / static_cast<double>(e.per_trajectory.size());
+        e.mean_rmse_link_position += f.rmse_link_position / static_cast<double>(e.per_trajectory.size());
+      }
+    };
+    r.train = *train;
+    means(r.train);
+    for (auto* e : {&validation, &test})
+      if (*e) means(**e);
+    r.validation = validation;
+    r.test = test;
+    r.configurations = std::move(parts);
+  }
   r.timings["evaluation_s"] = seconds_since(t_evaluation);
   r.timings["total_s"] = seconds_since(t_start);
   r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
@@ -895,24 +1076,35 @@ IdentificationGradientCheck check_identification_gradient(const IdentificationRe
                                                           const IdentificationGradientCheckOptions& options,
                                                           const RunContext& context) {
   using namespace identify_detail;
-  const Setup s = read_setup(request.config, request.seed);
-  std::vector<const Trajectory*> train;
-  for (const Trajectory& t : s.data.train.trajectories) train.push_back(&t);
-  const ResidualContext ctx{&s.exp.model, &s.params, s.exp.step, s.observe, s.exp.contact ? &*s.exp.contact : nullptr};
-  EstimationProblem problem(ctx, train, s.problem);
-  const std::vector<std::string> names = s.params.names();
+  std::vector<std::string> joint_warnings;
+  const Setups setups = read_setups(request.config, request.seed, joint_warnings);
+  const Setup& s = setups.parts.front();
+  const ParameterSet& params = setups.params();
+  std::vector<ProblemPart> parts;
+  for (size_t c = 0; c < setups.parts.size(); ++c) {
+    const Setup& part = setups.parts[c];
+    std::vector<const Trajectory*> train;
+    for (const Trajectory& t : part.data.train.trajectories) train.push_back(&t);
+    parts.push_back({{&part.exp.model, &part.params, part.exp.step, part.observe,
+                      part.exp.contact ? &*part.exp.contact : nullptr},
+                     train,
+                     setups.is_joint() ? setups.joint.columns[c] : std::vector<int>{}});
+  }
+  EstimationProblem problem(params, parts, s.problem);
+  const std::vector<std::string> names = params.names();
   if (!options.scale_derivative_of.empty() &&
       std::find(names.begin(), names.end(), options.scale_derivative_of) == names.end())
     throw InvalidArgument("check_identification_gradient: no estimated parameter '" + options.scale_derivative_of + "'");
 
   IdentificationGradientCheck r;
   r.formulation = formulation_name(s.problem.formulation);
-  for (int i = 0; i < s.params.size(); ++i) r.transformations.push_back(transformation_name(s.params[i].transformation));
-  r.warnings = s.exp.warnings;
+  for (int i = 0; i < params.size(); ++i) r.transformations.push_back(transformation_name(params[i].transformation));
+  for (const Setup& part : setups.parts) r.warnings.insert(r.warnings.end(), part.exp.warnings.begin(), part.exp.warnings.end());
+  r.warnings.insert(r.warnings.end(), joint_warnings.begin(), joint_warnings.end());
   context.started();
   for (const std::string& w : r.warnings) context.warn(w);
 
-  const std::vector<double> x0 = s.params.initial_variables();
+  const std::vector<double> x0 = params.initial_variables();
   double cost0 = 0;
   std::vector<double> g;
   if (!problem.evaluate(x0, &cost0, &g))

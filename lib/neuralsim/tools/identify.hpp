@@ -88,6 +88,17 @@ struct FittedStartStates {
 };
 
 struct IdentificationResult : RunReport {
+  // A joint fit over several configurations (`configurations:`, docs/simid.md
+  // "Several configurations"): the parameters, covariance, identifiability
+  // and search are the joint vector's (a per-configuration parameter named
+  // "<name>@<configuration>"), `train`, `validation` and `test` hold every
+  // configuration's trajectories named "<configuration>.<trajectory>", and
+  // each configuration's own result (its model, its parameters under their
+  // names in it with the joint fit's values and errors, its predictions,
+  // windows and torque errors) is in `configurations`, in config order.
+  std::vector<IdentificationResult> configurations;
+  std::string configuration;  // in `configurations`: its name
+
   std::string model_name;
   Model<double> fitted_model;  // the config's model with the fitted values (before the fit: as configured)
   bool has_fit = false;  // false: no local solve produced a usable solution (status kDiverged or kInterrupted)
