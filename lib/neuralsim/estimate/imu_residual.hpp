@@ -1,9 +1,9 @@
 // The IMU channels of the residuals (observe.imus, issue #36): each
 // sensor's reading (imu.hpp) at a sample's (q, q̇, q̈), through its gain and
 // bias, against the data's imu/<name> row. The shooting formulations take
-// q̈ from the stepper's forward dynamics at the sample's state and recorded
-// control (exact for zero-order-hold controls without a control delay, the
-// only timing simid accepts with IMUs); inverse dynamics takes the
+// q̈ from the stepper's forward dynamics at the sample's state under the
+// control the replay applies there (any interpolation, any control delay;
+// force-level contact included, impulses not); inverse dynamics takes the
 // filtered q̈ of its samples.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/estimate/imu.hpp"
 #include "neuralsim/estimate/residuals.hpp"
+#include "neuralsim/step/control_signal.hpp"
 
 namespace neuralsim {
 namespace residual_internal {
@@ -77,14 +78,34 @@ int imu_residuals(const ResidualContext& ctx, const std::vector<ImuCalibration<T
 }
 
 // q̈ at sample k of a shooting window: the stepper's forward dynamics at
-// (q, q̇) under the recorded control u_k (held over [t_k, t_{k+1}): zero-
-// order hold, no delay), copied out of the stepper's data.
+// (q, q̇) under the control the replay applies at t_k (step/replay.hpp):
+// the recorded u_k for a zero-order hold without delay; otherwise the
+// recorded controls interpolated as sim.controls says, at t_k − d under a
+// control delay d (`delay`: a fitted one whose derivatives reach u through
+// ∂u/∂d = −du/dt; null: the stepper's fixed sim.controls.delay). This is
+// the acceleration of the state at t_k, as the step that starts there sees
+// it: exact wherever the replay applies forces only (no contact impulses).
 template <class T>
 void sample_acceleration(Stepper<T>& stepper, const Trajectory& tr, int k, const VecX<T>& q, const VecX<T>& qd,
-                         VecX<T>& u, VecX<T>& qdd) {
+                         VecX<T>& u, VecX<T>& qdd, const T* delay = nullptr) {
   const int nv = stepper.model().nv;
-  u.resize(nv);
-  for (int i = 0; i < nv; ++i) u[i] = tr.has_tau() ? T(tr.tau(k, i)) : T(0);
+  const ControlSignal& signal = stepper.options().controls;
+  u = VecX<T>::Zero(nv);
+  if (tr.has_tau()) {
+    const double t = tr.time[k];
+    if (delay) {
+      const double d = to_double(*delay);
+      apply_delayed_control_stencil(delayed_control_stencil(signal, tr.time, t, t, d), tr.tau, T(*delay - T(d)), u);
+    } else if (signal.delay != 0.0) {
+      apply_control_stencil(delayed_control_stencil(signal, tr.time, t, t, signal.delay), tr.tau, u);
+    } else if (!signal.is_zero_order_hold() && tr.size() > 1) {
+      // The interval that holds t_k: k's own, or the last one at the last sample.
+      const int interval = std::min<int>(k, static_cast<int>(tr.size()) - 2);
+      apply_control_stencil(control_stencil(signal, tr.time, interval, t, t), tr.tau, u);
+    } else {
+      for (int i = 0; i < nv; ++i) u[i] = T(tr.tau(k, i));
+    }
+  }
   stepper.forward_dynamics(q, qd, u, tr.time[k]);
   qdd = stepper.data().qdd;
 }

@@ -87,15 +87,16 @@ int joint_force_residuals(const ResidualContext& ctx, const std::vector<T>& k_t,
 }
 
 // The IMU and joint-force residuals of a shooting sample (none without
-// those channels): q̈ once from the forward dynamics, then imu_residuals
-// and joint_force_residuals.
+// those channels): q̈ once from the forward dynamics (under the fitted
+// control delay `delay` when not null: sample_acceleration), then
+// imu_residuals and joint_force_residuals.
 template <class T>
 int shooting_sensor_residuals(const ResidualContext& ctx, const std::vector<ImuCalibration<T>>& calibration,
                               const std::vector<T>& k_t, Stepper<T>& stepper, const Trajectory& tr, int k,
-                              const VecX<T>& q, const VecX<T>& qd, T* r) {
+                              const VecX<T>& q, const VecX<T>& qd, T* r, const T* delay = nullptr) {
   if (ctx.observe.imus.empty() && ctx.observe.joint_force_residuals() == 0) return 0;
   VecX<T> u, qdd;
-  sample_acceleration(stepper, tr, k, q, qd, u, qdd);
+  sample_acceleration(stepper, tr, k, q, qd, u, qdd, delay);
   int n = imu_residuals(ctx, calibration, stepper.model(), stepper.data(), tr, k, q, qd, qdd, r);
   n += joint_force_residuals(ctx, k_t, stepper.model(), stepper.data(), tr, k, q, qd, qdd, r + n);
   return n;

@@ -25,6 +25,8 @@ struct MultipleShooting {
     SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
     const std::vector<ImuCalibration<T>> imus = imu_calibrations(ctx, blocks[0]);
     const std::vector<T> k_t = torque_constants(ctx, blocks[0]);
+    T delay_storage;
+    const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
     // The residuals of sample k, through the sensor delays when there are any.
     auto residuals_at = [&](int k, const VecX<T>& qk, const VecX<T>& qdk, T* r) {
       int written = 0;
@@ -35,12 +37,10 @@ struct MultipleShooting {
         const DelayedJointChannels<T> seen = sensors.observe(k);
         written = sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r, &seen);
       }
-      return written + shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, r + written);
+      return written + shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, r + written, delay);
     };
     int n = residuals_at(w.start, q, qd, residuals);
     const int end = w.start + w.length;
-    T delay_storage;
-    const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
     const bool finite = replay_window(
         stepper, tr, w.start, w.length, q, qd,
         [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "neuralsim/estimate/joint_torque_residual.hpp"
+#include "neuralsim/estimate/residual_common.hpp"
 
 namespace neuralsim {
 
@@ -13,9 +14,13 @@ void predict_sensors(const ResidualContext& ctx, const std::vector<double>& x, c
                      Trajectory& predicted) {
   const ObservationSpec& obs = ctx.observe;
   if (obs.imus.empty() && obs.joint_force_residuals() == 0) return;
-  Model<double> model = *ctx.model;
-  ctx.parameters->apply(x.data(), model);
-  Stepper<double> stepper(model, step_options_at(ctx, x));
+  // The fit's simulation (model, contact) with the fitted control delay in
+  // the step options, as the residuals see the sample (sample_acceleration).
+  ResidualContext at_x = ctx;
+  at_x.step = step_options_at(ctx, x);
+  Simulation<double> sim(at_x, x.data());
+  const Model<double>& model = sim.model();
+  Stepper<double>& stepper = sim.stepper();
   const std::vector<ImuCalibration<double>> calibration = imu_calibrations(ctx, x.data());
   const std::vector<double> k_t = torque_constants(ctx, x.data());
   const Eigen::Index T = std::min(predicted.size(), recorded.size());

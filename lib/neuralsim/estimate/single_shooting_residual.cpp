@@ -38,7 +38,7 @@ struct SingleShooting {
             const DelayedJointChannels<T> seen = sensors.observe(k);
             n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n, &seen);
           }
-          n += shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, residuals + n);
+          n += shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, residuals + n, delay);
         },
         delay);
   }

@@ -165,8 +165,8 @@ void refuse_delay_without_replay(const Config& cfg, const Config& est, const Set
 // one of them (and a channel with weight > 0); fixed values from params: /
 // params_file: (a params.json replays a fit) become the channel's
 // calibration. The shooting formulations take q̈ at a sample from the
-// forward dynamics under the recorded control u_k, exact only for a
-// zero-order hold without delay and without impulses (no contact).
+// forward dynamics under the control the replay applies there (any
+// interpolation and delay, imu_residual.hpp), which impulses bypass.
 void apply_imus(const Config& est, Setup& s) {
   std::vector<ImuChannel>& imus = s.observe.imus;
   auto channel = [&](const NamedParameter& p) -> ImuChannel* {
@@ -199,24 +199,17 @@ void apply_imus(const Config& est, Setup& s) {
                             (p.channel == 0 ? "gyro_weight" : "accel_weight") + " is 0 (not observed)");
   }
   if (imus.empty() || s.problem.formulation == Formulation::kInverseDynamics) return;
-  const Config where = est.at("observe");
-  if (s.exp.contact)
-    where.fail("imus", "an IMU in single or multiple shooting needs q̈ at each sample, which contact impulses do not "
-                       "give; use residual type inverse_dynamics or no 'contact:' section");
-  const ControlSignal& controls = s.exp.step.controls;
-  if (!controls.is_zero_order_hold() || controls.delay != 0 || s.params.has(ParameterKind::kControlDelay))
-    where.fail("imus", std::string("an IMU in single or multiple shooting takes q̈ at each sample under the recorded "
-                                   "control held there: expected sim.controls.interpolation zero_order_hold without "
-                                   "a control delay, got '") +
-                           control_interpolation_name(controls.interpolation) + "'" +
-                           (controls.delay != 0 || s.params.has(ParameterKind::kControlDelay) ? " with a delay" : ""));
+  if (s.exp.contact && s.exp.contact->model == ContactModelType::kImpulse)
+    est.at("observe").fail("imus", "an IMU in single or multiple shooting needs q̈ at each sample, which contact "
+                                   "impulses do not give; use a force-level contact model (hunt_crossley, penalty), "
+                                   "residual type inverse_dynamics, or no 'contact:' section");
 }
 
 // The joint-force channels (estimate.observe.joint_torques, motor_currents):
 // a fixed joint.<name>.torque_constant from params: / params_file: becomes
 // the channel's value, a fitted one needs its joint's current observed; in
 // shooting, q̈ at a sample comes from the forward dynamics as for the IMUs
-// (same timing and contact conditions).
+// (same contact condition).
 void apply_joint_force_channels(const Config& est, Setup& s) {
   ObservationSpec& obs = s.observe;
   auto observed = [&](int joint) {
@@ -236,18 +229,11 @@ void apply_joint_force_channels(const Config& est, Setup& s) {
                             "', which estimate.observe.motor_currents does not observe (weight 0 or not in its joints)");
   }
   if (obs.joint_force_residuals() == 0 || s.problem.formulation == Formulation::kInverseDynamics) return;
-  const Config where = est.at("observe");
-  const char* key = obs.joint_torques.observed() ? "joint_torques" : "motor_currents";
-  if (s.exp.contact)
-    where.fail(key, "a joint-torque or motor-current channel in single or multiple shooting needs q̈ at each sample, "
-                    "which contact impulses do not give; use residual type inverse_dynamics or no 'contact:' section");
-  const ControlSignal& controls = s.exp.step.controls;
-  if (!controls.is_zero_order_hold() || controls.delay != 0 || s.params.has(ParameterKind::kControlDelay))
-    where.fail(key, std::string("a joint-torque or motor-current channel in single or multiple shooting takes q̈ at "
-                                "each sample under the recorded control held there: expected "
-                                "sim.controls.interpolation zero_order_hold without a control delay, got '") +
-                        control_interpolation_name(controls.interpolation) + "'" +
-                        (controls.delay != 0 || s.params.has(ParameterKind::kControlDelay) ? " with a delay" : ""));
+  if (s.exp.contact && s.exp.contact->model == ContactModelType::kImpulse)
+    est.at("observe").fail(obs.joint_torques.observed() ? "joint_torques" : "motor_currents",
+                           "a joint-torque or motor-current channel in single or multiple shooting needs q̈ at each "
+                           "sample, which contact impulses do not give; use a force-level contact model "
+                           "(hunt_crossley, penalty), residual type inverse_dynamics, or no 'contact:' section");
 }
 
 // `configuration` (with the list of every configuration's name): one
