@@ -21,6 +21,8 @@
 #include "neuralsim/tools/identify.hpp"
 #include "support/files.hpp"
 #include "support/fit_support.hpp"
+#include "support/html_check.hpp"
+#include "support/run_command.hpp"
 
 namespace neuralsim::simid_configurations_test {
 namespace {
@@ -198,6 +200,43 @@ TEST(SimidConfigurations, JointGradientAgreesWithCentralDifferences) {
   ASSERT_EQ(c.check.rows.size(), 5u);
   EXPECT_TRUE(c.check.passed);
   EXPECT_EQ(c.status, RunStatus::kOk) << c.message;
+}
+
+// The tool's outputs of a joint fit: the joint vector in params.json, each
+// configuration's metrics, predictions and report section; --evaluate of
+// that params.json reproduces the fit's cost.
+TEST(SimidConfigurations, AppWritesEachConfigurationAndEvaluatesItsParameterFile) {
+  const fs::path dir = scf_data().dir, out = fs::path(dir) / "out";
+  testing::write_file((dir / "app.yaml").string(), scf_joint_config());
+  const std::string simid = testing::app_path("simid") + " --config " + (dir / "app.yaml").string() + " -q --seed 1";
+  const auto r = testing::run_command(simid + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json s = testing::read_json((out / "summary.json").string());
+  const nlohmann::json p = testing::read_json((out / "params.json").string());
+  for (const char* name : {"link.link2.mass", "joint.shoulder.damping@bare", "joint.shoulder.damping@payload",
+                           "link.payload.mass"})
+    EXPECT_TRUE(p["parameters"].contains(name)) << name;
+  EXPECT_EQ(p["configurations"]["payload"]["parameters"]["joint.shoulder.damping"],
+            p["parameters"]["joint.shoulder.damping@payload"]["value"]);
+  const nlohmann::json& m = s["metrics"];
+  EXPECT_EQ(m["train_per_trajectory"][2]["name"], "payload.0");
+  EXPECT_EQ(m["configurations"]["bare"]["train_per_trajectory"].size(), 2u);
+  EXPECT_EQ(m["configurations"]["payload"]["parameters"]["link.payload.mass"], m["parameters"]["link.payload.mass"]);
+  for (const char* name : {"bare", "payload"}) {
+    const TrajectorySet fit = read_trajectories((out / ("fit_" + std::string(name) + ".h5")).string());
+    EXPECT_EQ(fit.trajectories.size(), 2u) << name;
+    EXPECT_TRUE(fs::exists(out / ("measured_" + std::string(name) + ".h5"))) << name;
+  }
+  EXPECT_FALSE(fs::exists(out / "fit.h5"));
+  const std::string doc = testing::read_text((out / "report.html").string());
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Measured and fitted (configuration payload)"), "<h3>"), 2u);
+  // The parameter file of a joint fit evaluated on its config: the same cost.
+  const auto e = testing::run_command(simid + " --evaluate " + (out / "params.json").string() + " --out " +
+                                      (fs::path(dir) / "evaluated").string());
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const nlohmann::json se = testing::read_json((fs::path(dir) / "evaluated" / "summary.json").string());
+  EXPECT_NEAR(se["metrics"]["cost"].get<double>(), m["cost"].get<double>(), 1e-6 * m["cost"].get<double>());
 }
 
 TEST(SimidConfigurations, BadConfigurationsAreRefusedNamingTheKey) {

@@ -20,6 +20,8 @@
 #include "neuralsim/step/replay.hpp"
 #include "neuralsim/tools/identify.hpp"
 #include "support/files.hpp"
+#include "support/html_check.hpp"
+#include "support/run_command.hpp"
 
 namespace neuralsim::simid_sensor_timing_test {
 namespace {
@@ -146,6 +148,27 @@ TEST(SimidSensorTiming, ImuUnderALinearDelayedControlRecoversTheDelayAndTheCalib
     EXPECT_NEAR(t.rmse_sensors.at("imus.tip.accel"), kSstAccelNoise, 0.25 * kSstAccelNoise) << t.name;
   // The gradient through the delayed IMU rows against central differences.
   EXPECT_TRUE(check_identification_gradient({Config::load(config), 1, ""}).check.passed);
+}
+
+// report.html plots every sensor channel against its prediction: q and the
+// IMU's six axes of both recordings, and their residual histograms.
+TEST(SimidSensorTiming, ReportPlotsTheSensorChannels) {
+  const fs::path dir = testing::fresh_dir("simid_sensor_timing_report");
+  const std::string model_file = testing::source_path("configs/models/double_pendulum.yaml");
+  write_trajectories((dir / "imu.h5").string(), sst_record(load_yaml_model(model_file)));
+  testing::write_file((dir / "fit.yaml").string(), sst_config(model_file));
+  const auto r = testing::run_command(testing::app_path("simid") + " --config " + (dir / "fit.yaml").string() +
+                                      " -q --set estimate.solver.max_iterations=3 --out " + (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string doc = testing::read_text((dir / "out" / "report.html").string());
+  const std::string fits = testing::html_section(doc, "Measured and fitted");
+  EXPECT_EQ(testing::html_count(fits, "<polyline"), 2u * (2 + 6) * 2);  // measured and fitted
+  for (const char* axis : {"tip gyro x", "tip accel z"}) EXPECT_NE(fits.find(axis), std::string::npos) << axis;
+  EXPECT_EQ(testing::html_count(testing::html_section(doc, "Residuals"), "<figure>"), 2u + 6u);
+  // fit.h5 holds the predicted IMU readings beside q.
+  const TrajectorySet fit = read_trajectories((dir / "out" / "fit.h5").string());
+  ASSERT_EQ(fit.trajectories.size(), 2u);
+  EXPECT_EQ(fit.trajectories[0].imus.at("tip").cols(), 6);
 }
 
 TEST(SimidSensorTiming, ImpulseContactIsRefusedWithAnImu) {
