@@ -26,8 +26,9 @@
 #
 # Prints the tables of docs/real-data-results.md and writes them to
 # OUT/tables.md. Every run uses `nice` and one thread (NEURALSIM_THREADS
-# overrides), one fit at a time: about 4.5 min wall on the shared 2-core
-# machine (load 4.5-5); the longest fit, the double arm's multiple shooting, 32 s.
+# overrides), one fit at a time: about 6 min wall on the shared 2-core
+# machine (load 2-3; 2.5 min of it the delay fits, issue #36); the longest
+# fit, the double arm's multiple shooting, 32 s.
 #
 # Usage: scripts/check_real_data.sh [BUILD_DIR] [OUT_DIR]
 #   defaults: build, out/real-data
@@ -81,6 +82,8 @@ p = json.load(open(sys.argv[1]))["parameters"]
 bounds = len(sys.argv) > 2
 items = []
 for name, v in p.items():
+    if name == "controls.delay" or name.startswith("observe."):
+        continue  # delays: fixed by the caller (sim.controls.delay), not estimate.parameters
     x = v["value"]
     s = abs(x) if abs(x) > 1e-12 else 1.0
     b = ""
@@ -88,6 +91,10 @@ for name, v in p.items():
         fmt = lambda y: ".inf" if y == float("inf") else "-.inf" if y == -float("inf") else "%.17g" % y
         b = ", bounds: [%s, %s]" % (fmt(v["lower"]), fmt(v["upper"]))
     items.append("{name: %s, initial: %.17g, scale: %.6g%s}" % (name, x, s, b))
+if not bounds:  # values a fit held fixed with params: (e.g. simid_real_dfki_lead.yaml)
+    for name, v in json.load(open(sys.argv[1])).get("fixed", {}).items():
+        if name != "controls.delay" and not name.startswith("observe."):
+            items.append("{name: %s, initial: %.17g, scale: %.6g}" % (name, v["value"], abs(v["value"]) or 1.0))
 print("estimate.parameters=[" + ", ".join(items) + "]")
 PY
 }
@@ -185,6 +192,115 @@ for run in energy_shaping ilqr; do
   ev dfki_$run $KP dfki --set "data.validation=$OUT/import/dfki_$run.yaml"
   ev dfki_sg_$run $KP dfki_sg --set "data.validation=$OUT/import/dfki_$run.yaml"
 done
+
+# --- fitted delays (issue #36; docs/real-data-results.md "Fitted delays") ---
+# DFKI: the fitted control delay on the recorded runs, then the delay allowed
+# to be negative: copies of the three runs whose torque column is advanced by
+# LEAD = 20 ms (6, 4 and 1 samples at 300, 200 and 50 Hz; the last samples
+# dropped), on which a control delay d >= 0 is a delay L = d - LEAD of the
+# recorded torque. Held-out windows are replayed as the controllers applied
+# the torque, zero-order hold (the measure's own interpolation), at lags L.
+LEAD=0.020
+"$PY" - "$SHARED/real-data/dfki-simple-pendulum" "$OUT/import" "$LEAD" <<'PY'
+import csv, statistics, sys
+src, dst, lead = sys.argv[1], sys.argv[2], float(sys.argv[3])
+for run in ["sysid_pd", "energy_shaping", "ilqr"]:
+    rows = list(csv.reader(open(f"{src}/{run}_measured.csv")))
+    head, data = rows[0], rows[1:]
+    dt = statistics.median(float(b[0]) - float(a[0]) for a, b in zip(data, data[1:]))
+    n = round(lead / dt)
+    out = [r[:3] + [data[k + n][3]] for k, r in enumerate(data[:len(data) - n])]
+    with open(f"{dst}/dfki_lead_{run}.csv", "w", newline="") as f:
+        csv.writer(f).writerows([head] + out)
+# The training run with its torque shifted by n = -3..3 whole samples
+# (tau_k <- tau_{k+n}: n > 0 advances it, L = -n * 3.33 ms), for the
+# inverse-dynamics fits, which refuse a delay.
+rows = list(csv.reader(open(f"{src}/sysid_pd_measured.csv")))
+head, data = rows[0], rows[1:]
+for n in range(-3, 4):
+    out = [data[k][:3] + [data[k + n][3]] for k in range(max(0, -n), len(data) - max(0, n))]
+    with open(f"{dst}/dfki_shift{n}_sysid_pd.csv", "w", newline="") as f:
+        csv.writer(f).writerows([head] + out)
+PY
+for n in -3 -2 -1 0 1 2 3; do
+  sed -e "s#^  files: .*#  files: [\"$OUT/import/dfki_shift${n}_sysid_pd.csv\"]#" configs/import/dfki_sysid.yaml > "$OUT/import/dfki_shift$n.yaml"
+done
+sed -e "s#^  files: .*#  files: [\"$OUT/import/dfki_lead_sysid_pd.csv\"]#" configs/import/dfki_sysid.yaml > "$OUT/import/dfki_lead_sysid.yaml"
+sed -e '/^    - ".*_measured.csv"$/d' \
+    -e "s#^  files:\$#  files: [\"$OUT/import/dfki_lead_energy_shaping.csv\", \"$OUT/import/dfki_lead_ilqr.csv\"]#" \
+    configs/import/dfki_validation.yaml > "$OUT/import/dfki_lead_validation.yaml"
+KPAR4="estimate.parameters=[{name: link.link1.mass, initial: 0.3, bounds: [0.01, 2.0], scale: 0.1}, {name: joint.joint1.armature, initial: 0.02, bounds: [0.0, 0.5], scale: 0.01}, {name: joint.joint1.damping, initial: 0.02, bounds: [0.0, 1.0], scale: 0.01}, {name: joint.joint1.friction, initial: 0.1, bounds: [0.0, 2.0], scale: 0.1}]"
+KLEAD=(--set "data.train=$OUT/import/dfki_lead_sysid.yaml" --set "data.validation=$OUT/import/dfki_lead_validation.yaml")
+lag() { awk "BEGIN{printf \"%.6f\", $LEAD + $1}"; }  # delay on the advanced copies for a lag L [s]
+: > "$OUT/delays.tsv"
+drow() { printf '%s\t%s\t%s\t%s\n' "$@" >> "$OUT/delays.tsv"; }  # table label fit_tag|- eval_tag
+# The fitted delay on the recorded data (cubic replay), and its twin without it.
+fit dfki_delay configs/simid_real_dfki_delay.yaml
+fit dfki_cubic configs/simid_real_dfki_delay.yaml --set "$KPAR4"
+# Zero-order hold at fixed lags L = +3.33, 0, -3.33, -6.67, -10 ms (-1 to 3
+# samples of the 300 Hz run), the shipped four parameters re-fitted at each.
+for k in -1 0 1 2 3; do
+  fit dfki_zoh_L$k configs/simid_real_dfki_delay.yaml "${KLEAD[@]}" --set sim.controls.interpolation=zero_order_hold \
+      --set sim.controls.delay="$(lag "$((-k))/300")" \
+      --set "$KPAR4"
+done
+# The equation-error view of the same lag: the inverse-dynamics fit
+# (simid_real_dfki_sg.yaml) on the training run with its torque shifted by
+# n whole samples.
+for n in -3 -2 -1 0 1 2 3; do
+  fit dfki_sg_shift$n configs/simid_real_dfki_sg.yaml --set "data.train=$OUT/import/dfki_shift$n.yaml"
+done
+# The lag fitted (cubic), and its twin at L = 0 (same samples, same free set).
+fit dfki_lead configs/simid_real_dfki_lead.yaml "${KLEAD[@]}"
+fit dfki_lead0 configs/simid_real_dfki_lead.yaml "${KLEAD[@]}" --set sim.controls.delay=$LEAD \
+    --set "estimate.parameters=[{name: link.link1.mass, initial: 0.3, bounds: [0.01, 2.0], scale: 0.1}, {name: joint.joint1.damping, initial: 0.02, bounds: [0.0, 1.0], scale: 0.01}]"
+# Each parameter set on the recorded held-out runs (the standard measures,
+# lag 0) and on the advanced copies at lags -3.33 and -6.67 ms (zero-order hold).
+for from in - dfki dfki_delay dfki_cubic dfki_zoh_L2 dfki_lead0 dfki_lead; do
+  t=${from/#-/pub}
+  [[ $t == pub || $t == dfki ]] || ev "dl_${t}_0" $KP "$from"
+  for k in 1 2; do ev "dl_${t}_L$k" $KP "$from" "${KLEAD[@]}" --set sim.controls.delay="$(lag "-$k/300")"; done
+done
+ev dl_pub_adv0 $KP - "${KLEAD[@]}" --set sim.controls.delay=$LEAD   # the copies at L = 0: the recorded runs less their last 20 ms
+drow dfki "published" - pub
+drow dfki "ours: multiple shooting (shipped config, 30 iterations, zero-order hold)" dfki dfki
+drow dfki "ours: multiple shooting, cubic replay, no delay (dfki_cubic)" dfki_cubic dfki_cubic
+drow dfki "ours: + fitted controls.delay, cubic (simid_real_dfki_delay.yaml)" dfki_delay dfki_delay
+drow dfki "ours: zero-order hold at L = -6.67 ms (dfki_zoh_L2)" dfki_zoh_L2 dfki_zoh_L2
+drow dfki "ours: mass and damping, cubic, L = 0 (dfki_lead0)" dfki_lead0 dfki_lead0
+drow dfki "ours: mass and damping, cubic, L fitted (simid_real_dfki_lead.yaml)" dfki_lead dfki_lead
+
+# Multi-arm, single arm (free swing, tau = 0): a control delay has no effect
+# (its Jacobian column is 0: simid reports it in identifiability.no_effect);
+# sensor delays of q (single and multiple shooting) and of the recorded
+# velocity (q and q-dot observed, multiple shooting).
+SPAR="estimate.parameters=[{name: link.link1.inertia.yy, initial: 5.0e-4, bounds: [1.0e-6, 1.0e-2], scale: 1.0e-4}, {name: joint.joint1.damping, initial: 1.0e-3, bounds: [0.0, 1.0e-2], scale: 1.0e-4}"  # + more entries + "]"
+MSS=(--set estimate.residual.type=multiple_shooting --set estimate.residual.stride=0 --set estimate.solver.max_iterations=100)
+fit single_cdelay configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" --set sim.controls.interpolation=cubic \
+    --set "$SPAR, {name: controls.delay, initial: 0.005, bounds: [0, 0.03], scale: 0.001}]"
+fit double_cdelay configs/simid_real_multiarm_double.yaml "${DOUBLE_DATA[@]}" --set sim.controls.interpolation=cubic \
+    --set "estimate.parameters=[{name: link.link1.com.z, initial: -0.09, bounds: [-0.2, -0.02], scale: 0.1}, {name: link.link1.length, initial: 0.15, bounds: [0.08, 0.3], scale: 0.1}, {name: link.link1.inertia.yy, initial: 3.0e-4, bounds: [1.0e-6, 3.0e-3], scale: 1.0e-3}, {name: link.link2.inertia.yy, initial: 1.0e-3, bounds: [1.0e-6, 5.0e-3], scale: 1.0e-3}, {name: joint.joint1.damping, initial: 1.0e-4, bounds: [0.0, 5.0e-3], scale: 1.0e-4}, {name: controls.delay, initial: 0.005, bounds: [0, 0.03], scale: 0.001}]"
+fit single_qdelay configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" \
+    --set "$SPAR, {name: observe.q.delay, initial: 0.002, bounds: [0, 0.01], scale: 0.001}]"
+fit single_ms100 configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" "${MSS[@]}"
+fit single_ms_qdelay configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" "${MSS[@]}" \
+    --set "$SPAR, {name: observe.q.delay, initial: 0.002, bounds: [0, 0.01], scale: 0.001}]"
+for d in 0.0005 0.002; do
+  fit single_ms_q$d configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" "${MSS[@]}" \
+      --set "estimate.observe={q: {weight: 1.0, delay: $d}}"
+done
+fit single_ms_qd configs/simid_real_multiarm_single_velocity_delay.yaml "${SINGLE_DATA[@]}" --set "$SPAR]"
+fit single_ms_qddelay configs/simid_real_multiarm_single_velocity_delay.yaml "${SINGLE_DATA[@]}"
+for t in single_qdelay single_ms100 single_ms_qdelay single_ms_qd single_ms_qddelay; do evs "$t" "$t"; done
+drow single "published" - single_pub
+drow single "ours: single shooting (shipped)" single single
+drow single "ours: single shooting + fitted observe.q.delay" single_qdelay single_qdelay
+drow single "ours: multiple shooting (100 iterations)" single_ms100 single_ms100
+drow single "ours: multiple shooting + fitted observe.q.delay" single_ms_qdelay single_ms_qdelay
+drow single "ours: multiple shooting + fixed q delay 0.5 ms" single_ms_q0.0005 -
+drow single "ours: multiple shooting + fixed q delay 2 ms" single_ms_q0.002 -
+drow single "ours: multiple shooting, q and q-dot observed" single_ms_qd single_ms_qd
+drow single "ours: multiple shooting, q and q-dot observed + fitted observe.qd.delay" single_ms_qddelay single_ms_qddelay
 
 # --- the shipped fits' own torque metric (issue #37): the old default, a
 # 5-sample moving average with central differences of the recorded q̇,
@@ -307,4 +423,85 @@ for tag, label, fit in [("single", "multi-arm single", "single shooting (shipped
     print(f"| {label} | {fit} | {f(vma)} | {f(vsg)} | {ratio} | {f(tma)} | {f(tsg)} | {ev:.2f} |")
 u = load(f"{out}/fit/single_unid/summary.json")["metrics"]
 print(f"\nIdentifiability check (multi-arm single, m1, a1, I1, k1 free): identifiable = {u['identifiable']}")
+PY
+
+# --- the tables of "Fitted delays" (docs/real-data-results.md) ---
+"$PY" - "$OUT" "$LEAD" <<'PY' | tee -a "$OUT/tables.md"
+import json, math, sys
+out, lead = sys.argv[1], float(sys.argv[2])
+load = lambda p: json.load(open(p))
+fitp = lambda t: load(f"{out}/fit/{t}/params.json")
+summ = lambda t: load(f"{out}/eval/{t}/summary.json")["metrics"]
+rows = [l.rstrip("\n").split("\t") for l in open(f"{out}/delays.tsv")]
+def ms(x, fmt="%.2f"):
+    return "NaN" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt % (1e3 * x)
+def delay(t):
+    if t == "-": return "–"
+    p = fitp(t)["parameters"]
+    for name, v in p.items():
+        if name == "controls.delay" or name.startswith("observe."):
+            d, se = v["value"], v.get("std_error")
+            if t.startswith("dfki_lead"):
+                return f"{name} = {ms(d)} ± {ms(se, '%.2g')} ms (L = {ms(d - lead)} ms)"
+            return f"{name} = {ms(d)} ± {ms(se, '%.2g')} ms"
+    return "–"
+def cost(t):
+    if t == "-": return "–"
+    s = load(f"{out}/fit/{t}/summary.json")["metrics"]["best_local_solve"]
+    return "%.5g (%d it.)" % (s["cost"], s["iterations"])
+def dfki_vals(p):
+    m, arm = p["link.link1.mass"], p["joint.joint1.armature"]
+    return "J = %.4f, m·cx = %.4f, Fv = %.4f, Fc = %.4f" % (
+        m * 0.25 + arm, m * 0.5, p["joint.joint1.damping"], p["joint.joint1.friction"] * 2 / math.pi)
+win = lambda m: "%.4g / %.4g" % (m["validation_windows"]["mean_rmse_q"], m["validation_windows"]["median_rmse_q"])
+print("\n### Fitted delays: DFKI simple pendulum\n")
+print("Held-out windows (0.2 s every 0.2 s) replayed with zero-order hold at lags L of the recorded torque "
+      "(L < 0: the motor applied the torque |L| before it was recorded; on the copies advanced by %g ms). "
+      "Torque RMSE: the standard measure (the same sample, no delay).\n" % (lead * 1e3))
+print("| fit | values | delay (fitted ± SE) | training cost | val. sim. mean / median, L = 0 [rad] | L = −3.33 ms | L = −6.67 ms | val. torque RMSE [N·m] |")
+print("|---|---|---|---|---|---|---|---|")
+for ds, label, f, t in rows:
+    if ds != "dfki": continue
+    std = {"pub": "dfki_pub", "dfki": "dfki"}.get(t, f"dl_{t}_0")
+    m0 = summ(std)
+    print(f"| {label} | {dfki_vals(m0['parameters'])} | {delay(f)} | {cost(f)} | {win(m0)} | {win(summ(f'dl_{t}_L1'))} | "
+          f"{win(summ(f'dl_{t}_L2'))} | %.4f |" % m0["validation_torque"]["rmse"])
+a, b = summ("dfki_pub"), summ("dl_pub_adv0")
+print(f"\nCheck of the advanced copies: published parameters at L = 0 on them {win(b)} rad, on the recorded runs {win(a)} rad.")
+print("\nZero-order hold at fixed lags (the four parameters of the shipped fit re-fitted at each, 300 iterations):\n")
+print("| L [ms] | training cost | values |")
+print("|---|---|---|")
+for k in [-1, 0, 1, 2, 3]:
+    t = f"dfki_zoh_L{k}"
+    p = {n: v["value"] for n, v in fitp(t)["parameters"].items()}
+    print(f"| {-k * 1e3 / 300:+.2f} | {cost(t)} | {dfki_vals(p)} |")
+print("\nInverse dynamics (SG 25, simid_real_dfki_sg.yaml) on the training run with its torque shifted by n samples "
+      "(L = -n × 3.33 ms), re-fitted at each:\n")
+print("| L [ms] | training torque RMSE [N·m] | values |")
+print("|---|---|---|")
+for n in range(-3, 4):
+    m = load(f"{out}/fit/dfki_sg_shift{n}/summary.json")["metrics"]
+    p = m["parameters"]
+    print(f"| {-n * 1e3 / 300:+.2f} | %.4f | {dfki_vals(p)}, offset = %.4f |" % (
+        m["train_torque"]["rmse"], p["joint.joint1.torque_offset"]))
+print("\n### Fitted delays: multi-arm pendulum, single arm\n")
+for arm, tag, shipped in [("single", "single_cdelay", "single"), ("double", "double_cdelay", "double")]:
+    c = fitp(tag); s0 = fitp(shipped)
+    same = all(abs(c["parameters"][n]["value"] - v["value"]) <= 1e-12 * abs(v["value"]) for n, v in s0["parameters"].items())
+    print("controls.delay on the %s arm's free swing (tau = 0): value %s ms (its initial value), standard error %s, "
+          "no_effect = %s, identifiable = %s; the other values equal the shipped fit's to 1e-12: %s.\n" % (
+          arm, ms(c["parameters"]["controls.delay"]["value"]), ms(c["parameters"]["controls.delay"].get("std_error")),
+          c["identifiability"]["no_effect"], c["identifiability"]["identifiable"], same))
+print("| fit | I1, k1 | delay (fitted ± SE) | training cost | val. sim. mean / median, 0.3 s [rad] | 1 s [rad] | val. torque RMSE [N·m] |")
+print("|---|---|---|---|---|---|---|")
+for ds, label, f, t in rows:
+    if ds != "single": continue
+    p = {n: v["value"] for n, v in fitp(f)["parameters"].items()} if f != "-" else summ(t)["parameters"]
+    vals = "I1 = %.5g, k1 = %.4g" % (p["link.link1.inertia.yy"], p["joint.joint1.damping"])
+    if t == "-":
+        print(f"| {label} | {vals} | {delay(f)} | {cost(f)} | – | – | – |")
+        continue
+    m = summ(t)
+    print(f"| {label} | {vals} | {delay(f)} | {cost(f)} | {win(m)} | {win(summ(t + '_long'))} | "
+          "%.4g |" % m["validation_torque"]["rmse"])
 PY
