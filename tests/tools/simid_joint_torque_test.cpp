@@ -150,6 +150,56 @@ TEST(SimidJointTorque, InverseDynamicsTakesTheSensorsAtTheFilteredAcceleration) 
       {1.5, kSjtTorqueConstant[0], kSjtTorqueConstant[1]}, 0.05);
 }
 
+// estimate.observe.commanded_torques: inverse dynamics without the
+// commanded-torque rows (weight 0) fits the link mass from the torque
+// sensors alone, untouched by a recorded command that is wrong by a factor
+// of 2, from which the rows alone are pulled far off. `joints` keeps the
+// rows of the joint whose command is right.
+TEST(SimidJointTorque, CommandedTorqueRowsCanBeDroppedOrSelected) {
+  const SjtSetup s = sjt_setup("simid_joint_torque_commanded", false);
+  const std::string parameters = "    - {name: link.link2.mass, initial: 1.0, bounds: [0.1, 5]}\n";
+  const std::string id = "{type: inverse_dynamics, derivatives: {method: savitzky_golay, window: 9, order: 4}}";
+  auto with_command_scaled = [&](const std::string& file, double joint1, double joint2) {
+    TrajectorySet data = read_trajectories(s.dir + "/sensors.h5");
+    for (Trajectory& t : data.trajectories) {
+      t.tau.col(0) *= joint1;
+      t.tau.col(1) *= joint2;
+    }
+    write_trajectories(s.dir + "/" + file, data);
+  };
+  with_command_scaled("both_wrong.h5", 2, 2);
+  with_command_scaled("first_wrong.h5", 2, 1);
+  auto fit = [&](const std::string& file, const std::string& observe) {
+    std::string config = sjt_config(s.model_file, parameters, observe, id);
+    config.replace(config.find("sensors.h5"), 10, file);
+    return sjt_fit(s, config);
+  };
+  // The sensors alone: the wrong command is not read.
+  const IdentificationResult sensors =
+      fit("both_wrong.h5", "{q: 1, joint_torques: {weight: 20}, commanded_torques: {weight: 0}}");
+  sjt_expect_recovered(sensors, {1.5}, 0.05);
+  // The command's rows alone are pulled far off by it.
+  const IdentificationResult commanded = fit("both_wrong.h5", "{q: 1}");
+  ASSERT_EQ(commanded.status, RunStatus::kOk) << commanded.message;
+  std::printf("[ measured ] from the wrong command: %.5f ± %.5f\n", commanded.parameters[0].value,
+              commanded.parameters[0].std_error);
+  EXPECT_GT(std::abs(commanded.parameters[0].value - 1.5), 0.1);
+  // The second joint's command alone (the first one's is wrong).
+  sjt_expect_recovered(fit("first_wrong.h5", "{q: 1, commanded_torques: {joints: [joint2]}}"), {1.5}, 0.05, 0.02);
+  const IdentificationResult both = fit("first_wrong.h5", "{q: 1}");
+  ASSERT_EQ(both.status, RunStatus::kOk) << both.message;
+  std::printf("[ measured ] with both joints' command rows: %.5f ± %.5f\n", both.parameters[0].value,
+              both.parameters[0].std_error);
+  EXPECT_GT(std::abs(both.parameters[0].value - 1.5), 0.1);
+  // Weight 0 with nothing else to compare, and outside the torque rows.
+  testing::write_file(s.dir + "/fit.yaml", sjt_config(s.model_file, parameters, "{q: 1, commanded_torques: {weight: 0}}", id));
+  testing::expect_contains(testing::config_or_data_error([&] { identify({Config::load(s.dir + "/fit.yaml"), 1, ""}); }, true),
+                           {"estimate.observe.commanded_torques", "nothing to compare"});
+  testing::write_file(s.dir + "/fit.yaml", sjt_config(s.model_file, parameters, "{q: 1, commanded_torques: {weight: 2}}"));
+  testing::expect_contains(testing::config_or_data_error([&] { identify({Config::load(s.dir + "/fit.yaml"), 1, ""}); }, true),
+                           {"estimate.observe.commanded_torques", "this fit has none"});
+}
+
 TEST(SimidJointTorque, CurrentsAndPositionsRecoverTorqueConstantsAndAMass) {
   const SjtSetup s = sjt_setup("simid_joint_torque_currents");
   const std::string parameters =

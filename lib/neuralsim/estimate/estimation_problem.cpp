@@ -513,6 +513,8 @@ bool EstimationProblem::use_regressor(const ResidualContext& ctx) {
   std::string why;
   if (!options_.regressor) why = "residual.regressor is off";
   else if (options_.loss != Loss::kNone) why = std::string("a robust loss (") + loss_name(options_.loss) + ") is set";
+  else if (!ctx.observe.commanded_torques.is_default())
+    why = "estimate.observe.commanded_torques weighs or selects the torque rows";
   else if (options_.formulation == Formulation::kInverseDynamics && !ctx.observe.imus.empty())
     why = "IMU channels are observed (their rows need RNEA per sample)";
   else if (options_.formulation == Formulation::kInverseDynamics && ctx.observe.joint_force_residuals() > 0)

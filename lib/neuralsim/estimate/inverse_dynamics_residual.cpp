@@ -29,13 +29,19 @@ struct InverseDynamics {
     }
     rnea(model, data, q, qd, qdd);
     passive_forces(model, data, q, qd);
-    for (const Joint<T>& j : model.joints)
-      for (int k = 0; k < j.nv; ++k) {
-        const int i = j.idx_v + k;
-        residuals[i] = T(weight) * (data.tau[i] - data.tau_passive[i] - j.dynamics.gear_ratio * T(s->tau(row, i)));
-      }
+    // The commanded-torque rows (observation.hpp, CommandedTorqueChannel).
+    const CommandedTorqueChannel& commanded = ctx.observe.commanded_torques;
+    const T w(weight * commanded.weight);
+    int n = 0;
+    auto row_of = [&](const Joint<T>& j, int i) {
+      residuals[n++] = w * (data.tau[i] - data.tau_passive[i] - j.dynamics.gear_ratio * T(s->tau(row, i)));
+    };
+    if (commanded.weight > 0 && commanded.joints.empty())
+      for (const Joint<T>& j : model.joints)
+        for (int k = 0; k < j.nv; ++k) row_of(j, j.idx_v + k);
+    if (commanded.weight > 0)
+      for (const int j : commanded.joints) row_of(model.joints[static_cast<size_t>(j)], model.joints[static_cast<size_t>(j)].idx_v);
     // The IMUs at the same filtered (q, q̇, q̈), against the recorded row.
-    int n = model.nv;
     if (!ctx.observe.imus.empty())
       n += imu_residuals(ctx, imu_calibrations(ctx, blocks[0]), model, data, *s->trajectory, s->rows[row], q, qd,
                          qdd, residuals + n);
@@ -57,8 +63,8 @@ ceres::CostFunction* make_inverse_dynamics_cost(const ResidualContext& ctx,
   const int P = ctx.parameters->size();
   return make_dynamic(new InverseDynamics{ctx, samples, row, weight}, [&](auto& cost) {
     cost.AddParameterBlock(P);
-    cost.SetNumResiduals(ctx.model->nv + 6 * static_cast<int>(ctx.observe.imus.size()) +
-                         ctx.observe.joint_force_residuals());
+    cost.SetNumResiduals(ctx.observe.commanded_torques.rows(ctx.model->nv) +
+                         6 * static_cast<int>(ctx.observe.imus.size()) + ctx.observe.joint_force_residuals());
   });
 }
 

@@ -76,6 +76,20 @@ struct JointForceChannel {
   int residuals() const { return observed() ? static_cast<int>(joints.size()) : 0; }
 };
 
+// The commanded-torque rows of inverse dynamics and of the combined
+// objective (residual.torque_weight): RNEA − τ_passive − gear·τ_recorded
+// per velocity coordinate, times `weight` (1/σ of the torque). `joints`
+// (1-DoF joint indices) limits them to some joints, empty: every
+// coordinate. Weight 0: none, a fit from the sensor channels alone (torque
+// sensors, IMUs, currents), for a robot whose commanded torque is
+// unrecorded or untrusted (estimate.observe.commanded_torques).
+struct CommandedTorqueChannel {
+  double weight = 1;
+  std::vector<int> joints;
+  bool is_default() const { return weight == 1 && joints.empty(); }
+  int rows(int nv) const { return weight > 0 ? (joints.empty() ? nv : static_cast<int>(joints.size())) : 0; }
+};
+
 struct ObservationSpec {
   double q_weight = 1;   // per joint-position residual (tangent space for quaternions)
   double qd_weight = 0;  // per joint-velocity residual
@@ -94,6 +108,7 @@ struct ObservationSpec {
   std::vector<LinkOrientationChannel> link_orientations;
   std::vector<ImuChannel> imus;
   JointForceChannel joint_torques, motor_currents;
+  CommandedTorqueChannel commanded_torques;
   // Fixed torque constants per joint index (params: / params_file: set
   // them; fitted ones replace them); empty = 1 for every joint.
   std::vector<double> torque_constant;

@@ -449,7 +449,7 @@ void read_link_channels(const Config& c, const char* key, const Model<double>& m
 }  // namespace
 
 namespace {
-// `joint_torques:` / `motor_currents:` {weight, joints: [names]}: 1-DoF
+// `joint_torques:` / `motor_currents:` / `commanded_torques:` {weight, joints: [names]}: 1-DoF
 // joints only (a torque sensor or motor acts about one axis); every 1-DoF
 // joint when `joints` is absent.
 void read_joint_force_channel(const Config& c, const std::string& key, const Model<double>& model,
@@ -485,7 +485,8 @@ void read_joint_force_channel(const Config& c, const std::string& key, const Mod
 }  // namespace
 
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
-  c.check_known_keys({"q", "qd", "link_positions", "link_orientations", "imus", "joint_torques", "motor_currents"});
+  c.check_known_keys({"q", "qd", "link_positions", "link_orientations", "imus", "joint_torques", "motor_currents",
+                      "commanded_torques"});
   ObservationSpec spec;
   read_joint_channel(c, "q", 1.0, model, spec.q_weight, spec.q_delay, spec.q_joints);
   read_joint_channel(c, "qd", 0.0, model, spec.qd_weight, spec.qd_delay, spec.qd_joints);
@@ -494,6 +495,12 @@ ObservationSpec read_observation(const Config& c, const Model<double>& model) {
   if (c.has("imus")) read_imus(c, model, spec.imus);
   read_joint_force_channel(c, "joint_torques", model, spec.joint_torques);
   read_joint_force_channel(c, "motor_currents", model, spec.motor_currents);
+  if (c.has("commanded_torques")) {
+    JointForceChannel commanded;
+    read_joint_force_channel(c, "commanded_torques", model, commanded);
+    spec.commanded_torques.weight = commanded.weight;
+    if (c.at("commanded_torques").has("joints")) spec.commanded_torques.joints = commanded.joints;
+  }
   if (spec.residuals_per_sample(model) == 0) c.fail("", "nothing is observed (all weights are zero)");
   return spec;
 }

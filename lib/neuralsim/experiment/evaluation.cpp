@@ -405,11 +405,13 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
   Eigen::VectorXd gear(nv);
   for (const Joint<double>& j : valued.joints)
     for (int k = 0; k < j.nv; ++k) gear[j.idx_v + k] = j.dynamics.gear_ratio;
-  // The torque residuals alone (no IMU rows: the metric is the torque).
+  // The torque residuals alone (no IMU rows: the metric is the torque), of
+  // every coordinate and unweighted whatever the fit compared.
   ResidualContext torque_ctx = ctx;
   torque_ctx.observe.imus.clear();
   torque_ctx.observe.joint_torques = {};
   torque_ctx.observe.motor_currents = {};
+  torque_ctx.observe.commanded_torques = {};
   for (const Trajectory& tr : data.trajectories) {
     if (!tr.has_tau()) {
       out.without_tau.push_back(tr.name);

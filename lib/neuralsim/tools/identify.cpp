@@ -67,7 +67,7 @@ void check_data(const Config& est, const Setup& s) {
   }
   if (s.problem.formulation != Formulation::kInverseDynamics) return;
   for (const Trajectory& t : data.train.trajectories)
-    if (!t.has_tau())
+    if (!t.has_tau() && s.observe.commanded_torques.rows(model.nv) > 0)
       throw DataError(data.train_source + ":/trajectories/" + t.name +
                       "/tau: inverse-dynamics identification needs measured joint forces (expected shape (T, nv=" +
                       std::to_string(model.nv) + "))");
@@ -287,6 +287,19 @@ Setup read_setup(const Config& cfg, long long seed, const std::string& configura
   if (s.solver.solver == LocalSolver::kLbfgs && s.problem.fit_initial_state.any())
     est.at("residual").fail("fit_initial_state", "lbfgs cannot optimize starting states; use levenberg_marquardt");
   s.bh = read_basin_hopping(section_or_empty(est, "basin_hopping"), seed);
+  // The commanded-torque rows belong to the torque residuals.
+  const CommandedTorqueChannel& commanded = s.observe.commanded_torques;
+  const bool torque_rows = s.problem.formulation == Formulation::kInverseDynamics || s.problem.torque_weight > 0;
+  if (!commanded.is_default() && !torque_rows)
+    est.at("observe").fail("commanded_torques", "weighs the torque rows of residual type inverse_dynamics or of "
+                                                "residual.torque_weight, and this fit has none");
+  if (commanded.weight == 0 && s.problem.torque_weight > 0)
+    est.at("observe").fail("commanded_torques", "weight 0 removes the torque rows that residual.torque_weight adds: "
+                                                "set torque_weight 0 instead");
+  if (s.problem.formulation == Formulation::kInverseDynamics && commanded.weight == 0 && s.observe.imus.empty() &&
+      s.observe.joint_force_residuals() == 0)
+    est.at("observe").fail("commanded_torques", "weight 0 leaves inverse dynamics nothing to compare: observe "
+                                                "joint_torques, motor_currents or imus");
   apply_sensor_delays(est, s);
   refuse_delay_without_replay(cfg, est, s);
   apply_imus(est, s);
@@ -494,7 +507,10 @@ void analyze_fit(const Setup& s, const ParameterSet& params, bool joint, Estimat
     }
   if (joint) return;
   r.inertials = inertial_estimates(s.exp.model, params, id.value, covariance);
-  if (s.problem.formulation == Formulation::kInverseDynamics) {
+  // The base parameters read J's rows as nv torque rows per sample.
+  const bool torque_rows_only = s.observe.commanded_torques.is_default() && s.observe.imus.empty() &&
+                                s.observe.joint_force_residuals() == 0;
+  if (s.problem.formulation == Formulation::kInverseDynamics && torque_rows_only) {
     // The samples of the fit's torque residuals, as EstimationProblem forms them.
     DerivativeOptions derivatives = s.problem.derivatives;
     if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = s.problem.filter_window;
