@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "neuralsim/estimate/estimation_problem.hpp"
+#include "neuralsim/estimate/imu.hpp"
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/step/controllers.hpp"
@@ -35,6 +36,17 @@ inline std::vector<Trajectory> record_sinusoids(const Model<double>& truth, cons
     data.back().name = std::to_string(k);
   }
   return data;
+}
+
+// The IMU tests' sensor "tip": on the double pendulum's second link, off
+// its origin and tilted (config: {name: tip, link: link2, position: [0.2,
+// 0.1, -1.5], rpy: [0.2, -0.3, 0.5]}).
+inline ImuMount double_pendulum_tip_mount(const Model<double>& model) {
+  ImuMount m;
+  m.body = model.body_index("link2");
+  m.position = Eigen::Vector3d(0.2, 0.1, -1.5);
+  m.rotation = rpy_rotation(0.2, -0.3, 0.5);
+  return m;
 }
 
 struct SingleShootingFit {

@@ -30,14 +30,6 @@ struct Truth {
   double gyro_noise = 0.002, accel_noise = 0.02;  // standard deviations
 };
 
-// The mount of the fitted IMU "tip": off the link's origin, tilted.
-ImuMount tip_mount(const Model<double>& model) {
-  ImuMount m;
-  m.body = model.body_index("link2");
-  m.position = Eigen::Vector3d(0.2, 0.1, -1.5);
-  m.rotation = rpy_rotation(0.2, -0.3, 0.5);
-  return m;
-}
 const char* kTipYaml = "{name: tip, link: link2, position: [0.2, 0.1, -1.5], rpy: [0.2, -0.3, 0.5]";
 
 // Two recordings under sinusoidal torques (zero-order hold, as replayed),
@@ -56,7 +48,7 @@ TrajectorySet record(const Model<double>& model, const Truth& truth) {
   set.meta.model = model.name;
   set.meta.joint_names = model.velocity_names();
   set.trajectories = testing::record_sinusoids(model, step, runs, 60);
-  const ImuMount mount = tip_mount(model);
+  const ImuMount mount = testing::double_pendulum_tip_mount(model);
   Stepper<double> stepper(model, step);
   std::mt19937 rng(5);
   std::normal_distribution<double> unit;

@@ -20,6 +20,7 @@
 #include "neuralsim/step/replay.hpp"
 #include "neuralsim/tools/identify.hpp"
 #include "support/files.hpp"
+#include "support/fit_support.hpp"
 #include "support/html_check.hpp"
 #include "support/run_command.hpp"
 
@@ -32,14 +33,6 @@ constexpr double kSstDelay = 0.005, kSstDt = 0.01;  // s
 constexpr double kSstAccelNoise = 0.02, kSstPositionNoise = 1e-3;
 const Eigen::Vector3d kSstAccelBias(0.3, -0.2, 0.1);
 constexpr double kSstAccelGain = 1.05;
-
-ImuMount sst_mount(const Model<double>& model) {
-  ImuMount m;
-  m.body = model.body_index("link2");
-  m.position = Eigen::Vector3d(0.2, 0.1, -1.5);
-  m.rotation = rpy_rotation(0.2, -0.3, 0.5);
-  return m;
-}
 
 // Two recordings at 100 Hz: the replay of sinusoidal controls under linear
 // interpolation and the delay (RK4, one step per sample), then the IMU's
@@ -88,7 +81,7 @@ TrajectorySet sst_record(const Model<double>& model) {
       plain.forward_dynamics(qk, qdk, u, tr.time[k]);
       const Eigen::VectorXd qdd = plain.data().qdd;
       rnea(model, plain.data(), qk, qdk, qdd);
-      const ImuReading<double> y = imu_reading(plain.data(), sst_mount(model));
+      const ImuReading<double> y = imu_reading(plain.data(), testing::double_pendulum_tip_mount(model));
       for (int a = 0; a < 3; ++a) {
         imu(k, a) = y.gyro[a];
         imu(k, 3 + a) = kSstAccelGain * y.specific_force[a] + kSstAccelBias[a] + kSstAccelNoise * unit(rng);
