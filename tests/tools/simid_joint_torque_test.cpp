@@ -200,6 +200,34 @@ TEST(SimidJointTorque, CommandedTorqueRowsCanBeDroppedOrSelected) {
                            {"estimate.observe.commanded_torques", "this fit has none"});
 }
 
+// Per-row weights of the commanded torques: the cost is each row's squared
+// residual times its weight squared, exactly (evaluations at the initial
+// values: one row at a time against both weighted).
+TEST(SimidJointTorque, CommandedTorqueRowWeightsScaleEachJointsResiduals) {
+  const SjtSetup s = sjt_setup("simid_joint_torque_row_weights", false);
+  const std::string parameters = "    - {name: link.link2.mass, initial: 1.0, bounds: [0.1, 5]}\n";
+  const std::string id = "{type: inverse_dynamics, derivatives: {method: savitzky_golay, window: 9, order: 4}}";
+  auto cost = [&](const std::string& observe) {
+    std::string config = sjt_config(s.model_file, parameters, observe, id);
+    config.replace(config.find("max_iterations: 40"), 18, "max_iterations: 0");
+    const IdentificationResult r = sjt_fit(s, config);
+    EXPECT_EQ(r.status, RunStatus::kOk) << r.message;
+    return r.cost;
+  };
+  const double first = cost("{q: 1, commanded_torques: {joints: [joint1]}}");
+  const double second = cost("{q: 1, commanded_torques: {joints: [joint2]}}");
+  const double weighted = cost("{q: 1, commanded_torques: {weight: [2, 0.5]}}");
+  ASSERT_GT(first, 0);
+  ASSERT_GT(second, 0);
+  EXPECT_NEAR(weighted, 4 * first + 0.25 * second, 1e-12 * weighted);
+  EXPECT_NEAR(cost("{q: 1, commanded_torques: {weight: [3], joints: [joint2]}}"), 9 * second, 1e-12 * second);
+  testing::write_file(s.dir + "/fit.yaml",
+                      sjt_config(s.model_file, parameters, "{q: 1, commanded_torques: {weight: [1, 2, 3]}}", id));
+  testing::expect_contains(
+      testing::config_or_data_error([&] { identify({Config::load(s.dir + "/fit.yaml"), 1, ""}); }, true),
+      {"estimate.observe.commanded_torques.weight", "expected 2 weights (one per velocity coordinate), got 3"});
+}
+
 TEST(SimidJointTorque, CurrentsAndPositionsRecoverTorqueConstantsAndAMass) {
   const SjtSetup s = sjt_setup("simid_joint_torque_currents");
   const std::string parameters =

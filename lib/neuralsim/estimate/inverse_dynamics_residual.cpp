@@ -31,9 +31,9 @@ struct InverseDynamics {
     passive_forces(model, data, q, qd);
     // The commanded-torque rows (observation.hpp, CommandedTorqueChannel).
     const CommandedTorqueChannel& commanded = ctx.observe.commanded_torques;
-    const T w(weight * commanded.weight);
     int n = 0;
     auto row_of = [&](const Joint<T>& j, int i) {
+      const T w(weight * commanded.row_weight(n));
       residuals[n++] = w * (data.tau[i] - data.tau_passive[i] - j.dynamics.gear_ratio * T(s->tau(row, i)));
     };
     if (commanded.weight > 0 && commanded.joints.empty())

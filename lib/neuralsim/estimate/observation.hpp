@@ -83,11 +83,18 @@ struct JointForceChannel {
 // coordinate. Weight 0: none, a fit from the sensor channels alone (torque
 // sensors, IMUs, currents), for a robot whose commanded torque is
 // unrecorded or untrusted (estimate.observe.commanded_torques).
+// `row_weights` (optional) multiplies each row's weight, one per row in
+// row order: 1/σ per joint where the joints' torque noises differ (a
+// joint's row is in joint-side units: gear·σ of its motor's command).
 struct CommandedTorqueChannel {
   double weight = 1;
   std::vector<int> joints;
-  bool is_default() const { return weight == 1 && joints.empty(); }
+  std::vector<double> row_weights;
+  bool is_default() const { return weight == 1 && joints.empty() && row_weights.empty(); }
   int rows(int nv) const { return weight > 0 ? (joints.empty() ? nv : static_cast<int>(joints.size())) : 0; }
+  double row_weight(int row) const {
+    return weight * (row_weights.empty() ? 1.0 : row_weights[static_cast<size_t>(row)]);
+  }
 };
 
 struct ObservationSpec {

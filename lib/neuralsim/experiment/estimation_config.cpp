@@ -452,6 +452,9 @@ namespace {
 // `joint_torques:` / `motor_currents:` / `commanded_torques:` {weight, joints: [names]}: 1-DoF
 // joints only (a torque sensor or motor acts about one axis); every 1-DoF
 // joint when `joints` is absent.
+// The channel's `joints` (all 1-DoF joints when absent), sorted.
+void read_channel_joints(const Config& ch, const Model<double>& model, std::vector<int>& joints);
+
 void read_joint_force_channel(const Config& c, const std::string& key, const Model<double>& model,
                               JointForceChannel& out) {
   if (!c.has(key)) return;
@@ -459,6 +462,11 @@ void read_joint_force_channel(const Config& c, const std::string& key, const Mod
   const Config ch = c.at(key);
   ch.check_known_keys({"weight", "joints"});
   out.weight = ch.get_in_range("weight", 1.0, 0, 1e12);
+  read_channel_joints(ch, model, out.joints);
+}
+
+void read_channel_joints(const Config& ch, const Model<double>& model, std::vector<int>& joints) {
+  JointForceChannel out;
   std::string known;
   for (const Joint<double>& j : model.joints)
     if (j.nv == 1) known += (known.empty() ? "" : ", ") + j.name;
@@ -466,6 +474,7 @@ void read_joint_force_channel(const Config& c, const std::string& key, const Mod
     for (int j = 0; j < static_cast<int>(model.joints.size()); ++j)
       if (model.joints[j].nv == 1) out.joints.push_back(j);
     if (out.joints.empty()) ch.fail("", "the model has no 1-DoF joint to observe");
+    joints = out.joints;
     return;
   }
   if (!ch.is_list("joints") || ch.list("joints").empty()) ch.fail("joints", "expected a non-empty list of joint names");
@@ -481,6 +490,7 @@ void read_joint_force_channel(const Config& c, const std::string& key, const Mod
     out.joints.push_back(j);
   }
   std::sort(out.joints.begin(), out.joints.end());
+  joints = out.joints;
 }
 }  // namespace
 
@@ -496,10 +506,29 @@ ObservationSpec read_observation(const Config& c, const Model<double>& model) {
   read_joint_force_channel(c, "joint_torques", model, spec.joint_torques);
   read_joint_force_channel(c, "motor_currents", model, spec.motor_currents);
   if (c.has("commanded_torques")) {
+    // {weight: w | [w per row], joints}: a list weighs each row (each listed
+    // joint, or each velocity coordinate without `joints`).
+    const bool listed = c.is_map("commanded_torques") && c.at("commanded_torques").is_list("weight");
     JointForceChannel commanded;
-    read_joint_force_channel(c, "commanded_torques", model, commanded);
-    spec.commanded_torques.weight = commanded.weight;
-    if (c.at("commanded_torques").has("joints")) spec.commanded_torques.joints = commanded.joints;
+    if (!listed) read_joint_force_channel(c, "commanded_torques", model, commanded);
+    CommandedTorqueChannel& out = spec.commanded_torques;
+    out.weight = listed ? 1.0 : commanded.weight;
+    if (listed) {
+      const Config ch = c.at("commanded_torques");
+      ch.check_known_keys({"weight", "joints"});
+      if (ch.has("joints")) read_channel_joints(ch, model, out.joints);
+      const std::vector<double> w = ch.get<std::vector<double>>("weight");
+      const size_t rows = out.joints.empty() ? static_cast<size_t>(model.nv) : out.joints.size();
+      if (w.size() != rows)
+        ch.fail("weight", "expected " + std::to_string(rows) + " weights (one per " +
+                              (out.joints.empty() ? std::string("velocity coordinate") : "listed joint") + "), got " +
+                              std::to_string(w.size()));
+      for (size_t i = 0; i < w.size(); ++i)
+        if (!(w[i] >= 0 && w[i] <= 1e12)) ch.fail("weight." + std::to_string(i), "expected a weight in [0, 1e12]");
+      out.row_weights = w;
+    } else if (c.at("commanded_torques").has("joints")) {
+      out.joints = commanded.joints;
+    }
   }
   if (spec.residuals_per_sample(model) == 0) c.fail("", "nothing is observed (all weights are zero)");
   return spec;
