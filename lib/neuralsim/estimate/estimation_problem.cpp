@@ -692,8 +692,10 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
       if (active.empty() || static_cast<int>(active.size()) == P) break;
       bool gained = true;
       for (const bool hold : {true, false}) {
+        // The processes of a distributed solve decide together (the same
+        // values everywhere, and one agreed stop flag).
         if (!result.usable || !std::isfinite(result.cost) || used >= options.max_iterations ||
-            (options.should_abort && options.should_abort()))
+            any_of(options.communicator, options.should_abort && options.should_abort()))
           break;
         const double before = result.cost;
         so.max_num_iterations = options.max_iterations - used;
