@@ -698,23 +698,32 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
             any_of(options.communicator, options.should_abort && options.should_abort()))
           break;
         const double before = result.cost;
+        const std::vector<double> theta_before = theta_;
+        const std::vector<std::vector<double>> states_before = states_;  // same sizes: assigned back in place
         so.max_num_iterations = options.max_iterations - used;
         abort.continue_numbering();
         if (hold) ceres_->problem->SetManifold(theta_.data(), new ceres::SubsetManifold(P, active));
         ceres::Solver::Summary again;
         ceres::Solve(so, ceres_->problem.get(), &again);
         if (hold) ceres_->problem->SetManifold(theta_.data(), nullptr);
+        // A re-solve that fails keeps the usable result it started from.
+        if (!again.IsSolutionUsable() || !(again.final_cost <= before)) {
+          std::copy(theta_before.begin(), theta_before.end(), theta_.begin());
+          for (size_t k = 0; k < states_.size(); ++k)
+            std::copy(states_before[k].begin(), states_before[k].end(), states_[k].begin());
+          gained = false;
+          break;
+        }
         for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
         used += static_cast<int>(again.iterations.size()) - 1;
         result.iterations = used + 1;
         result.cost = again.final_cost;
-        result.usable = again.IsSolutionUsable();
         result.report = again.BriefReport() + (hold ? " (the " + std::to_string(active.size()) +
                                                           " variable(s) at a bound held there, round " +
                                                           std::to_string(round + 1) + ")"
                                                     : " (released again, round " + std::to_string(round + 1) + ")");
         // Nothing gained: the previous solve had converged.
-        gained = result.usable && before - result.cost > options.function_tolerance * before;
+        gained = before - result.cost > options.function_tolerance * before;
         if (!gained || !hold) break;
         // Release only if a held variable would move inside (KKT, Nocedal &
         // Wright (16.37)): the cost decreases away from its bound.
