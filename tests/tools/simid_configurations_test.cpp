@@ -281,6 +281,15 @@ TEST(SimidConfigurations, BadConfigurationsAreRefusedNamingTheKey) {
   // A configuration's own params are added to the top-level ones and checked.
   refused(replaced(good, "{name: bare, data", "{name: bare, params: {joint.elbow.spring.stiffnes: 1}, data"),
           {"joint.elbow.spring.stiffnes"});
+  // Reach targets: a joint fit compares recorded motion.
+  {
+    std::string targets = replaced(good, "observe: {q: 500}", "observe: {q: 0, link_positions: [{link: link2}]}");
+    const std::string target = "{targets: [{name: t, q0: [0.1, 0.2], qd0: [0, 0], time: 0.2, link: link2, "
+                               "position: [0.5, 0, 0]}]}";
+    targets = replaced(targets, "{train: bare.h5}", target);
+    targets = replaced(targets, "{train: payload.h5}", target);
+    refused(targets, {"key 'configurations'", "reach targets (data.targets) are refused"});
+  }
   // The joint keys without configurations.
   refused(std::string(kScfEstimate) + "    - {name: joint.elbow.damping, per_configuration: true}\n" +
               "model: {file: arm.yaml}\ndata: {train: bare.h5}\n",

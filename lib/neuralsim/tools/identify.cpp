@@ -796,7 +796,7 @@ Setups read_setups(const Config& cfg, long long seed, std::vector<std::string>& 
   for (const Setup& part : out.parts) local.push_back(&part.params);
   out.joint = joint_parameters(cfg.at("estimate"), entries, local, &warnings);
   if (out.parts.front().data.targets)
-    cfg.at("configurations").fail("0", "a joint fit compares recorded motion: reach targets (data.targets) are refused");
+    cfg.fail("configurations", "a joint fit compares recorded motion: reach targets (data.targets) are refused");
   return out;
 }
 
