@@ -222,11 +222,18 @@ void check_against_mujoco(const std::string& path, int states = 5) {
     Eigen::Map<Eigen::VectorXd>(d->qpos, m->nq) = s.q_mj;
     Eigen::Map<Eigen::VectorXd>(d->qvel, m->nv) = s.v_mj;
     Eigen::Map<Eigen::VectorXd>(d->ctrl, m->nu) = u.ctrl_mj;
+    // Joint-space passive forces without the fluid's (ours: passive_forces;
+    // the fluid is body drag, in the accelerations below).
+    const double density = m->opt.density, viscosity = m->opt.viscosity;
+    m->opt.density = m->opt.viscosity = 0;
+    mj_forward(m, d);
+    const Eigen::VectorXd passive_mj = Eigen::Map<const Eigen::VectorXd>(d->qfrc_passive, m->nv);
+    m->opt.density = density;
+    m->opt.viscosity = viscosity;
     mj_forward(m, d);
     Eigen::MatrixXd M_mj(m->nv, m->nv);
     mj_fullM(m, M_mj.data(), d->qM);  // symmetric: row- or column-major alike
     const Eigen::VectorXd bias_mj = Eigen::Map<const Eigen::VectorXd>(d->qfrc_bias, m->nv);
-    const Eigen::VectorXd passive_mj = Eigen::Map<const Eigen::VectorXd>(d->qfrc_passive, m->nv);
     const Eigen::VectorXd qacc_mj = Eigen::Map<const Eigen::VectorXd>(d->qacc, m->nv);
 
     crba(model, data, s.q);
@@ -314,6 +321,20 @@ TEST_F(MjcfOracle, JointKindsArmatureDampingSprings) { check_against_mujoco(fixt
 TEST_F(MjcfOracle, OrientationForms) { check_against_mujoco(fixture("orientations.xml")); }
 TEST_F(MjcfOracle, FreeFloatingBaseInertiaFromGeoms) { check_against_mujoco(fixture("floating.xml")); }
 TEST_F(MjcfOracle, DefaultsIncludesChildclassMotors) { check_against_mujoco(fixture("defaults.xml")); }
+// The inertia-box fluid model as body drag: MuJoCo's accelerations and 1000
+// RK4 steps with the fluid forces in every body axis.
+TEST_F(MjcfOracle, InertiaBoxFluidAsBodyDrag) {
+  check_against_mujoco(fixture("fluid.xml"));
+  // Not vacuous: the fluid changes MuJoCo's accelerations well above the tolerance.
+  Oracle o(fixture("fluid.xml"));
+  ASSERT_NE(o.m, nullptr);
+  for (int k = 0; k < o.m->nv; ++k) o.d->qvel[k] = 1.0;
+  mj_forward(o.m, o.d);
+  const Eigen::VectorXd with_fluid = Eigen::Map<const Eigen::VectorXd>(o.d->qacc, o.m->nv);
+  o.m->opt.density = o.m->opt.viscosity = 0;
+  mj_forward(o.m, o.d);
+  EXPECT_GT((with_fluid - Eigen::Map<const Eigen::VectorXd>(o.d->qacc, o.m->nv)).cwiseAbs().maxCoeff(), 1.0);
+}
 
 TEST_F(MjcfOracle, Laikago) {
   NEURALSIM_SKIP_WITHOUT_SHARED("models/laikago/laikago_floating_mujoco.xml");
@@ -433,7 +454,36 @@ TEST(MjcfModel, TendonsAndEqualitiesRefused) {
   testing::expect_contains(error_of("<mujoco><worldbody><body><joint name=\"j\"/><geom size=\"1\"/></body></worldbody>\n"
                                     "<actuator><position name=\"p\" joint=\"j\"/></actuator></mujoco>"),
                            {"bad.xml:2: <position name=\"p\">", "only <motor>"});
-  testing::expect_contains(error_of("<mujoco><option density=\"1.2\"/><worldbody/></mujoco>"), {"density", "expected 0"});
+}
+
+// What the inertia-box fluid model maps to, and what it cannot.
+TEST(MjcfModel, FluidMapsToNamedBodyDragOrIsRefused) {
+  // A uniform box 0.2 x 0.1 x 0.04 m of 2 kg: the equivalent box is itself.
+  const MjcfModel m = parse_mjcf_model(R"(<mujoco><option density="1000" viscosity="0.001"/><worldbody>
+      <body name="b"><joint type="slide"/><geom type="box" size="0.1 0.05 0.02" mass="2"/></body></worldbody></mujoco>)",
+                                       "inline.xml");
+  const BodyDrag<double>& drag = m.model.bodies[static_cast<size_t>(m.model.body_index("b"))].drag;
+  ASSERT_TRUE(drag.enabled);
+  const double pi = kPi(), d = (0.2 + 0.1 + 0.04) / 3;
+  EXPECT_NEAR(drag.linear[0], 3 * pi * d * 0.001, 1e-15);
+  EXPECT_NEAR(drag.linear[5], pi * d * d * d * 0.001, 1e-15);
+  EXPECT_NEAR(drag.quadratic[0], 0.5 * 1000 * 0.1 * 0.04, 1e-12);  // ½ρ × the face across x
+  EXPECT_NEAR(drag.quadratic[2], 0.5 * 1000 * 0.2 * 0.1, 1e-12);
+  EXPECT_NEAR(drag.quadratic[3], 1000 * 0.2 * (std::pow(0.1, 4) + std::pow(0.04, 4)) / 64, 1e-15);
+  // Refused: a moving medium, the ellipsoid model, a body whose principal axes are not its frame's, a negative density.
+  testing::expect_contains(error_of("<mujoco>\n<option density=\"1.2\" wind=\"1 0 0\"/><worldbody/></mujoco>"),
+                           {"bad.xml:2: <option>", "wind", "expected 0 0 0"});
+  testing::expect_contains(error_of("<mujoco><option density=\"1.2\"/><worldbody><body><joint/>\n"
+                                    "<geom type=\"box\" size=\"1 2 3\" fluidshape=\"ellipsoid\"/></body></worldbody></mujoco>"),
+                           {"bad.xml:2: <geom>", "fluidshape=\"ellipsoid\"", "no counterpart"});
+  testing::expect_contains(error_of("<mujoco><option viscosity=\"0.1\"/><worldbody>\n<body name=\"tilted\"><joint/>"
+                                    "<geom type=\"box\" size=\"1 2 3\" euler=\"0 0 30\"/></body></worldbody></mujoco>"),
+                           {"bad.xml:2: <body name=\"tilted\">", "principal axes", "off-diagonal"});
+  testing::expect_contains(error_of("<mujoco>\n<option density=\"-1\"/><worldbody/></mujoco>"),
+                           {"bad.xml:2: <option>", "density", ">= 0", "got -1"});
+  // Without a fluid, fluidshape changes nothing and is accepted.
+  EXPECT_NO_THROW(parse_mjcf_model(R"(<mujoco><worldbody><body><joint/>
+      <geom type="box" size="1 2 3" fluidshape="ellipsoid"/></body></worldbody></mujoco>)", "ok.xml"));
 }
 
 TEST(MjcfModel, StrictRefusesWhatTheWarningLists) {

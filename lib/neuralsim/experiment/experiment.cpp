@@ -216,9 +216,16 @@ Model<double> load_model_section(const Config& m, std::vector<std::string>* warn
     return model;
   }
   if (m.has("mjcf")) {
-    m.check_known_keys({"mjcf", "strict", "joints"});
+    m.check_known_keys({"mjcf", "strict", "joints", "density", "viscosity"});
     MjcfOptions opts;
     opts.strict = m.get_or<bool>("strict", false);
+    for (const char* fluid : {"density", "viscosity"}) {  // the same model in another medium
+      if (!m.has(fluid)) continue;
+      const double value = m.get<double>(fluid);
+      if (!(value >= 0 && std::isfinite(value)))
+        m.fail(fluid, std::string("expected a finite ") + fluid + " >= 0, got " + std::to_string(value));
+      (std::string(fluid) == "density" ? opts.density : opts.viscosity) = value;
+    }
     MjcfModel loaded;
     try {
       loaded = load_mjcf_model(m.path("mjcf"), opts, warnings);

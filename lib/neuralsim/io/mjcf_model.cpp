@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/io/input_file.hpp"
@@ -53,10 +54,9 @@ const std::map<std::string, AttributeRules>& attribute_rules() {
       {"freejoint", {{"name"}, {"group"}, {}}},
       {"geom",
        {with_orientation({"name", "class", "type", "size", "pos", "fromto", "mass", "density", "shellinertia", "mesh",
-                          "hfield", "contype", "conaffinity", "group"}),
+                          "hfield", "contype", "conaffinity", "group", "fluidshape"}),
         {"rgba", "material", "user"},
-        {"friction", "condim", "priority", "solmix", "solref", "solimp", "margin", "gap", "fitscale", "fluidshape",
-         "fluidcoef"}}},
+        {"friction", "condim", "priority", "solmix", "solref", "solimp", "margin", "gap", "fitscale", "fluidcoef"}}},
       {"body", {with_orientation({"name", "childclass", "pos", "mocap"}), {"user"}, {}}},
       {"inertial", {with_orientation({"pos", "mass", "diaginertia", "fullinertia"}), {}, {}}},
       {"site", {with_orientation({"name", "class", "pos"}), {"type", "size", "group", "rgba", "material", "user"}, {"fromto"}}},
@@ -120,10 +120,12 @@ class MjcfReader {
       else if (tag == "size" || tag == "visual" || tag == "statistic" || tag == "custom") continue;
       else fail(e, "expected a MuJoCo section (compiler, option, default, asset, worldbody, actuator, ...), got <" + tag + ">");
     }
+    replace_fluid(root);
     for (const XMLElement* e : top)
       if (is(e, "worldbody")) read_worldbody(e);
     for (const XMLElement* e : top)
       if (is(e, "actuator")) read_actuators(e);
+    add_inertia_box_fluid();
     finish_listing();
     try {
       out_.model.validate(InertiaCheck::kJointSpace);  // the tools list its warnings (load_experiment)
@@ -340,12 +342,15 @@ class MjcfReader {
     if (!(out_.sim.timestep > 0)) fail(e, "attribute timestep: expected a time step > 0, got " + *attr(e, nullptr, "timestep"));
     out_.model.gravity = get_vec3(e, nullptr, "gravity", out_.model.gravity);
     out_.sim.integrator = get_choice(e, nullptr, "integrator", {"Euler", "RK4", "implicit", "implicitfast"}, out_.sim.integrator);
-    for (const char* fluid : {"density", "viscosity"})
-      if (get_number(e, nullptr, fluid, 0) != 0)
-        fail(e, std::string("attribute ") + fluid + ": expected 0 (fluid forces have no counterpart here), got " +
-                    *attr(e, nullptr, fluid));
+    for (const char* fluid : {"density", "viscosity"}) {
+      const double value = get_number(e, nullptr, fluid, 0);
+      if (!(value >= 0 && std::isfinite(value)))
+        fail(e, std::string("attribute ") + fluid + ": expected a finite value >= 0, got " + *attr(e, nullptr, fluid));
+      (std::string(fluid) == "density" ? fluid_density_ : fluid_viscosity_) = value;
+    }
+    fluid_option_ = e;
     if (get_vec3(e, nullptr, "wind", Eigen::Vector3d::Zero()).norm() != 0)
-      fail(e, "attribute wind: expected 0 0 0 (fluid forces have no counterpart here), got " + *attr(e, nullptr, "wind"));
+      fail(e, "attribute wind: expected 0 0 0 (a moving medium has no counterpart here), got " + *attr(e, nullptr, "wind"));
     for (const XMLElement* c : children(e, 0)) {
       if (!is(c, "flag")) {
         list(c, "has no counterpart");
@@ -562,6 +567,7 @@ class MjcfReader {
       if (tag == "geom") read_geom(c, body, P, childclass, from_geoms ? &gm : nullptr);
     }
     if (from_geoms && gm.any) I = Inertia<double>::to_parent(transform(P), gm.inertia);
+    body_elements_.emplace_back(body, e);
     for (const XMLElement* c : kids) {
       const std::string tag = c->Name();
       if (tag == "body") read_body(c, body, P, childclass, false);
@@ -754,6 +760,10 @@ class MjcfReader {
     for (size_t i = 0; i < needed; ++i)
       if (!(s[i] > 0)) fail(e, "attribute size: expected positive sizes for a " + type + ", got " + std::to_string(s[i]));
     const Pose placed = P * G;  // geom frame in our body frame
+    if (get_choice(e, cls, "fluidshape", {"none", "ellipsoid"}, "none") == "ellipsoid" &&
+        (fluid_density_ > 0 || fluid_viscosity_ > 0))
+      refuse(e, "attribute fluidshape=\"ellipsoid\": MuJoCo's ellipsoid fluid model (added mass, Kutta and Magnus lift) "
+                "has no counterpart here; expected none (the inertia-box model, which maps to body drag)");
 
     if (type == "mesh" || type == "hfield" || type == "sdf") {
       warn(location(e) + ": " + type + " geom skipped (not loaded; neither inertia nor collision shape)" +
@@ -826,6 +836,75 @@ class MjcfReader {
     out_.model.geometries.push_back(g);
   }
 
+  // ---- fluid ----
+
+  // <option density/viscosity> with MuJoCo's default fluid model (every geom
+  // fluidshape="none"): each body of mass ≥ mjMINVAL feels the forces of its
+  // equivalent inertia box (the box of uniform density with the body's mass
+  // and principal moments) along its principal axes at its COM:
+  //   box_i = sqrt(6 (I_j + I_k − I_i) / m),  d = (box_x + box_y + box_z) / 3,
+  //   Stokes drag: F_i = −3π d μ v_i,  τ_i = −π d³ μ ω_i;
+  //   quadratic drag: F_i = −½ ρ box_j box_k |v_i| v_i,  τ_i = −ρ box_i (box_j⁴ + box_k⁴) |ω_i| ω_i / 64
+  // (MuJoCo 2.2, engine_passive.c, mj_inertiaBoxFluidModel; MuJoCo docs,
+  // "Computation: Fluid forces"). This is the diagonal damping of our body
+  // drag (model.hpp, BodyDrag) when the principal axes are the body's axes,
+  // so each body's coefficients are set from it, exactly.
+  // MjcfOptions::density / viscosity replace the file's; fluid_option_
+  // then names the element the fluid came from (or is null: no fluid).
+  void replace_fluid(const XMLElement* root) {
+    for (const auto& [name, replacement, value] :
+         {std::make_tuple("density", options_.density, &fluid_density_),
+          std::make_tuple("viscosity", options_.viscosity, &fluid_viscosity_)}) {
+      if (!replacement) continue;
+      if (!(*replacement >= 0 && std::isfinite(*replacement)))
+        fail(root, std::string("the ") + name + " replacing <option " + name + ">: expected a finite value >= 0, got " +
+                       std::to_string(*replacement));
+      *value = *replacement;
+    }
+    if (!fluid_option_) fluid_option_ = root;
+    if (!(fluid_density_ > 0 || fluid_viscosity_ > 0)) fluid_option_ = nullptr;
+  }
+
+  void add_inertia_box_fluid() {
+    if (!fluid_option_) return;
+    constexpr double kMinVal = 1e-15;  // mjMINVAL
+    const double rho = fluid_density_, mu = fluid_viscosity_, pi = 3.14159265358979323846;
+    for (const auto& [index, element] : body_elements_) {
+      Body<double>& body = out_.model.bodies[index];
+      const double m = body.inertia.mass;
+      if (m < kMinVal) continue;
+      const Eigen::Matrix3d I = body.inertia.inertia_about_com();
+      const Eigen::Matrix3d off = I - Eigen::Matrix3d(I.diagonal().asDiagonal());
+      if (off.cwiseAbs().maxCoeff() > 1e-9 * I.trace())
+        fail(element, "<option density/viscosity>: the inertia-box fluid model acts along the body's principal axes, "
+                      "expected them along the body frame's axes (the drag here is diagonal in body axes), got an "
+                      "inertia about the COM with off-diagonal " + std::to_string(off.cwiseAbs().maxCoeff()) +
+                      " (give the body an <inertial> with diaginertia and no rotation)");
+      Eigen::Vector3d box;
+      for (int i = 0; i < 3; ++i)
+        box[i] = std::sqrt(std::max(kMinVal, I((i + 1) % 3, (i + 1) % 3) + I((i + 2) % 3, (i + 2) % 3) - I(i, i)) / m * 6);
+      const double d = box.sum() / 3;
+      body.drag.enabled = true;
+      for (int i = 0; i < 3; ++i) {
+        const double bj = box[(i + 1) % 3], bk = box[(i + 2) % 3];
+        body.drag.linear[i] = 3 * pi * d * mu;
+        body.drag.linear[3 + i] = pi * d * d * d * mu;
+        body.drag.quadratic[i] = 0.5 * rho * bj * bk;
+        body.drag.quadratic[3 + i] = rho * box[i] * (bj * bj * bj * bj + bk * bk * bk * bk) / 64;
+      }
+      // Two equal principal moments leave MuJoCo's principal axes in their
+      // plane to rounding; the quadratic terms then differ unless the motion
+      // stays along the body's axes.
+      const Eigen::Vector3d p = I.diagonal();
+      for (int i = 0; i < 3; ++i)
+        if (rho > 0 && std::abs(p[i] - p[(i + 1) % 3]) <= 1e-9 * p.maxCoeff()) {
+          warn(location(element) + ": two equal principal moments: MuJoCo's inertia-box axes in their plane are set "
+                                   "by rounding, ours are the body's axes (quadratic fluid drag may differ)");
+          break;
+        }
+    }
+  }
+
   // ---- actuators ----
 
   void read_actuators(const XMLElement* e) {
@@ -883,6 +962,9 @@ class MjcfReader {
   std::map<std::string, DefaultClass> classes_;
   Compiler compiler_;
   bool gravity_disabled_ = false;
+  double fluid_density_ = 0, fluid_viscosity_ = 0;
+  const XMLElement* fluid_option_ = nullptr;  // <option> (or <mujoco>) giving density or viscosity > 0
+  std::vector<std::pair<int, const XMLElement*>> body_elements_;  // our body carrying each MuJoCo body's inertia
   int unnamed_bodies_ = 0;
   std::vector<std::string> listed_;
   MjcfModel out_;

@@ -27,13 +27,15 @@
 //    skipped with a warning;
 //  - <motor> actuators become MjcfActuator control channels.
 // Elements and attributes that change the dynamics and have no counterpart
-// (tendons, equality constraints, other actuators, fluid density or
-// viscosity, wind) are refused; those that do not (sites, sensors, cameras,
+// (tendons, equality constraints, other actuators, the ellipsoid fluid
+// model, wind) are refused; <option density/viscosity> with MuJoCo's default
+// inertia-box fluid model becomes each body's drag (BodyDrag), exactly; those that do not (sites, sensors, cameras,
 // contact softness solref/solimp, per-geom friction) are listed in one
 // warning naming each element and its line, and refused under
 // MjcfOptions::strict.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,9 @@ struct MjcfOptions {
   // Refuse every element or attribute that has no counterpart, instead of
   // listing it in a warning.
   bool strict = false;
+  // Replace <option density> / <option viscosity> (kg/m³, Pa·s; finite,
+  // >= 0): the same model in another medium.
+  std::optional<double> density, viscosity;
 };
 
 // One <motor>: a control channel u acting on one 1-DoF joint as the
