@@ -220,7 +220,7 @@ def test_identify_joint_fit_over_configurations(tmp_path):
     assert [t["name"] for t in r.train] == ["bare.000", "bare.001", "payload.000", "payload.001"]
     # Each configuration's own result: the parameters that apply to it, under their names in its
     # model; its own recordings, and predictions that follow them.
-    assert [c.configuration for c in r.configurations] == ["bare", "payload"]
+    assert r.configuration == "" and [c.configuration for c in r.configurations] == ["bare", "payload"]
     for c in r.configurations:
         assert c.parameters == pytest.approx(_TRUTH[c.configuration], rel=1e-8)
         assert c.parameters["joint.shoulder.damping"] == r.parameters["joint.shoulder.damping@" + c.configuration]
@@ -230,9 +230,10 @@ def test_identify_joint_fit_over_configurations(tmp_path):
             np.testing.assert_allclose(c.fitted[name]["q"], t["q"], rtol=0, atol=1e-8)
 
     # Bad configurations are refused naming the key.
-    one = dict(config, configurations=config["configurations"][:1])
-    with pytest.raises(neuralsim.ConfigError, match=r"configurations.*expected at least two configurations, got 1"):
-        neuralsim.identify(one)
-    twice = dict(config, configurations=[config["configurations"][0], dict(config["configurations"][1], name="bare")])
-    with pytest.raises(neuralsim.ConfigError, match=r"configurations\.1\.name.*configuration 'bare' is named twice"):
-        neuralsim.identify(twice)
+    bare_entry, payload_entry = config["configurations"]
+    one = r"key 'configurations': expected at least two configurations, got 1"
+    with pytest.raises(neuralsim.ConfigError, match=one):
+        neuralsim.identify(dict(config, configurations=[bare_entry]))
+    twice = r"key 'configurations\.1\.name': configuration 'bare' is named twice"
+    with pytest.raises(neuralsim.ConfigError, match=twice):
+        neuralsim.identify(dict(config, configurations=[bare_entry, dict(payload_entry, name="bare")]))
