@@ -87,8 +87,9 @@ void bind_identify(py::module_& m) {
       .def_readonly("configuration", &IdentificationResult::configuration,
                     "In `configurations`: the configuration's name (empty otherwise).")
       .def_readonly("configurations", &IdentificationResult::configurations,
-                    "A joint fit (configurations:): each configuration's own result, its parameters under their "
-                    "names in its model.")
+                    "A joint fit (configurations:): each configuration's own result, in config order: its "
+                    "parameters under their names in its model, its predictions (fitted, measured) and errors; "
+                    "correlation and singular values are the joint vector's, in the top level's order.")
       .def_readonly("has_fit", &IdentificationResult::has_fit)
       .def_readonly("evaluate_only", &IdentificationResult::evaluate_only,
                     "The values were evaluated (evaluate=, or max_iterations 0), not fitted.")
@@ -140,8 +141,11 @@ void bind_identify(py::module_& m) {
       .def_property_readonly("stop_reason", [](const IdentificationResult& r) { return r.search.stop_reason; })
       .def_property_readonly("rounds", [](const IdentificationResult& r) { return r.search.state.next_round; })
       .def_property_readonly("fitted", [](const IdentificationResult& r) { return trajectories_dict(r.fitted); },
-                             "The fitted model's predictions, by trajectory (dicts of numpy arrays).")
-      .def_property_readonly("measured", [](const IdentificationResult& r) { return trajectories_dict(r.measured); })
+                             "The fitted model's predictions, by trajectory (dicts of numpy arrays); a joint fit "
+                             "has them in each of `configurations`.")
+      .def_property_readonly("measured", [](const IdentificationResult& r) { return trajectories_dict(r.measured); },
+                             "The recorded trajectories the fit compared with; a joint fit has them in each of "
+                             "`configurations`.")
       .def_property_readonly("start_states",
                              [](const IdentificationResult& r) {
                                py::dict d;

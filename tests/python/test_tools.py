@@ -148,3 +148,92 @@ def test_import_recordings_returns_both_parts_of_a_split():
     assert abs(n_val / 781 - 0.25) < 0.01
     assert v["time"][0] > t["time"][-1]
     np.testing.assert_allclose(np.diff(t["time"]), 1 / 400, rtol=1e-9)
+
+
+# The payload experiment of tests/tools/simid_configurations_test.cpp
+# (issue #36), noise-free: a two-link arm recorded bare and carrying a
+# payload at its tip. The model files hold wrong values; the data are made
+# with the truth given as params.
+_ARM = ("model:\n"
+        "  name: arm\n"
+        "  gravity: [0, -9.81, 0]\n"
+        "  bodies:\n"
+        "    - {name: link1, joint: {name: shoulder, axis: [0, 0, 1], damping: 0.1}, mass: 1.0, com: [0.25, 0, 0],"
+        " inertia: [0.001, 0.02, 0.02]}\n"
+        "    - {name: link2, parent: link1, joint: {name: elbow, axis: [0, 0, 1], origin: {xyz: [0.5, 0, 0]},"
+        " damping: 0.5}, mass: 0.5, com: [0.2, 0, 0], inertia: [0.001, 0.015, 0.015]}\n")
+_PAYLOAD = "    - {name: payload, parent: link2, mass: 1.0, com: [0.4, 0, 0], inertia: [0.0002, 0.0002, 0.0002]}\n"
+_SHARED_TRUTH = {"link.link2.mass": 0.8, "joint.elbow.damping": 0.2}
+_TRUTH = {"bare": {**_SHARED_TRUTH, "joint.shoulder.damping": 0.3},
+          "payload": {**_SHARED_TRUTH, "joint.shoulder.damping": 0.45, "link.payload.mass": 0.5}}
+
+
+def _record_configuration(tmp_path, name, model, amplitude, frequency):
+    """Two noise-free recordings of `model` with the truth of `name` under
+    sinusoidal torques, written as CSV files: (the CSV-import description
+    that simid reads as data, the recorded trajectories)."""
+    r = neuralsim.rollout({"model": {"file": str(model)}, "params": _TRUTH[name],
+                           "sim": {"integrator": "rk4", "dt": 0.01, "duration": 1.0},
+                           "initial_states": {"list": [{"q": [0.3, -0.2], "qd": [0.0, 0.0]},
+                                                       {"q": [-0.5, 0.4], "qd": [0.0, 0.0]}]},
+                           "controls": {"type": "sinusoid", "amplitude": amplitude, "frequency": frequency}})
+    assert r.status == "ok" and len(r.trajectories) == 2
+    (tmp_path / name).mkdir()
+    for trajectory, t in r.trajectories.items():  # one file per trajectory, named after it
+        table = np.column_stack([t["time"], t["q"], t["qd"], t["tau"]])
+        np.savetxt(tmp_path / name / f"{trajectory}.csv", table, delimiter=",", fmt="%.17g", comments="",
+                   header="time,q0,q1,qd0,qd1,tau0,tau1")
+    description = tmp_path / f"{name}.yaml"
+    description.write_text(f"csv_import:\n  files: ['{name}/*.csv']\n  time: time\n  model: arm\n"
+                           "  joint_names: [shoulder, elbow]\n  q: [q0, q1]\n  qd: [qd0, qd1]\n  tau: [tau0, tau1]\n")
+    return str(description), r.trajectories
+
+
+def test_identify_joint_fit_over_configurations(tmp_path):
+    arm, arm_payload = tmp_path / "arm.yaml", tmp_path / "arm_payload.yaml"
+    arm.write_text(_ARM)
+    arm_payload.write_text(_ARM + _PAYLOAD)
+    bare, bare_recorded = _record_configuration(tmp_path, "bare", arm, [6.0, 2.0], [0.7, 1.3])
+    payload, payload_recorded = _record_configuration(tmp_path, "payload", arm_payload, [5.0, 2.5], [1.1, 0.6])
+    recorded = {"bare": bare_recorded, "payload": payload_recorded}
+    config = {
+        "model": {"file": str(arm)},
+        "sim": {"integrator": "rk4", "dt": 0.01},
+        "output": {"plot": False},
+        "estimate": {"observe": {"q": 500}, "residual": {"type": "single_shooting", "window": 20},
+                     "solver": {"max_iterations": 50}, "basin_hopping": {"enabled": False},
+                     "parameters": [
+                         {"name": "link.link2.mass", "bounds": [0.1, 3]},
+                         {"name": "joint.elbow.damping", "bounds": [0, 2]},
+                         {"name": "joint.shoulder.damping", "bounds": [0, 2], "per_configuration": True},
+                         {"name": "link.payload.mass", "bounds": [0.05, 3], "configurations": ["payload"]}]},
+        "configurations": [{"name": "bare", "data": {"train": bare}},
+                           {"name": "payload", "model": {"file": str(arm_payload)}, "data": {"train": payload}}]}
+    r = neuralsim.identify(config, seed=1)
+    assert r.status == "ok" and r.has_fit, r.message
+    # The joint vector: shared values once, the per-configuration one as <name>@<configuration>.
+    # Exact data: the truth to round-off (measured: relative errors of 1e-13 to 5e-11).
+    assert r.parameters == pytest.approx({"link.link2.mass": 0.8, "joint.elbow.damping": 0.2,
+                                          "joint.shoulder.damping@bare": 0.3,
+                                          "joint.shoulder.damping@payload": 0.45,
+                                          "link.payload.mass": 0.5}, rel=1e-8)
+    assert [t["name"] for t in r.train] == ["bare.000", "bare.001", "payload.000", "payload.001"]
+    # Each configuration's own result: the parameters that apply to it, under their names in its
+    # model; its own recordings, and predictions that follow them.
+    assert r.configuration == "" and [c.configuration for c in r.configurations] == ["bare", "payload"]
+    for c in r.configurations:
+        assert c.parameters == pytest.approx(_TRUTH[c.configuration], rel=1e-8)
+        assert c.parameters["joint.shoulder.damping"] == r.parameters["joint.shoulder.damping@" + c.configuration]
+        assert [t["name"] for t in c.train] == ["000", "001"]
+        for name, t in recorded[c.configuration].items():
+            np.testing.assert_array_equal(c.measured[name]["q"], t["q"])
+            np.testing.assert_allclose(c.fitted[name]["q"], t["q"], rtol=0, atol=1e-8)
+
+    # Bad configurations are refused naming the key.
+    bare_entry, payload_entry = config["configurations"]
+    one = r"key 'configurations': expected at least two configurations, got 1"
+    with pytest.raises(neuralsim.ConfigError, match=one):
+        neuralsim.identify(dict(config, configurations=[bare_entry]))
+    twice = r"key 'configurations\.1\.name': configuration 'bare' is named twice"
+    with pytest.raises(neuralsim.ConfigError, match=twice):
+        neuralsim.identify(dict(config, configurations=[bare_entry, dict(payload_entry, name="bare")]))
