@@ -73,7 +73,8 @@ TrainConfig read_train_config(const Config& t, const Model<double>& model, const
   TrainConfig c;
   const std::string kind = t.get_choice("model", {"hybrid", "mlp", "lstm"}, "hybrid");
   c.model = kind == "mlp" ? TrainedModel::kMlp : kind == "lstm" ? TrainedModel::kLstm : TrainedModel::kHybrid;
-  if (t.has("physical")) {
+  // An empty list is no physical parameter (a sweep's `--set train.physical=[]`).
+  if (t.has("physical") && !(t.is_list("physical") && t.list("physical").empty())) {
     if (c.model != TrainedModel::kHybrid) t.fail("physical", "only a hybrid model has physical parameters");
     c.physical = read_parameter_set(t, "physical", model, contact, warnings);
   }
