@@ -51,7 +51,9 @@ def main() -> int:
              "proportionally more epochs (the same number of optimizer steps); the baselines get 3× the",
              "hybrid's steps and the better of two learning rates by validation error. Two reference rows:",
              "the analytical model and the no-motion predictor (q held at its first value); a model no",
-             "better than no motion predicts nothing.", ""]
+             "better than no motion predicts nothing. This is data from our own engine; on logs from",
+             "another engine (MuJoCo, a fluid model outside our family) see",
+             "docs/train-augment-mujoco-results.md.", ""]
 
     lines += ["## Experiment 1: swimmer in a viscous medium (NeuralSim §IV-B)", "",
               f"Wall time of the whole experiment on this machine: {times['experiment1_s']} s.", ""]
