@@ -765,10 +765,13 @@ std::string train_line(const std::string& fields) {
 INSTANTIATE_TEST_SUITE_P(
     TrainAugment, BadInput,
     ::testing::Values(
-        // Window training replays without a control delay: refused, not ignored.
-        Case{"train_control_delay", "train-augment",
-             train_sections({{"sim", "sim: {integrator: semi_implicit_euler, dt: 0.002, controls: {delay: 0.004}}\n"}}),
-             "", 2, {kCfg + ":", "sim.controls.delay", "replays recorded controls without a delay; expected 0"}},
+        // Window training replays with a control delay shorter than every recording.
+        Case{"train_control_delay_beyond_data", "train-augment",
+             train_sections({{"sim", "sim: {integrator: semi_implicit_euler, dt: 0.002, controls: {delay: 1000}}\n"}}),
+             "", 2, {kCfg + ":", "sim.controls.delay", "is not shorter than the data"}},
+        Case{"train_sensor_delay_parameter", "train-augment",
+             train_sections({{"sim", "sim: {integrator: semi_implicit_euler, dt: 0.002}\nparams: {observe.q.delay: 0.01}\n"}}),
+             "", 2, {kCfg + ":", "observe.q.delay", "without a sensor delay"}},
         Case{"train_fitted_control_delay", "train-augment",
              train_sections({{"train", train_line("physical: [{name: controls.delay, bounds: [0, 0.01]}]")}}), "", 2,
              {kCfg + ":", "train.physical.0.name", "only simid fits a delay"}},

@@ -7,6 +7,10 @@
 //    (the one replay simid and rollout --compare use), to rounding;
 //  * ∂loss/∂x with interpolated controls against central differences, in
 //    the one-step and unrolled modes (a physical parameter, a network's weights);
+//  * a fixed control delay (the robot applies u(t − d)): a perfect model
+//    with the delay replays a delayed recording to the interpolation error,
+//    its rollout is replay_window's with the delay, and its gradients agree
+//    with central differences;
 //  * interpolation without a recording is refused.
 #include <gtest/gtest.h>
 
@@ -25,18 +29,24 @@ constexpr int kSamples = 41;
 
 // The damped double pendulum of the augmentation tests under its continuous
 // sinusoidal controls, integrated with RK4 at 0.25 ms, recorded every 10 ms
-// (what another engine's log of a fast controller looks like).
-Trajectory continuous_control_recording(const testing::Scene& scene) {
+// (what another engine's log of a fast controller looks like). With
+// `delay` the system applies u(t − delay) (u(0) before that: the first
+// sample, as the replay does), while the log holds u(t).
+Trajectory continuous_control_recording(const testing::Scene& scene, double delay = 0.0) {
   StepOptions fine = scene.step;
   fine.integrator = Integrator::kRK4;
   fine.dt = 2.5e-4;
   Stepper<double> stepper(scene.model, fine);
   const int nv = scene.model.nv;
+  struct Delayed {
+    const testing::Scene* scene;
+    double delay;
+  } delayed{&scene, delay};
   ControlSource<double> source;
-  source.context = &scene;
+  source.context = &delayed;
   source.evaluate = [](const void* context, double, double t, VecX<double>& u) {
-    const auto& s = *static_cast<const testing::Scene*>(context);
-    for (int i = 0; i < static_cast<int>(u.size()); ++i) u[i] = s.control(i, t);
+    const auto& d = *static_cast<const Delayed*>(context);
+    for (int i = 0; i < static_cast<int>(u.size()); ++i) u[i] = d.scene->control(i, std::max(0.0, t - d.delay));
   };
   Trajectory tr;
   tr.name = "continuous";
@@ -165,6 +175,54 @@ TEST(InterpolatedControlsWindow, GradientsAgreeWithCentralDifferences) {
   }
 }
 
+// An actuator 7 ms late (not a multiple of the 2 ms step nor of the 10 ms
+// samples): sim.controls.delay in training is the delay of simid's replay.
+TEST(InterpolatedControlsWindow, AFixedControlDelayIsTheReplaysDelay) {
+  constexpr double kDelay = 0.007;
+  const testing::Scene scene = testing::pendulum_scene();
+  const Trajectory tr = continuous_control_recording(scene, kDelay);
+  RolloutProblem p = interpolating_problem(scene, ControlInterpolation::kCubic);
+  HybridWindowModel undelayed(p);
+  p.step.controls.delay = kDelay;
+  HybridWindowModel delayed(p);
+  const double e_delayed = largest_q_error(delayed, tr, &tr), e_undelayed = largest_q_error(undelayed, tr, &tr);
+  std::printf("[window replay] 7 ms late actuator: largest q error %.2e with the delay, %.2e without\n", e_delayed,
+              e_undelayed);
+  EXPECT_LT(e_delayed, 1e-7);
+  EXPECT_GT(e_undelayed, 1e3 * e_delayed);
+  // The zero-order hold with a delay reads the recording too: both are replay_window's.
+  for (ControlInterpolation kind : {ControlInterpolation::kCubic, ControlInterpolation::kZeroOrderHold}) {
+    p.step.controls.interpolation = kind;
+    HybridWindowModel m(p);
+    Stepper<double> stepper(p.model, p.step);
+    Eigen::VectorXd q = tr.q.row(0).transpose(), qd = tr.qd.row(0).transpose();
+    Eigen::MatrixXd replay_q(p.model.nq, kSamples - 1);
+    replay_window(stepper, tr, 0, kSamples - 1, q, qd,
+                  [&](int k, const Eigen::VectorXd& qk, const Eigen::VectorXd&) { replay_q.col(k - 1) = qk; });
+    Eigen::MatrixXd Q, QD;
+    m.rollout(m.initial_parameters(), tr.q.row(0).transpose(), tr.qd.row(0).transpose(),
+              tr.tau.topRows(kSamples - 1).transpose(), &Q, &QD, &tr);
+    EXPECT_LT((Q - replay_q).cwiseAbs().maxCoeff(), 1e-12) << control_interpolation_name(kind);
+  }
+  // Gradients with the delay, a window that starts after it (sample 10).
+  p.step.controls.interpolation = ControlInterpolation::kCubic;
+  HybridWindowModel m(p);
+  TrajectorySet set;
+  set.trajectories = {tr};
+  const std::vector<TrainingWindow> windows = make_windows(set, {6, 10, 0});
+  const TrainingWindow& w = windows[1];
+  const WindowLossWeights weights{Eigen::VectorXd::Ones(2), Eigen::VectorXd::Constant(2, 0.1)};
+  Eigen::VectorXd x = m.initial_parameters() * 1.3, grad;
+  m.loss(x, w, TrainingMode::kUnrolled, weights, &grad);
+  const double h = 1e-6;
+  Eigen::VectorXd xp = x, xm = x;
+  xp[0] += h;
+  xm[0] -= h;
+  const double fd = (m.loss(xp, w, TrainingMode::kUnrolled, weights, nullptr) -
+                     m.loss(xm, w, TrainingMode::kUnrolled, weights, nullptr)) / (2 * h);
+  EXPECT_NEAR(grad[0], fd, 1e-6 * std::max(1e-3, std::abs(fd)));
+}
+
 TEST(InterpolatedControlsWindow, InterpolationWithoutARecordingIsRefused) {
   const testing::Scene scene = testing::pendulum_scene();
   const Trajectory tr = continuous_control_recording(scene);
@@ -178,7 +236,8 @@ TEST(InterpolatedControlsWindow, InterpolationWithoutARecordingIsRefused) {
     m.loss(m.initial_parameters(), w, TrainingMode::kUnrolled, weights, nullptr);
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("'linear' interpolates the recorded controls"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("interpolation 'linear', delay 0.000000 s) reads the recorded controls"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -39,6 +39,11 @@ namespace replay_detail {
 template <class S>
 void evaluate_recorded(const void* context, double step_start, double t, VecX<S>& u) {
   const auto& c = *static_cast<const RecordedControls*>(context);
+  if (c.signal->delay != 0.0) {  // a fixed delay (a config value; a fitted one is evaluate_delayed's)
+    apply_delayed_control_stencil(delayed_control_stencil(*c.signal, c.trajectory->time, t, step_start, c.signal->delay),
+                                  c.trajectory->tau, S(0.0), u);
+    return;
+  }
   apply_control_stencil(control_stencil(*c.signal, c.trajectory->time, c.interval, t, step_start),
                         c.trajectory->tau, u);
 }
@@ -61,7 +66,7 @@ void evaluate_delayed(const void* context, double step_start, double t, VecX<S>&
 }  // namespace replay_detail
 
 // The ControlSource that reads `recorded` (kept by the caller; its interval
-// may change between steps).
+// may change between steps), at t − signal.delay when the signal has one.
 template <class S>
 ControlSource<S> recorded_control_source(const RecordedControls* recorded) {
   ControlSource<S> source;

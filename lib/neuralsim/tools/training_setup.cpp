@@ -67,8 +67,13 @@ TrainingSetup read_training_setup(const Config& cfg, long long seed, const std::
   check_controls(s.data.validation, s.data.validation_source, s.tc.use_controls, model);
   check_controls(s.data.test, s.data.test_source, s.tc.use_controls, model);
   // The hybrid model's steps follow the recorded time stamps when it
-  // interpolates controls (train/hybrid_window_model.hpp), without a delay.
-  refuse_control_delay(cfg.at("sim"), s.exp.step, "window training (train-augment, discover)");
+  // interpolates or delays controls (train/hybrid_window_model.hpp). A
+  // sensor delay would shift what the loss compares: simid's alone.
+  for (const ExperimentParameter& p : s.exp.parameters)
+    if (p.target.kind == ParameterKind::kSensorDelay)
+      throw ConfigError(p.source + ": parameter '" + p.target.name +
+                        "': window training compares q and q̇ at their samples, without a sensor delay (simid applies "
+                        "and fits observe.*.delay); expected no sensor delay");
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.test, s.data.test_source);

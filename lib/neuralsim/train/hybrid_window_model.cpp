@@ -219,11 +219,13 @@ void HybridWindowModel::load_x(const Eigen::VectorXd& x) { ws_->x.assign(x.data(
 
 const Trajectory* HybridWindowModel::interpolated_controls(const Eigen::MatrixXd& controls,
                                                           const Trajectory* recording, const char* where) const {
-  if (problem_.step.controls.is_zero_order_hold() || controls.rows() == 0) return nullptr;
+  // A control delay reaches back across samples: it needs the recording too.
+  const ControlSignal& signal = problem_.step.controls;
+  if ((signal.is_zero_order_hold() && signal.delay == 0.0) || controls.rows() == 0) return nullptr;
   if (!recording)
-    throw InvalidArgument(std::string(where) + ": sim.controls.interpolation '" +
-                          control_interpolation_name(problem_.step.controls.interpolation) +
-                          "' interpolates the recorded controls between samples, but no recording was given");
+    throw InvalidArgument(std::string(where) + ": sim.controls (interpolation '" +
+                          control_interpolation_name(signal.interpolation) + "', delay " + std::to_string(signal.delay) +
+                          " s) reads the recorded controls between samples, but no recording was given");
   return recording;
 }
 

@@ -137,8 +137,9 @@ class HybridWindowModel final : public WindowModel {
                   Eigen::VectorXd* grad_qd0);
   void load_x(const Eigen::VectorXd& x);
   const Eigen::MatrixXd& controls_of(const TrainingWindow& w);
-  // The recording whose controls the steps interpolate (sim.controls other
-  // than zero_order_hold, and controls given), else null.
+  // The recording whose controls the steps interpolate or delay
+  // (sim.controls other than zero_order_hold, or a delay; controls given),
+  // else null.
   const Trajectory* interpolated_controls(const Eigen::MatrixXd& controls, const Trajectory* recording,
                                           const char* where) const;
   // One gradient call of K' steps from (q0, qd0) whose step j is the
