@@ -27,8 +27,13 @@
 # Prints the tables of docs/real-data-results.md and writes them to
 # OUT/tables.md. Every run uses `nice` and one thread (NEURALSIM_THREADS
 # overrides), one fit at a time: about 6 min wall on the shared 2-core
-# machine (load 2-3; 2.5 min of it the delay fits, issue #36); the longest
-# fit, the double arm's multiple shooting, 32 s.
+# machine at load 2-3 (2.5 min of it the delay fits, issue #36), 14 min at
+# load 7-8 (2026-12-07); the longest fit, the double arm's multiple
+# shooting, 32 s (45 s at load 7.7).
+#
+# A fit with a delay is scored with it where the table says so ("as
+# fitted", "with its delay"): the held-out measures apply a fit's control
+# and sensor delays (estimate/delayed_recording.hpp, since 2026-12-07).
 #
 # Usage: scripts/check_real_data.sh [BUILD_DIR] [OUT_DIR]
 #   defaults: build, out/real-data
@@ -279,7 +284,7 @@ ev dl_dfki_delay_own $KP dfki_delay --set sim.controls.interpolation=cubic --set
 ev dl_dfki_lead0_own $KP dfki_lead0 "${KLEAD[@]}" --set sim.controls.interpolation=cubic --set sim.controls.delay=$LEAD
 ev dl_dfki_lead_own $KP dfki_lead "${KLEAD[@]}" --set sim.controls.interpolation=cubic --set sim.controls.delay="$(fitted_delay dfki_lead)"
 drow dfki "published" - pub
-drow dfki "ours: multiple shooting (shipped config, 30 iterations, zero-order hold)" dfki dfki
+drow dfki "ours: multiple shooting (shipped config, 200 iterations, zero-order hold)" dfki dfki
 drow dfki "ours: multiple shooting, cubic replay, no delay (dfki_cubic)" dfki_cubic dfki_cubic
 drow dfki "ours: + fitted controls.delay, cubic (simid_real_dfki_delay.yaml)" dfki_delay dfki_delay
 drow dfki "ours: zero-order hold at L = -6.67 ms (dfki_zoh_L2)" dfki_zoh_L2 dfki_zoh_L2
@@ -314,6 +319,9 @@ for t in single_qdelay single_ms_qdelay; do
   evs "${t}_own" "$t" --set "params.observe.q.delay=$(fitted_delay "$t" observe.q.delay)"
 done
 evs single_ms_qddelay_own single_ms_qddelay --set "params.observe.qd.delay=$(fitted_delay single_ms_qddelay observe.qd.delay)"
+# The published parameters under the same velocity delay: the like-for-like
+# comparison (a delay changes the measure, not only the parameters).
+evs single_pub_own - --set "params.observe.qd.delay=$(fitted_delay single_ms_qddelay observe.qd.delay)"
 drow single "published" - single_pub
 drow single "ours: single shooting (shipped)" single single
 drow single "ours: single shooting + fitted observe.q.delay" single_qdelay single_qdelay
@@ -518,7 +526,8 @@ for arm, tag, shipped in [("single", "single_cdelay", "single"), ("double", "dou
           arm, ms(c["parameters"]["controls.delay"]["value"]), ms(c["parameters"]["controls.delay"].get("std_error")),
           c["identifiability"]["no_effect"], c["identifiability"]["identifiable"], same))
 print("The windows without the fit's sensor delay, and (last two columns) with it, as simid --evaluate replays a "
-      "params.json: observe.*.delay fixed, the windows' start velocity and q-dot read at the delays (estimate/delayed_recording.hpp).\n")
+      "params.json: observe.*.delay fixed, the windows' start velocity and q-dot read at the delays (estimate/delayed_recording.hpp); "
+      "the published parameters there with the velocity delay of the last row's fit.\n")
 print("| fit | I1, k1 | delay (fitted ± SE) | training cost | val. sim. mean / median, 0.3 s [rad] | 1 s [rad] | val. torque RMSE [N·m] | with its delay: 0.3 s | 1 s |")
 print("|---|---|---|---|---|---|---|---|---|")
 for ds, label, f, t in rows:
