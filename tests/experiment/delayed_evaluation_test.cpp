@@ -26,9 +26,9 @@ namespace neuralsim {
 namespace delayed_evaluation_test {
 
 constexpr double kPi = 3.14159265358979323846;
-constexpr double kSample = 0.002;  // 500 Hz
-constexpr double kFine = 1e-4;     // the truth's step
-constexpr double kNoise = 1e-4;    // rad, on q
+constexpr double kSample = 0.002;                                                     // 500 Hz
+constexpr double kFine = 1e-4;                                                        // the truth's step
+constexpr double kNoise = 1e-4;                                                       // rad, on q
 constexpr double kControlDelay = 0.008, kAngleDelay = 0.004, kVelocityDelay = 0.009;  // s, multiples of kFine
 
 double command(double t) {  // the logged command; held at its t = 0 value before
@@ -154,8 +154,9 @@ TEST(DelayedEvaluation, AFitIsScoredWithItsDelaysAtTheLevelOfAnUndelayedRecordin
   // from the filtered angle): a torque read δ off is wrong by about
   // |du/dt| δ, on top of the floor (independent errors add in squares);
   // 0.7 of it allows for the filter's attenuation.
-  const double rate = std::sqrt((std::pow(1.2 * 2 * kPi * 1.1, 2) + std::pow(0.8 * 2 * kPi * 2.7, 2) +
-                                 std::pow(0.5 * 2 * kPi * 4.3, 2)) / 2);  // RMS of du/dt, N·m/s
+  const double rate = std::sqrt(
+      (std::pow(1.2 * 2 * kPi * 1.1, 2) + std::pow(0.8 * 2 * kPi * 2.7, 2) + std::pow(0.5 * 2 * kPi * 4.3, 2)) /
+      2);  // RMS of du/dt, N·m/s
   const double missing[3] = {kControlDelay + kAngleDelay, kControlDelay, kAngleDelay};
   for (int i = 0; i < 3; ++i)
     EXPECT_GT(torque(d, delayed, wrong[i]), std::hypot(floor_torque, 0.7 * rate * missing[i])) << "case " << i;

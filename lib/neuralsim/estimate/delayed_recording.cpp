@@ -57,9 +57,9 @@ Trajectory shift_velocity(const Trajectory& tr, double shift) {
   for (Eigen::Index k = 0; k < count; ++k) {
     const double s = std::clamp(t[first + k] + shift, t[0], t[n - 1]);
     // Interval [t_j, t_{j+1}] holding s.
-    const Eigen::Index j = std::clamp<Eigen::Index>(
-        static_cast<Eigen::Index>(std::upper_bound(t.data(), t.data() + n, s) - t.data()) - 1, 0,
-        std::max<Eigen::Index>(0, n - 2));
+    const Eigen::Index j =
+        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::upper_bound(t.data(), t.data() + n, s) - t.data()) - 1,
+                                 0, std::max<Eigen::Index>(0, n - 2));
     if (n == 1) {
       out.qd.row(k) = tr.qd.row(0);
       continue;

@@ -366,7 +366,8 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
   if (delays.qd == delays.q) return evaluate_windows(model, data, spec, replay_predictor(stepper), done);
   TrajectorySet shifted;
   shifted.meta = data.meta;
-  for (const Trajectory& tr : data.trajectories) shifted.trajectories.push_back(shift_velocity(tr, delays.qd - delays.q));
+  for (const Trajectory& tr : data.trajectories)
+    shifted.trajectories.push_back(shift_velocity(tr, delays.qd - delays.q));
   return evaluate_windows(model, shifted, spec, replay_predictor(stepper), done);
 }
 
