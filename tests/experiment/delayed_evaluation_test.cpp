@@ -182,6 +182,12 @@ TEST(DelayedEvaluation, FixedDelaysAreAppliedAsFittedOnes) {
   f.window = 31;
   f.order = 3;
   EXPECT_NEAR(torque_error(ctx, {}, delayed, f)->rmse, torque(fitted, delayed, truth), 1e-12);
+  // rollout --compare's torque error (the model as given, its control
+  // signal): the control delay read as a fit's.
+  StepOptions late = cubic_rk4();
+  late.controls.delay = kControlDelay + kAngleDelay;
+  EXPECT_NEAR(torque_error(model, delayed, f, nullptr, &late.controls)->rmse,
+              torque(fitted, delayed, fitted.at(kControlDelay + kAngleDelay, 0, 0)), 1e-12);
 }
 
 }  // namespace delayed_evaluation_test

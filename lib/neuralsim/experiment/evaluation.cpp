@@ -494,11 +494,13 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
 }
 
 std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
-                                        const DerivativeOptions& derivatives, std::string* note) {
+                                        const DerivativeOptions& derivatives, std::string* note,
+                                        const ControlSignal* controls) {
   const ParameterSet none;
   ResidualContext ctx;
   ctx.model = &model;
   ctx.parameters = &none;
+  if (controls) ctx.step.controls = *controls;
   return torque_error(ctx, {}, data, derivatives, note);
 }
 
