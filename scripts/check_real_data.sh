@@ -27,8 +27,13 @@
 # Prints the tables of docs/real-data-results.md and writes them to
 # OUT/tables.md. Every run uses `nice` and one thread (NEURALSIM_THREADS
 # overrides), one fit at a time: about 6 min wall on the shared 2-core
-# machine (load 2-3; 2.5 min of it the delay fits, issue #36); the longest
-# fit, the double arm's multiple shooting, 32 s.
+# machine at load 2-3 (2.5 min of it the delay fits, issue #36), 14 min at
+# load 7-8 (2026-12-07); the longest fit, the double arm's multiple
+# shooting, 32 s (45 s at load 7.7).
+#
+# A fit with a delay is scored with it where the table says so ("as
+# fitted", "with its delay"): the held-out measures apply a fit's control
+# and sensor delays (estimate/delayed_recording.hpp, since 2026-12-07).
 #
 # Usage: scripts/check_real_data.sh [BUILD_DIR] [OUT_DIR]
 #   defaults: build, out/real-data
@@ -99,6 +104,11 @@ print("estimate.parameters=[" + ", ".join(items) + "]")
 PY
 }
 
+fitted_delay() {  # fit_tag [name]: the fitted value of a delay (default controls.delay) in seconds
+  "$PY" -c 'import json, sys; print("%.17g" % json.load(open(sys.argv[1]))["parameters"][sys.argv[2]]["value"])' \
+      "$OUT/fit/$1/params.json" "${2:-controls.delay}"
+}
+
 ev() {  # tag config fit_tag|- [simid args]: evaluate a fit's values (or the config's own, -)
   local tag=$1 cfg=$2 from=$3; shift 3
   local init=()
@@ -114,7 +124,10 @@ row() {  # dataset label fit_tag|- eval_tag eval_tag_long|-
 # --- multi-arm single: 0.3 s windows (and 1 s); torque filter SG 51 (0.05 s) ---
 SP=configs/simid_real_multiarm_single_published.yaml
 LONG1=(--set estimate.evaluation.every=1.0 --set estimate.evaluation.horizon=1.0)
-evs() { ev "$1" $SP "$2" "${SINGLE_DATA[@]}"; ev "$1_long" $SP "$2" "${SINGLE_DATA[@]}" "${LONG1[@]}"; }
+evs() {  # tag fit_tag|- [simid args]: 0.3 s and 1 s windows
+  local tag=$1 from=$2; shift 2
+  ev "$tag" $SP "$from" "${SINGLE_DATA[@]}" "$@"; ev "${tag}_long" $SP "$from" "${SINGLE_DATA[@]}" "${LONG1[@]}" "$@"
+}
 evs single_pub -
 row single "published (Kaheman et al.)" - single_pub single_pub_long
 fit single configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}"
@@ -262,8 +275,16 @@ for from in - dfki dfki_delay dfki_cubic dfki_zoh_L2 dfki_lead0 dfki_lead; do
   for k in 1 2; do ev "dl_${t}_L$k" $KP "$from" "${KLEAD[@]}" --set sim.controls.delay="$(lag "-$k/300")"; done
 done
 ev dl_pub_adv0 $KP - "${KLEAD[@]}" --set sim.controls.delay=$LEAD   # the copies at L = 0: the recorded runs less their last 20 ms
+# Each delay fit scored as it was fitted: its own replay (cubic) and delay,
+# on the data it was fitted on (the held-out measures apply a fit's delays
+# to the windows' controls and to the torque measure's torque since the fix
+# of 2026-12-07, estimate/delayed_recording.hpp).
+ev dl_dfki_cubic_own $KP dfki_cubic --set sim.controls.interpolation=cubic
+ev dl_dfki_delay_own $KP dfki_delay --set sim.controls.interpolation=cubic --set sim.controls.delay="$(fitted_delay dfki_delay)"
+ev dl_dfki_lead0_own $KP dfki_lead0 "${KLEAD[@]}" --set sim.controls.interpolation=cubic --set sim.controls.delay=$LEAD
+ev dl_dfki_lead_own $KP dfki_lead "${KLEAD[@]}" --set sim.controls.interpolation=cubic --set sim.controls.delay="$(fitted_delay dfki_lead)"
 drow dfki "published" - pub
-drow dfki "ours: multiple shooting (shipped config, 30 iterations, zero-order hold)" dfki dfki
+drow dfki "ours: multiple shooting (shipped config, 200 iterations, zero-order hold)" dfki dfki
 drow dfki "ours: multiple shooting, cubic replay, no delay (dfki_cubic)" dfki_cubic dfki_cubic
 drow dfki "ours: + fitted controls.delay, cubic (simid_real_dfki_delay.yaml)" dfki_delay dfki_delay
 drow dfki "ours: zero-order hold at L = -6.67 ms (dfki_zoh_L2)" dfki_zoh_L2 dfki_zoh_L2
@@ -292,6 +313,15 @@ done
 fit single_ms_qd configs/simid_real_multiarm_single_velocity_delay.yaml "${SINGLE_DATA[@]}" --set "$SPAR]"
 fit single_ms_qddelay configs/simid_real_multiarm_single_velocity_delay.yaml "${SINGLE_DATA[@]}"
 for t in single_qdelay single_ms100 single_ms_qdelay single_ms_qd single_ms_qddelay; do evs "$t" "$t"; done
+# The sensor-delay fits scored with their own delays (params: observe.*.delay,
+# fixed), as simid --evaluate replays a params.json.
+for t in single_qdelay single_ms_qdelay; do
+  evs "${t}_own" "$t" --set "params.observe.q.delay=$(fitted_delay "$t" observe.q.delay)"
+done
+evs single_ms_qddelay_own single_ms_qddelay --set "params.observe.qd.delay=$(fitted_delay single_ms_qddelay observe.qd.delay)"
+# The published parameters under the same velocity delay: the like-for-like
+# comparison (a delay changes the measure, not only the parameters).
+evs single_pub_own - --set "params.observe.qd.delay=$(fitted_delay single_ms_qddelay observe.qd.delay)"
 drow single "published" - single_pub
 drow single "ours: single shooting (shipped)" single single
 drow single "ours: single shooting + fitted observe.q.delay" single_qdelay single_qdelay
@@ -427,7 +457,7 @@ PY
 
 # --- the tables of "Fitted delays" (docs/real-data-results.md) ---
 "$PY" - "$OUT" "$LEAD" <<'PY' | tee -a "$OUT/tables.md"
-import json, math, sys
+import json, math, os, sys
 out, lead = sys.argv[1], float(sys.argv[2])
 load = lambda p: json.load(open(p))
 fitp = lambda t: load(f"{out}/fit/{t}/params.json")
@@ -458,14 +488,17 @@ print("\n### Fitted delays: DFKI simple pendulum\n")
 print("Held-out windows (0.2 s every 0.2 s) replayed with zero-order hold at lags L of the recorded torque "
       "(L < 0: the motor applied the torque |L| before it was recorded; on the copies advanced by %g ms). "
       "Torque RMSE: the standard measure (the same sample, no delay).\n" % (lead * 1e3))
-print("| fit | values | delay (fitted ± SE) | training cost | val. sim. mean / median, L = 0 [rad] | L = −3.33 ms | L = −6.67 ms | val. torque RMSE [N·m] |")
-print("|---|---|---|---|---|---|---|---|")
+print("As fitted: each fit scored with its own replay (cubic where it was fitted so) and delay, on the data it was "
+      "fitted on (the advanced copies for the lag fits); the torque measure at that delay too.\n")
+print("| fit | values | delay (fitted ± SE) | training cost | val. sim. mean / median, L = 0 [rad] | L = −3.33 ms | L = −6.67 ms | val. torque RMSE [N·m] | as fitted: val. sim. mean / median | as fitted: val. torque RMSE |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+own = {"pub": "dfki_pub", "dfki": "dfki", "dfki_zoh_L2": "dl_dfki_zoh_L2_L2"}
 for ds, label, f, t in rows:
     if ds != "dfki": continue
     std = {"pub": "dfki_pub", "dfki": "dfki"}.get(t, f"dl_{t}_0")
-    m0 = summ(std)
+    m0, mo = summ(std), summ(own.get(t, f"dl_{t}_own"))
     print(f"| {label} | {dfki_vals(m0['parameters'])} | {delay(f)} | {cost(f)} | {win(m0)} | {win(summ(f'dl_{t}_L1'))} | "
-          f"{win(summ(f'dl_{t}_L2'))} | %.4f |" % m0["validation_torque"]["rmse"])
+          f"{win(summ(f'dl_{t}_L2'))} | %.4f | {win(mo)} | %.4f |" % (m0["validation_torque"]["rmse"], mo["validation_torque"]["rmse"]))
 a, b = summ("dfki_pub"), summ("dl_pub_adv0")
 print(f"\nCheck of the advanced copies: published parameters at L = 0 on them {win(b)} rad, on the recorded runs {win(a)} rad.")
 print("\nZero-order hold at fixed lags (the four parameters of the shipped fit re-fitted at each, 300 iterations):\n")
@@ -492,16 +525,21 @@ for arm, tag, shipped in [("single", "single_cdelay", "single"), ("double", "dou
           "no_effect = %s, identifiable = %s; the other values equal the shipped fit's to 1e-12: %s.\n" % (
           arm, ms(c["parameters"]["controls.delay"]["value"]), ms(c["parameters"]["controls.delay"].get("std_error")),
           c["identifiability"]["no_effect"], c["identifiability"]["identifiable"], same))
-print("| fit | I1, k1 | delay (fitted ± SE) | training cost | val. sim. mean / median, 0.3 s [rad] | 1 s [rad] | val. torque RMSE [N·m] |")
-print("|---|---|---|---|---|---|---|")
+print("The windows without the fit's sensor delay, and (last two columns) with it, as simid --evaluate replays a "
+      "params.json: observe.*.delay fixed, the windows' start velocity and q-dot read at the delays (estimate/delayed_recording.hpp); "
+      "the published parameters there with the velocity delay of the last row's fit.\n")
+print("| fit | I1, k1 | delay (fitted ± SE) | training cost | val. sim. mean / median, 0.3 s [rad] | 1 s [rad] | val. torque RMSE [N·m] | with its delay: 0.3 s | 1 s |")
+print("|---|---|---|---|---|---|---|---|---|")
 for ds, label, f, t in rows:
     if ds != "single": continue
     p = {n: v["value"] for n, v in fitp(f)["parameters"].items()} if f != "-" else summ(t)["parameters"]
     vals = "I1 = %.5g, k1 = %.4g" % (p["link.link1.inertia.yy"], p["joint.joint1.damping"])
     if t == "-":
-        print(f"| {label} | {vals} | {delay(f)} | {cost(f)} | – | – | – |")
+        print(f"| {label} | {vals} | {delay(f)} | {cost(f)} | – | – | – | – | – |")
         continue
     m = summ(t)
+    has_own = os.path.exists(f"{out}/eval/{t}_own/summary.json")
+    owned = f"{win(summ(t + '_own'))} | {win(summ(t + '_own_long'))}" if has_own else "– | –"
     print(f"| {label} | {vals} | {delay(f)} | {cost(f)} | {win(m)} | {win(summ(t + '_long'))} | "
-          "%.4g |" % m["validation_torque"]["rmse"])
+          "%.4g | %s |" % (m["validation_torque"]["rmse"], owned))
 PY

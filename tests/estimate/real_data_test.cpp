@@ -107,7 +107,10 @@ TEST(RealData, DfkiFitPredictsAtLeastAsWellAsPublished) {
   NEURALSIM_SKIP_WITHOUT_SHARED("real-data/dfki-simple-pendulum");
   // Multiple shooting on the PD-tracking run; validation on the energy-shaping
   // and iLQR runs, 30-sample predictions from the measured state.
-  const nlohmann::json ours = simid("simid_real_dfki.yaml", "dfki");
+  // 30 iterations, not the config's 200: this checks plausibility, not
+  // convergence (about 80 iterations, docs/real-data-results.md), and
+  // keeps the test at its old time.
+  const nlohmann::json ours = simid("simid_real_dfki.yaml", "dfki", "--set estimate.solver.max_iterations=30");
   const nlohmann::json pub = simid("simid_real_dfki_published.yaml", "dfki_pub");
   ASSERT_TRUE(ours.contains("metrics") && pub.contains("metrics"));
   EXPECT_EQ(ours["metrics"]["prediction_window"], pub["metrics"]["prediction_window"]);

@@ -9,6 +9,7 @@
 #include "neuralsim/augment/augmented_dynamics.hpp"
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/estimate/delayed_recording.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/replay.hpp"
 
@@ -348,15 +349,26 @@ WindowedEvaluation evaluate_windows(const ResidualContext& ctx, const std::vecto
                                     const TrajectorySet& data, const EvaluationWindows& spec,
                                     const TrajectoryDone& done) {
   check_spec(spec);
-  // As windowed_prediction (estimate/residuals.cpp) applies θ.
+  // As windowed_prediction (estimate/residuals.cpp) applies θ, and with the
+  // fit's delays (estimate/delayed_recording.hpp): in the angle channel's
+  // clock the controls act d_u + d_q late and the model's q̇ is the
+  // recorded one d_qd − d_q later. A fit with a delay is scored with it.
   Model<double> model = *ctx.model;
   ctx.parameters->apply(x.data(), model);
-  Stepper<double> stepper(model, step_options_at(ctx, x));
+  const FitDelays delays = delays_at(ctx, x);
+  StepOptions options = step_options_at(ctx, x);
+  options.controls.delay = delays.controls + delays.q;
+  Stepper<double> stepper(model, options);
   if (ctx.contact) {
     const std::shared_ptr<ContactSystem<double>> contact = install_contact(*ctx.contact, *ctx.model, stepper);
     ctx.parameters->apply_contact(x.data(), contact->parameters());
   }
-  return evaluate_windows(model, data, spec, replay_predictor(stepper), done);
+  if (delays.qd == delays.q) return evaluate_windows(model, data, spec, replay_predictor(stepper), done);
+  TrajectorySet shifted;
+  shifted.meta = data.meta;
+  for (const Trajectory& tr : data.trajectories)
+    shifted.trajectories.push_back(shift_velocity(tr, delays.qd - delays.q));
+  return evaluate_windows(model, shifted, spec, replay_predictor(stepper), done);
 }
 
 WindowedEvaluation evaluate_windows(const Model<double>& model, const TrajectorySet& data,
@@ -407,6 +419,7 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
     for (int k = 0; k < j.nv; ++k) gear[j.idx_v + k] = j.dynamics.gear_ratio;
   // The torque residuals alone (no IMU rows: the metric is the torque), of
   // every coordinate and unweighted whatever the fit compared.
+  const FitDelays delays = delays_at(ctx, x);
   ResidualContext torque_ctx = ctx;
   torque_ctx.observe.imus.clear();
   torque_ctx.observe.joint_torques = {};
@@ -418,8 +431,14 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
       if (done) done(tr);
       continue;
     }
+    // The fit's delays (estimate/delayed_recording.hpp): the state of sample
+    // k from the angle channel (its q̇ column, where a filter reads it, read
+    // d_qd − d_q later), and the torque that acted then, u(t_k − d_u − d_q).
+    Trajectory acted = tr;
+    acted.tau = controls_at_samples(tr, ctx.step.controls, delays.controls + delays.q);
+    const Trajectory seen = shift_velocity(acted, delays.qd - delays.q);
     // The residual's own samples and cost function: the metric is that residual.
-    const auto samples = std::make_shared<const InverseDynamicsSamples>(prepare_inverse_dynamics(tr, derivatives, 1));
+    const auto samples = std::make_shared<const InverseDynamicsSamples>(prepare_inverse_dynamics(seen, derivatives, 1));
     if (samples->q.rows() == 0) {
       out.too_short.push_back(tr.name);
       if (done) done(tr);
@@ -439,7 +458,7 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
         throw NumericalError("torque_error: the inverse-dynamics residual failed on '" + tr.name + "' (sample " +
                              std::to_string(row) + " of the filtered samples)");
       traj_sum += r.cwiseAbs2();
-      predicted.time[row] = tr.time[samples->rows[row]];
+      predicted.time[row] = seen.time[samples->rows[row]];
       predicted.tau.row(row) = samples->tau.row(row) + r.cwiseQuotient(gear).transpose();
     }
     out.model_torque.push_back(std::move(predicted));
@@ -475,11 +494,13 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
 }
 
 std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
-                                        const DerivativeOptions& derivatives, std::string* note) {
+                                        const DerivativeOptions& derivatives, std::string* note,
+                                        const ControlSignal* controls) {
   const ParameterSet none;
   ResidualContext ctx;
   ctx.model = &model;
   ctx.parameters = &none;
+  if (controls) ctx.step.controls = *controls;
   return torque_error(ctx, {}, data, derivatives, note);
 }
 

@@ -214,9 +214,12 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
 std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::vector<double>& x,
                                         const TrajectorySet& data, int filter_window = 1,
                                         std::string* note = nullptr);
-// The model as given (no estimated parameters).
+// The model as given (no estimated parameters); `controls` (optional) the
+// replay's control signal, whose delay the torque is read at (rollout
+// --compare of a fit with a control delay).
 std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
-                                        const DerivativeOptions& derivatives, std::string* note = nullptr);
+                                        const DerivativeOptions& derivatives, std::string* note = nullptr,
+                                        const ControlSignal* controls = nullptr);
 std::optional<TorqueError> torque_error(const Model<double>& model, const TrajectorySet& data,
                                         int filter_window = 1, std::string* note = nullptr);
 

@@ -486,7 +486,7 @@ void compare_torque(const Experiment& exp, const TrajectorySet& data, const Deri
                     CompareResult& r, const RunContext& context) {
   std::string note;
   r.torque_derivatives = derivatives;
-  r.torque = torque_error(exp.model, data, derivatives, &note);
+  r.torque = torque_error(exp.model, data, derivatives, &note, &exp.step.controls);  // at the control delay
   if (r.torque)
     context.info(format_printf("inverse-dynamics torque RMSE = %.6g over %lld samples", r.torque->rmse,
                                static_cast<long long>(r.torque->samples)));
