@@ -87,6 +87,21 @@ double largest_q_error(HybridWindowModel& m, const Trajectory& tr, const Traject
   return (Q.transpose() - tr.q.bottomRows(kSamples - 1)).cwiseAbs().maxCoeff();
 }
 
+// The largest q difference between the window model's free rollout of the
+// whole recording and replay_window's (simid's and rollout --compare's).
+double largest_difference_from_replay(const RolloutProblem& p, const Trajectory& tr) {
+  HybridWindowModel m(p);
+  Stepper<double> stepper(p.model, p.step);
+  Eigen::VectorXd q = tr.q.row(0).transpose(), qd = tr.qd.row(0).transpose();
+  Eigen::MatrixXd replay_q(p.model.nq, kSamples - 1);
+  replay_window(stepper, tr, 0, kSamples - 1, q, qd,
+                [&](int k, const Eigen::VectorXd& qk, const Eigen::VectorXd&) { replay_q.col(k - 1) = qk; });
+  Eigen::MatrixXd Q, QD;
+  m.rollout(m.initial_parameters(), tr.q.row(0).transpose(), tr.qd.row(0).transpose(),
+            tr.tau.topRows(kSamples - 1).transpose(), &Q, &QD, &tr);
+  return (Q - replay_q).cwiseAbs().maxCoeff();
+}
+
 TEST(InterpolatedControlsWindow, PerfectModelReplaysToTheInterpolationError) {
   const testing::Scene scene = testing::pendulum_scene();
   const Trajectory tr = continuous_control_recording(scene);
@@ -111,14 +126,7 @@ TEST(InterpolatedControlsWindow, RolloutAndLossAreTheReplayOfSimid) {
     const RolloutProblem p = interpolating_problem(scene, kind);
     HybridWindowModel m(p);
     Stepper<double> stepper(p.model, p.step);
-    Eigen::VectorXd q = tr.q.row(0).transpose(), qd = tr.qd.row(0).transpose();
-    Eigen::MatrixXd replay_q(p.model.nq, kSamples - 1);
-    replay_window(stepper, tr, 0, kSamples - 1, q, qd,
-                  [&](int k, const Eigen::VectorXd& qk, const Eigen::VectorXd&) { replay_q.col(k - 1) = qk; });
-    const Eigen::MatrixXd controls = tr.tau.topRows(kSamples - 1).transpose();
-    Eigen::MatrixXd Q, QD;
-    m.rollout(m.initial_parameters(), tr.q.row(0).transpose(), tr.qd.row(0).transpose(), controls, &Q, &QD, &tr);
-    EXPECT_LT((Q - replay_q).cwiseAbs().maxCoeff(), 1e-12) << control_interpolation_name(kind);
+    EXPECT_LT(largest_difference_from_replay(p, tr), 1e-12) << control_interpolation_name(kind);
 
     // The unrolled loss of a window starting at sample 10 is the replay's
     // weighted squared error over its steps, from sample 10.
@@ -129,8 +137,7 @@ TEST(InterpolatedControlsWindow, RolloutAndLossAreTheReplayOfSimid) {
     const TrainingWindow& w = windows[1];
     ASSERT_EQ(w.start, 10);
     WindowLossWeights weights{Eigen::VectorXd::Constant(2, 3.0), Eigen::VectorXd::Constant(2, 0.5)};
-    q = tr.q.row(10).transpose();
-    qd = tr.qd.row(10).transpose();
+    Eigen::VectorXd q = tr.q.row(10).transpose(), qd = tr.qd.row(10).transpose();
     double expected = 0;
     replay_window(stepper, set.trajectories[0], 10, 8, q, qd,
                   [&](int k, const Eigen::VectorXd& qk, const Eigen::VectorXd& qdk) {
@@ -193,16 +200,7 @@ TEST(InterpolatedControlsWindow, AFixedControlDelayIsTheReplaysDelay) {
   // The zero-order hold with a delay reads the recording too: both are replay_window's.
   for (ControlInterpolation kind : {ControlInterpolation::kCubic, ControlInterpolation::kZeroOrderHold}) {
     p.step.controls.interpolation = kind;
-    HybridWindowModel m(p);
-    Stepper<double> stepper(p.model, p.step);
-    Eigen::VectorXd q = tr.q.row(0).transpose(), qd = tr.qd.row(0).transpose();
-    Eigen::MatrixXd replay_q(p.model.nq, kSamples - 1);
-    replay_window(stepper, tr, 0, kSamples - 1, q, qd,
-                  [&](int k, const Eigen::VectorXd& qk, const Eigen::VectorXd&) { replay_q.col(k - 1) = qk; });
-    Eigen::MatrixXd Q, QD;
-    m.rollout(m.initial_parameters(), tr.q.row(0).transpose(), tr.qd.row(0).transpose(),
-              tr.tau.topRows(kSamples - 1).transpose(), &Q, &QD, &tr);
-    EXPECT_LT((Q - replay_q).cwiseAbs().maxCoeff(), 1e-12) << control_interpolation_name(kind);
+    EXPECT_LT(largest_difference_from_replay(p, tr), 1e-12) << control_interpolation_name(kind);
   }
   // Gradients with the delay, a window that starts after it (sample 10).
   p.step.controls.interpolation = ControlInterpolation::kCubic;
