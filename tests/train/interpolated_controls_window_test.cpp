@@ -150,34 +150,38 @@ TEST(InterpolatedControlsWindow, RolloutAndLossAreTheReplayOfSimid) {
   }
 }
 
+// Without a delay, and with a 7 ms control delay (a window that starts after it, at sample 10).
 TEST(InterpolatedControlsWindow, GradientsAgreeWithCentralDifferences) {
-  const testing::Scene scene = testing::pendulum_scene();
-  Trajectory tr = continuous_control_recording(scene);
-  RolloutProblem p = interpolating_problem(scene, ControlInterpolation::kCubic);
-  p.augment = {testing::make_blueprint(p.model, "torque2", testing::joint_site(p.model, "joint2",
-                                                                               SiteQuantity::kJointTorque),
-                                       AugmentMode::kResidual, {"joint.joint2.qd", "joint.joint2.u"}, {3}, 0.5, 7)};
-  HybridWindowModel m(p);
-  TrajectorySet set;
-  set.trajectories = {tr};
-  const std::vector<TrainingWindow> windows = make_windows(set, {6, 10, 0});
-  const TrainingWindow& w = windows[1];
-  const WindowLossWeights weights{Eigen::VectorXd::Ones(2), Eigen::VectorXd::Constant(2, 0.1)};
-  Eigen::VectorXd x = m.initial_parameters();
-  for (Eigen::Index i = 1; i < x.size(); ++i) x[i] += 0.05 * std::sin(3.0 * i);  // nonzero network outputs
-  // (The detached mode's gradient is not the loss's by definition: its
-  // oracle is in hybrid_window_model_test.)
-  for (TrainingMode mode : {TrainingMode::kOneStep, TrainingMode::kUnrolled}) {
-    Eigen::VectorXd grad;
-    m.loss(x, w, mode, weights, &grad);
-    for (Eigen::Index i = 0; i < x.size(); ++i) {
-      const double h = 1e-5 * std::max(1.0, std::abs(x[i]));
-      Eigen::VectorXd xp = x, xm = x;
-      xp[i] += h;
-      xm[i] -= h;
-      const double fd = (m.loss(xp, w, mode, weights, nullptr) - m.loss(xm, w, mode, weights, nullptr)) / (2 * h);
-      EXPECT_NEAR(grad[i], fd, 1e-6 * std::max(1e-3, std::abs(fd)))
-          << training_mode_name(mode) << ", parameter " << i;
+  for (double delay : {0.0, 0.007}) {
+    const testing::Scene scene = testing::pendulum_scene();
+    Trajectory tr = continuous_control_recording(scene, delay);
+    RolloutProblem p = interpolating_problem(scene, ControlInterpolation::kCubic);
+    p.step.controls.delay = delay;
+    p.augment = {testing::make_blueprint(p.model, "torque2",
+                                         testing::joint_site(p.model, "joint2", SiteQuantity::kJointTorque),
+                                         AugmentMode::kResidual, {"joint.joint2.qd", "joint.joint2.u"}, {3}, 0.5, 7)};
+    HybridWindowModel m(p);
+    TrajectorySet set;
+    set.trajectories = {tr};
+    const std::vector<TrainingWindow> windows = make_windows(set, {6, 10, 0});
+    const TrainingWindow& w = windows[1];
+    const WindowLossWeights weights{Eigen::VectorXd::Ones(2), Eigen::VectorXd::Constant(2, 0.1)};
+    Eigen::VectorXd x = m.initial_parameters();
+    for (Eigen::Index i = 1; i < x.size(); ++i) x[i] += 0.05 * std::sin(3.0 * i);  // nonzero network outputs
+    // (The detached mode's gradient is not the loss's by definition: its
+    // oracle is in hybrid_window_model_test.)
+    for (TrainingMode mode : {TrainingMode::kOneStep, TrainingMode::kUnrolled}) {
+      Eigen::VectorXd grad;
+      m.loss(x, w, mode, weights, &grad);
+      for (Eigen::Index i = 0; i < x.size(); ++i) {
+        const double h = 1e-5 * std::max(1.0, std::abs(x[i]));
+        Eigen::VectorXd xp = x, xm = x;
+        xp[i] += h;
+        xm[i] -= h;
+        const double fd = (m.loss(xp, w, mode, weights, nullptr) - m.loss(xm, w, mode, weights, nullptr)) / (2 * h);
+        EXPECT_NEAR(grad[i], fd, 1e-6 * std::max(1e-3, std::abs(fd)))
+            << training_mode_name(mode) << ", parameter " << i << ", delay " << delay;
+      }
     }
   }
 }
@@ -202,23 +206,7 @@ TEST(InterpolatedControlsWindow, AFixedControlDelayIsTheReplaysDelay) {
     p.step.controls.interpolation = kind;
     EXPECT_LT(largest_difference_from_replay(p, tr), 1e-12) << control_interpolation_name(kind);
   }
-  // Gradients with the delay, a window that starts after it (sample 10).
-  p.step.controls.interpolation = ControlInterpolation::kCubic;
-  HybridWindowModel m(p);
-  TrajectorySet set;
-  set.trajectories = {tr};
-  const std::vector<TrainingWindow> windows = make_windows(set, {6, 10, 0});
-  const TrainingWindow& w = windows[1];
-  const WindowLossWeights weights{Eigen::VectorXd::Ones(2), Eigen::VectorXd::Constant(2, 0.1)};
-  Eigen::VectorXd x = m.initial_parameters() * 1.3, grad;
-  m.loss(x, w, TrainingMode::kUnrolled, weights, &grad);
-  const double h = 1e-6;
-  Eigen::VectorXd xp = x, xm = x;
-  xp[0] += h;
-  xm[0] -= h;
-  const double fd = (m.loss(xp, w, TrainingMode::kUnrolled, weights, nullptr) -
-                     m.loss(xm, w, TrainingMode::kUnrolled, weights, nullptr)) / (2 * h);
-  EXPECT_NEAR(grad[0], fd, 1e-6 * std::max(1e-3, std::abs(fd)));
+  // (Its gradients: GradientsAgreeWithCentralDifferences.)
 }
 
 TEST(InterpolatedControlsWindow, InterpolationWithoutARecordingIsRefused) {
