@@ -142,7 +142,8 @@ RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
   if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
   if (!r.has_fit) {
-    m["error"] = "no local solve produced a usable solution";
+    m["error"] = r.status == RunStatus::kInterrupted ? "interrupted before the fit's first iterate"
+                                                     : "no local solve produced a usable solution";
     return r;
   }
   const ParameterFile params = parameter_file(r, run);

@@ -332,7 +332,7 @@ TEST_F(CsvImportRateTest, BadFileFractionsAndTrainingRangesNameTheKey) {
   expect_contains(error("{validation: [1, 2], train: [0, 1.5]}"),
                   {"import.yaml:", "key 'csv_import.split.train'", "shares no time with the validation range [1, 2] s",
                    "got [0, 1.5] s, which overlaps it"});
-  expect_contains(error("{validation: [1, 2], train: [2, 2.9]}"), {"split.train", "got [2, 2.9] s, which overlaps"});
+  expect_contains(error("{validation: [1, 2], train: [2, 2.5]}"), {"split.train", "got [2, 2.5] s, which overlaps"});
   expect_contains(error("{validation: [1, 2], train: [0.5, 0.5]}"), {"split.train", "empty range [0.5, 0.5]"});
   expect_contains(error("{validation: [1, 2], train: [5, 6]}"),
                   {"split.train", "at least 2 samples of", "log.csv", "in [5, 6] s", "span [0, 2.9] s", "got 0"});

@@ -321,9 +321,9 @@ class IterationMonitor : public ceres::IterationCallback {
   // successful step), with the solver's state in the parameter blocks
   // (update_state_every_iteration): the point a stop inside a later
   // evaluation falls back to.
-  void on_accepted(std::function<void(double)> f) { on_accepted_ = std::move(f); }
+  void on_accepted(std::function<void(double, int)> f) { on_accepted_ = std::move(f); }
   ceres::CallbackReturnType operator()(const ceres::IterationSummary& it) override {
-    if (on_accepted_ && (it.iteration == 0 || it.step_is_successful)) on_accepted_(it.cost);
+    if (on_accepted_ && (it.iteration == 0 || it.step_is_successful)) on_accepted_(it.cost, it.iteration);
     if (options_.on_iteration && !(continued_ && it.iteration == 0)) {
       SolveProgress p;
       p.iteration = last_ = base_ + it.iteration;
@@ -347,13 +347,15 @@ class IterationMonitor : public ceres::IterationCallback {
   SolveEta eta_;
   int base_ = 0, last_ = 0;
   bool continued_ = false;
-  std::function<void(double)> on_accepted_;
+  std::function<void(double, int)> on_accepted_;
 };
 
 // The last accepted iterate of a solve (IterationMonitor::on_accepted).
 struct AcceptedIterate {
   bool has = false;
   double cost = 0;
+  int entries = 0;  // LocalResult::cost_history up to it: the history of a solve stopped there
+  int offset = 0;   // entries before the running Ceres solve's iteration 0 (the re-solves continue the history)
   std::vector<double> x;
   std::vector<std::vector<double>> states;
 };
@@ -721,14 +723,19 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     }
     result.usable = accepted.has;
     result.cost = accepted.has ? accepted.cost : std::numeric_limits<double>::quiet_NaN();
+    // The iterations after it moved nothing (their steps were rejected or cut).
+    if (accepted.has && static_cast<int>(result.cost_history.size()) > accepted.entries)
+      result.cost_history.resize(static_cast<size_t>(accepted.entries));
+    result.iterations = static_cast<int>(result.cost_history.size());
     result.stopped = true;
     result.report = report + (accepted.has ? " (stopped inside an evaluation: the last accepted iterate)"
                                            : " (stopped inside the first evaluation: no iterate)");
   };
   if (options.solver == LocalSolver::kLevenbergMarquardt) {
-    abort.on_accepted([&](double cost) {
+    abort.on_accepted([&](double cost, int iteration) {
       accepted.has = true;
       accepted.cost = cost;
+      accepted.entries = accepted.offset + iteration + 1;
       accepted.x = theta_;
       accepted.states = states_;
     });
@@ -800,6 +807,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
         const std::vector<std::vector<double>> states_before = states_;  // same sizes: assigned back in place
         so.max_num_iterations = options.max_iterations - used;
         abort.continue_numbering();
+        accepted.offset = static_cast<int>(result.cost_history.size()) - 1;  // its iteration 0 is the last entry
         if (hold) ceres_->problem->SetManifold(theta_.data(), new ceres::SubsetManifold(P, active));
         ceres::Solver::Summary again;
         ceres::Solve(so, ceres_->problem.get(), &again);
@@ -807,8 +815,6 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
         if (cut_short()) {
           // This solve's iteration 0 is the point it started from.
           for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
-          used += std::max(0, static_cast<int>(again.iterations.size()) - 1);
-          result.iterations = used + 1;
           keep_accepted(again.BriefReport());
           stopped = true;
           break;
@@ -861,9 +867,10 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
       lo[i] = joint_->variable_lower(i);
       hi[i] = joint_->variable_upper(i);
     }
-    abort.on_accepted([&](double cost) {
+    abort.on_accepted([&](double cost, int iteration) {
       accepted.has = true;
       accepted.cost = cost;
+      accepted.entries = iteration + 1;
       accepted.x = x_lbfgs;
       for (int i = 0; i < P; ++i) accepted.x[i] = std::min(std::max(accepted.x[i], lo[i]), hi[i]);
     });
@@ -954,7 +961,11 @@ Eigen::MatrixXd EstimationProblem::parameter_jacobian(const std::vector<double>&
   double cost = 0;
   std::vector<double> r;
   ceres::CRSMatrix J;
-  ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J);
+  // Cut short by set_stop's flag: nothing to return (the caller asks stopped()).
+  if (!ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J) && stopped()) {
+    if (residuals) residuals->resize(0);
+    return Eigen::MatrixXd(0, joint_->size());
+  }
   // Columns [θ | states]: θ dense, the states sparse (each touches one or
   // two residual blocks).
   const int P = joint_->size();
