@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/model/configuration.hpp"
 
 namespace neuralsim {
@@ -69,9 +70,13 @@ class CachedCost final : public ceres::CostFunction {
   // user's memory, which Ceres updates before PrepareForEvaluation), unless
   // it already holds that point with what is asked. One task per block: no
   // two threads ever touch the same CachedCost.
+  // Whether prepare() has nothing to compute.
+  bool holds(bool jacobians) const {
+    return valid_ && !skipped_ && (has_jacobians_ || !jacobians) && same_point(user_.data());
+  }
   void prepare(bool jacobians) {
     ++visits_;
-    if (valid_ && !skipped_ && (has_jacobians_ || !jacobians) && same_point(user_.data())) return;
+    if (holds(jacobians)) return;
     skipped_ = false;
     for (size_t b = 0; b < user_.size(); ++b)
       std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
@@ -80,11 +85,22 @@ class CachedCost final : public ceres::CostFunction {
     has_jacobians_ = jacobians;
   }
 
-  // A stop was requested (ParallelBlocks): the block is not evaluated, and
-  // Ceres' call at this point fails at once instead of computing it
-  // directly. The next prepare() evaluates it again.
+  // A stop was requested (ParallelBlocks): the block is not evaluated. The
+  // next prepare() evaluates it again. Where it already holds its residuals
+  // at this point (Levenberg–Marquardt's Jacobian pass at a candidate it has
+  // just accepted, whose residuals the candidate pass computed), it hands
+  // Ceres those with a zero Jacobian: the accepted point and its cost are
+  // exact, the iteration completes (Ceres would report a failure and keep
+  // its state otherwise) and the stop ends the solve there; the Jacobian is
+  // never used for another step. Otherwise Ceres' call fails at once.
   void skip(bool jacobians) {
     ++visits_;
+    if (jacobians && valid_ && ok_ && !skipped_ && same_point(user_.data())) {
+      if (!has_jacobians_)
+        for (auto& j : jacobian_) std::fill(j.begin(), j.end(), 0.0);
+      has_jacobians_ = skipped_ = true;
+      return;
+    }
     for (size_t b = 0; b < user_.size(); ++b)
       std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
     ok_ = false;
@@ -201,7 +217,7 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
       if (owns(communicator_, b)) mine.push_back(blocks_[static_cast<size_t>(b)]);
     const int m = static_cast<int>(mine.size());
     auto one = [&](CachedCost* c) {
-      if (stop_requested()) {
+      if (!c->holds(jacobians) && stop_requested()) {
         c->skip(jacobians);
       } else {
         c->prepare(jacobians);
@@ -715,7 +731,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
   // same failed blocks, so they stop at the same point).
   AcceptedIterate accepted;
   const auto cut_short = [&] { return any_of(options.communicator, ceres_->parallel.stopped()); };
-  const auto keep_accepted = [&](const std::string& report) {
+  const auto keep_accepted = [&] {
     if (accepted.has) {
       std::copy(accepted.x.begin(), accepted.x.end(), theta_.begin());
       for (size_t k = 0; k < states_.size(); ++k)
@@ -728,8 +744,11 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
       result.cost_history.resize(static_cast<size_t>(accepted.entries));
     result.iterations = static_cast<int>(result.cost_history.size());
     result.stopped = true;
-    result.report = report + (accepted.has ? " (stopped inside an evaluation: the last accepted iterate)"
-                                           : " (stopped inside the first evaluation: no iterate)");
+    // Ceres' own line would say FAILURE for a stop inside the first evaluation.
+    result.report = accepted.has ? format_printf("Iterations: %d, Initial cost: %e, Final cost: %e, Termination: "
+                                                 "STOPPED inside an evaluation (the last accepted iterate)",
+                                                 result.iterations, result.initial_cost, result.cost)
+                                 : "Termination: STOPPED inside the first evaluation (no iterate)";
   };
   if (options.solver == LocalSolver::kLevenbergMarquardt) {
     abort.on_accepted([&](double cost, int iteration) {
@@ -771,7 +790,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.report = summary.BriefReport();
     result.stopped = summary.termination_type == ceres::USER_SUCCESS;
     bool stopped = cut_short();
-    if (stopped) keep_accepted(result.report);
+    if (stopped) keep_accepted();
     // Ceres' trust-region methods keep a bounded variable inside its box by
     // projecting each step onto it (Ceres, "Bounds constrained problems").
     // When a variable ends at a bound and is coupled to a free one, the
@@ -815,7 +834,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
         if (cut_short()) {
           // This solve's iteration 0 is the point it started from.
           for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
-          keep_accepted(again.BriefReport());
+          keep_accepted();
           stopped = true;
           break;
         }
@@ -901,7 +920,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
     result.stopped = summary.termination_type == ceres::USER_SUCCESS;
-    if (stopped) keep_accepted(result.report);
+    if (stopped) keep_accepted();
   }
   ceres_->parallel.set_num_threads(0);
   ceres_->parallel.set_communicator(nullptr);
@@ -961,11 +980,15 @@ Eigen::MatrixXd EstimationProblem::parameter_jacobian(const std::vector<double>&
   double cost = 0;
   std::vector<double> r;
   ceres::CRSMatrix J;
-  // Cut short by set_stop's flag: nothing to return (the caller asks stopped()).
-  if (!ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J) && stopped()) {
+  // Cut short by set_stop's flag (the caller asks stopped()): nothing to
+  // return, even where the evaluation succeeded with skipped blocks' zero
+  // Jacobians (CachedCost::skip).
+  const bool evaluated = ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J);
+  if (stopped()) {
     if (residuals) residuals->resize(0);
     return Eigen::MatrixXd(0, joint_->size());
   }
+  (void)evaluated;  // a diverged evaluation: the caller sees non-finite residuals
   // Columns [θ | states]: θ dense, the states sparse (each touches one or
   // two residual blocks).
   const int P = joint_->size();

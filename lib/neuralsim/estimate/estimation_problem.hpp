@@ -168,6 +168,7 @@ class EstimationProblem {
   // nuisance states, their columns are profiled out (profile_nuisance in
   // covariance.hpp): the covariance of θ computed from it is θ's block of
   // the joint problem's, so the states' freedom widens θ's intervals.
+  // Cut short by set_stop's flag: 0 rows (stopped() says so).
   Eigen::MatrixXd parameter_jacobian(const std::vector<double>& x, Eigen::VectorXd* residuals);
 
   int num_residuals() const;

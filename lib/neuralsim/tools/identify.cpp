@@ -38,19 +38,26 @@ struct AnalysisAbandoned {};
 class AnalysisDeadline {
  public:
   static constexpr double kGraceSeconds = 0.5;
-  explicit AnalysisDeadline(const RunContext& context, bool stopped_already) : context_(context) {
-    if (stopped_already) first_seen_ns_ = now_ns();
-  }
+  explicit AnalysisDeadline(const RunContext& context) : context_(context) {}
+  // The stop flag, noting when it was first seen (the fit polls it through
+  // this, so the grace counts from the stop, not from the analysis' start).
   // Thread-safe: residual blocks poll it from the TBB workers.
-  bool expired() const {
+  bool stop_seen() const {
     if (!context_.stop_requested()) return false;
-    const long long now = now_ns();
     long long seen = 0;
-    if (first_seen_ns_.compare_exchange_strong(seen, now)) seen = now;
-    return static_cast<double>(now - seen) * 1e-9 > kGraceSeconds;
+    first_seen_ns_.compare_exchange_strong(seen, now_ns());
+    return true;
   }
+  bool expired() const { return stop_seen() && static_cast<double>(now_ns() - first_seen_ns_.load()) * 1e-9 > kGraceSeconds; }
   void check() const {
     if (expired()) throw AnalysisAbandoned{};
+  }
+  // Abandoned at once: an analysis costs at least one Jacobian of the whole
+  // problem, about one solver iteration, so after a stop the analysis of a
+  // fit whose iterations take longer than the grace cannot finish within it
+  // (and building its problem alone may take longer than the grace).
+  void abandon_if_slower_than_grace(const LocalResult& best) const {
+    if (stop_seen() && best.seconds / std::max(1, best.iterations) > kGraceSeconds) throw AnalysisAbandoned{};
   }
 
  private:
@@ -883,7 +890,9 @@ void analyze(const Setups& setups, const ParameterSet& params, bool joint, const
   EvaluationProgress progress(context, 3 * train_samples + validation_samples + test_samples +
                                            (s.eval_windows ? train_samples + validation_samples : 0) +
                                            (s.data.targets ? 0 : 2 * (train_samples + validation_samples)));
+  deadline.check();
   std::unique_ptr<EstimationProblem> problem = factory();
+  deadline.check();
   problem->set_stop([&deadline] { return deadline.expired(); });
   // The analysis is at the best solve's nuisance states (a new problem holds
   // the recorded ones; an evaluation has none of its own).
@@ -1091,6 +1100,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   if (context.resume)
     context.info("resuming from " + context.checkpoint->name() + " at round " + std::to_string(state.next_round));
 
+  const AnalysisDeadline deadline(context);  // the stop's time, for the analysis after the fit
   const auto t_fit = Clock::now();
   bool interrupted = false;
   if (evaluate_only) {
@@ -1098,7 +1108,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
                                           : "evaluating the values of " + request.evaluate + ": no fit");
     r.search = evaluate_point(factory, x_given);
   } else {
-    auto should_abort = [&] { return context.stop_requested() || seconds_since(t_fit) > s.bh.time_budget_s; };
+    auto should_abort = [&] { return deadline.stop_seen() || seconds_since(t_fit) > s.bh.time_budget_s; };
     ProgressStage progress(context, "simid rounds", total_rounds);
     auto on_round = [&](const BasinHoppingState& b) {
       if (context.checkpoint) write_identify_checkpoint(*context.checkpoint, b, params, fingerprint);
@@ -1147,17 +1157,17 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   const auto t_evaluation = Clock::now();
   // Abandoned past the grace after a stop: the result as it is now, plus
   // the fitted values (AnalysisDeadline).
-  const AnalysisDeadline deadline(context, interrupted);
   const IdentificationResult before_analysis = r;
   try {
+    deadline.abandon_if_slower_than_grace(r.best);
     analyze(setups, params, joint, factory, ctxs, parts, r, context, deadline);
   } catch (const AnalysisAbandoned&) {
     r = before_analysis;
     values_only(params, r.best.x, r);
     setups.parts.front().params.apply(setups.local(0, r.best.x).data(), r.fitted_model);
     const std::string w = format_printf(
-        "interrupted: the post-fit analysis (standard errors, identifiability, predictions) was abandoned %.1f s "
-        "after the stop; params.json holds the fitted values without standard errors",
+        "interrupted: the post-fit analysis (standard errors, identifiability, predictions) could not finish "
+        "within %.1f s of the stop and is left out; params.json holds the fitted values without standard errors",
         AnalysisDeadline::kGraceSeconds);
     context.warn(w);
     r.warnings.push_back(w);
