@@ -338,7 +338,15 @@ class IterationMonitor : public ceres::IterationCallback {
   // (update_state_every_iteration): the point a stop inside a later
   // evaluation falls back to.
   void on_accepted(std::function<void(double, int)> f) { on_accepted_ = std::move(f); }
+  // `cut` says whether a stop skipped residual blocks (ParallelBlocks): an
+  // iteration whose step it rejected so is no iteration of the fit (its
+  // "cost" is the cut evaluation's); it is not reported, and last_cut() says
+  // the solve's last history entry is that one.
+  void set_cut(std::function<bool()> cut) { cut_ = std::move(cut); }
+  bool last_cut() const { return last_cut_; }
   ceres::CallbackReturnType operator()(const ceres::IterationSummary& it) override {
+    last_cut_ = it.iteration > 0 && !it.step_is_successful && cut_ && cut_();
+    if (last_cut_) return ceres::SOLVER_TERMINATE_SUCCESSFULLY;
     if (on_accepted_ && (it.iteration == 0 || it.step_is_successful)) on_accepted_(it.cost, it.iteration);
     if (options_.on_iteration && !(continued_ && it.iteration == 0)) {
       SolveProgress p;
@@ -362,16 +370,15 @@ class IterationMonitor : public ceres::IterationCallback {
   std::chrono::steady_clock::time_point t0_;
   SolveEta eta_;
   int base_ = 0, last_ = 0;
-  bool continued_ = false;
+  bool continued_ = false, last_cut_ = false;
   std::function<void(double, int)> on_accepted_;
+  std::function<bool()> cut_;
 };
 
 // The last accepted iterate of a solve (IterationMonitor::on_accepted).
 struct AcceptedIterate {
   bool has = false;
   double cost = 0;
-  int entries = 0;  // LocalResult::cost_history up to it: the history of a solve stopped there
-  int offset = 0;   // entries before the running Ceres solve's iteration 0 (the re-solves continue the history)
   std::vector<double> x;
   std::vector<std::vector<double>> states;
 };
@@ -731,6 +738,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
   // same failed blocks, so they stop at the same point).
   AcceptedIterate accepted;
   const auto cut_short = [&] { return any_of(options.communicator, ceres_->parallel.stopped()); };
+  abort.set_cut(cut_short);  // agreed by the processes, as every poll
   const auto keep_accepted = [&] {
     if (accepted.has) {
       std::copy(accepted.x.begin(), accepted.x.end(), theta_.begin());
@@ -739,9 +747,8 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     }
     result.usable = accepted.has;
     result.cost = accepted.has ? accepted.cost : std::numeric_limits<double>::quiet_NaN();
-    // The iterations after it moved nothing (their steps were rejected or cut).
-    if (accepted.has && static_cast<int>(result.cost_history.size()) > accepted.entries)
-      result.cost_history.resize(static_cast<size_t>(accepted.entries));
+    // The iteration the stop cut is none of the fit's.
+    if (abort.last_cut() && !result.cost_history.empty()) result.cost_history.pop_back();
     result.iterations = static_cast<int>(result.cost_history.size());
     result.stopped = true;
     // Ceres' own line would say FAILURE for a stop inside the first evaluation.
@@ -751,10 +758,9 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
                                  : "Termination: STOPPED inside the first evaluation (no iterate)";
   };
   if (options.solver == LocalSolver::kLevenbergMarquardt) {
-    abort.on_accepted([&](double cost, int iteration) {
+    abort.on_accepted([&](double cost, int /*iteration*/) {
       accepted.has = true;
       accepted.cost = cost;
-      accepted.entries = accepted.offset + iteration + 1;
       accepted.x = theta_;
       accepted.states = states_;
     });
@@ -826,7 +832,6 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
         const std::vector<std::vector<double>> states_before = states_;  // same sizes: assigned back in place
         so.max_num_iterations = options.max_iterations - used;
         abort.continue_numbering();
-        accepted.offset = static_cast<int>(result.cost_history.size()) - 1;  // its iteration 0 is the last entry
         if (hold) ceres_->problem->SetManifold(theta_.data(), new ceres::SubsetManifold(P, active));
         ceres::Solver::Summary again;
         ceres::Solve(so, ceres_->problem.get(), &again);
@@ -886,10 +891,9 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
       lo[i] = joint_->variable_lower(i);
       hi[i] = joint_->variable_upper(i);
     }
-    abort.on_accepted([&](double cost, int iteration) {
+    abort.on_accepted([&](double cost, int /*iteration*/) {
       accepted.has = true;
       accepted.cost = cost;
-      accepted.entries = iteration + 1;
       accepted.x = x_lbfgs;
       for (int i = 0; i < P; ++i) accepted.x[i] = std::min(std::max(accepted.x[i], lo[i]), hi[i]);
     });
