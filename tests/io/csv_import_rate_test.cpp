@@ -270,9 +270,10 @@ TEST_F(CsvImportRateTest, BadSplitsNameTheKey) {
 // order validate whole, the others train whole; N = 5, f = 0.4: 2 files.
 TEST_F(CsvImportRateTest, SplitByFractionOfTheFilesKeepsWholeFiles) {
   for (int k = 0; k < 5; ++k) write("log" + std::to_string(k) + ".csv", ramp_csv(10 + k));
-  const std::string yaml = "csv_import:\n  files: [log*.csv]\n  sample_rate: 10\n  model: pendulum\n"
-                           "  joint_names: [joint1]\n  q: [x]\n  qd: [x]\n"
-                           "  split: {validation_fraction: 0.4, by: files}\n";
+  const std::string yaml =
+      "csv_import:\n  files: [log*.csv]\n  sample_rate: 10\n  model: pendulum\n"
+      "  joint_names: [joint1]\n  q: [x]\n  qd: [x]\n"
+      "  split: {validation_fraction: 0.4, by: files}\n";
   TrajectorySet validation;
   const TrajectorySet train = import_yaml(yaml, nullptr, &validation);
   ASSERT_EQ(train.trajectories.size(), 3u);
@@ -293,9 +294,9 @@ TEST_F(CsvImportRateTest, SplitByFractionOfTheFilesKeepsWholeFiles) {
 TEST_F(CsvImportRateTest, SplitByTrainingAndValidationRanges) {
   write("log.csv", ramp_csv(100));
   TrajectorySet validation;
-  const TrajectorySet train = import_yaml(
-      rate_yaml("[x]", "  split: {train: [0.5, 6.0], validation: [7.0, 9.0]}\n", "sample_rate: 10"), nullptr,
-      &validation);
+  const TrajectorySet train =
+      import_yaml(rate_yaml("[x]", "  split: {train: [0.5, 6.0], validation: [7.0, 9.0]}\n", "sample_rate: 10"),
+                  nullptr, &validation);
   ASSERT_EQ(train.trajectories.size(), 1u);
   ASSERT_EQ(validation.trajectories.size(), 1u);
   const Trajectory& t = train.trajectories[0];
@@ -325,7 +326,8 @@ TEST_F(CsvImportRateTest, BadFileFractionsAndTrainingRangesNameTheKey) {
                    "at least 1 training and 1 validation file of the 1 file(s)", "got 1 and 0"});
   expect_contains(error("{validation_fraction: 0.5, by: rows}"),
                   {"key 'csv_import.split.by'", "'samples'", "'files'", "got 'rows'"});
-  expect_contains(error("{validation: [1, 2], by: files}"), {"key 'csv_import.split.by'", "only with validation_fraction"});
+  expect_contains(error("{validation: [1, 2], by: files}"),
+                  {"key 'csv_import.split.by'", "only with validation_fraction"});
   expect_contains(error("{validation_fraction: 0.5, train: [0, 1]}"),
                   {"key 'csv_import.split.train'", "only with a validation range"});
   // Overlapping, touching (the shared end sample), empty and out-of-range.

@@ -752,9 +752,10 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.iterations = static_cast<int>(result.cost_history.size());
     result.stopped = true;
     // Ceres' own line would say FAILURE for a stop inside the first evaluation.
-    result.report = accepted.has ? format_printf("Iterations: %d, Initial cost: %e, Final cost: %e, Termination: "
-                                                 "STOPPED inside an evaluation (the last accepted iterate)",
-                                                 result.iterations, result.initial_cost, result.cost)
+    result.report = accepted.has ? format_printf(
+                                       "Iterations: %d, Initial cost: %e, Final cost: %e, Termination: "
+                                       "STOPPED inside an evaluation (the last accepted iterate)",
+                                       result.iterations, result.initial_cost, result.cost)
                                  : "Termination: STOPPED inside the first evaluation (no iterate)";
   };
   if (options.solver == LocalSolver::kLevenbergMarquardt) {

@@ -48,7 +48,9 @@ class AnalysisDeadline {
     first_seen_ns_.compare_exchange_strong(seen, now_ns());
     return true;
   }
-  bool expired() const { return stop_seen() && static_cast<double>(now_ns() - first_seen_ns_.load()) * 1e-9 > kGraceSeconds; }
+  bool expired() const {
+    return stop_seen() && static_cast<double>(now_ns() - first_seen_ns_.load()) * 1e-9 > kGraceSeconds;
+  }
   void check() const {
     if (expired()) throw AnalysisAbandoned{};
   }
