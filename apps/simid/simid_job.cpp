@@ -30,7 +30,8 @@ json identifiability_json(const IdentificationResult& r) {
   for (int i : id.unseen) unseen.push_back(r.parameters[static_cast<size_t>(i)].name);
   return {{"singular_values", id.singular_values}, {"weak_directions", dirs},
           {"condition_number", finite_or_null(id.condition_number)}, {"no_effect", unseen},
-          {"identifiable", id.weak_directions.empty()}, {"residual_variance", id.residual_variance},
+          {"identifiable", r.analysis_done ? json(id.weak_directions.empty()) : json(nullptr)},
+          {"residual_variance", finite_or_null(id.residual_variance)},
           {"nuisance_parameters", id.nuisance}};
 }
 
@@ -89,7 +90,8 @@ void fit_metrics(const IdentificationResult& r, json& m) {
   m["parameters"] = json::object();
   for (const IdentifiedParameter& p : r.parameters) m["parameters"][p.name] = p.value;
   estimate_metrics(r, m);  // inertias in physical coordinates, base parameters, fitted starts (simid_metrics.cpp)
-  m["identifiable"] = r.identifiability.weak_directions.empty();
+  m["analysis_done"] = r.analysis_done;  // false: interrupted before the analysis finished (no errors)
+  m["identifiable"] = r.analysis_done ? json(r.identifiability.weak_directions.empty()) : json(nullptr);
   m["uncertainty"] = uncertainty_json(r);
   m["basin_hopping"] = {{"history", history_json(r.search.state.history)},
                         {"stop_reason", r.search.stop_reason},
@@ -140,7 +142,8 @@ RunReport run_simid(ToolRun& run, const SimidFlags& flags) {
   if (!run.writes()) return r;  // an MPI rank other than 0
   json& m = run.summary().metrics();
   if (!r.has_fit) {
-    m["error"] = "no local solve produced a usable solution";
+    m["error"] = r.status == RunStatus::kInterrupted ? "interrupted before the fit's first iterate"
+                                                     : "no local solve produced a usable solution";
     return r;
   }
   const ParameterFile params = parameter_file(r, run);

@@ -137,7 +137,10 @@ void run_interruptibly(const std::function<void(const RunContext&)>& work, int t
   context.observer = &log;
   context.stop = &stop;
   std::future<void> done;
-  bool interrupted = false;
+  // The KeyboardInterrupt, held until the work has stopped: left pending,
+  // the log lines the work still writes meanwhile would call into Python
+  // with an exception set (a SystemError replaced the KeyboardInterrupt).
+  std::optional<py::error_already_set> interrupt;
   {
     py::gil_scoped_release release;
     done = std::async(std::launch::async, [&] {
@@ -166,17 +169,17 @@ void run_interruptibly(const std::function<void(const RunContext&)>& work, int t
       throw;
     }
     if (ready) break;
-    if (!interrupted && PyErr_CheckSignals() != 0) {
-      // The KeyboardInterrupt stays pending until the work has stopped.
-      interrupted = true;
+    if (!interrupt && PyErr_CheckSignals() != 0) {
+      interrupt.emplace();  // fetches the KeyboardInterrupt and clears the error indicator
       stop = true;
     }
   }
-  if (interrupted) {
+  if (interrupt) {
     try {
       done.get();
     } catch (...) {
     }
+    interrupt->restore();
     throw py::error_already_set();
   }
   done.get();  // rethrows the work's exception, translated below

@@ -266,5 +266,79 @@ TEST_F(CsvImportRateTest, BadSplitsNameTheKey) {
                   {"import.yaml:", "key 'csv_import.split'", "import-csv"});
 }
 
+// A fraction of the files (by: files): the last floor(f N) files in list
+// order validate whole, the others train whole; N = 5, f = 0.4: 2 files.
+TEST_F(CsvImportRateTest, SplitByFractionOfTheFilesKeepsWholeFiles) {
+  for (int k = 0; k < 5; ++k) write("log" + std::to_string(k) + ".csv", ramp_csv(10 + k));
+  const std::string yaml =
+      "csv_import:\n  files: [log*.csv]\n  sample_rate: 10\n  model: pendulum\n"
+      "  joint_names: [joint1]\n  q: [x]\n  qd: [x]\n"
+      "  split: {validation_fraction: 0.4, by: files}\n";
+  TrajectorySet validation;
+  const TrajectorySet train = import_yaml(yaml, nullptr, &validation);
+  ASSERT_EQ(train.trajectories.size(), 3u);
+  ASSERT_EQ(validation.trajectories.size(), 2u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(train.trajectories[static_cast<size_t>(k)].name, "log" + std::to_string(k));
+    EXPECT_EQ(train.trajectories[static_cast<size_t>(k)].size(), 10 + k);  // every sample of the file
+  }
+  EXPECT_EQ(validation.trajectories[0].name, "log3");
+  EXPECT_EQ(validation.trajectories[0].size(), 13);
+  EXPECT_EQ(validation.trajectories[1].name, "log4");
+  EXPECT_EQ(validation.trajectories[1].size(), 14);
+  EXPECT_EQ(validation.trajectories[1].time[13], 1.3);
+}
+
+// An explicit training range beside the validation range: exactly the
+// samples of each (both ends inclusive), the rest of the file left out.
+TEST_F(CsvImportRateTest, SplitByTrainingAndValidationRanges) {
+  write("log.csv", ramp_csv(100));
+  TrajectorySet validation;
+  const TrajectorySet train =
+      import_yaml(rate_yaml("[x]", "  split: {train: [0.5, 6.0], validation: [7.0, 9.0]}\n", "sample_rate: 10"),
+                  nullptr, &validation);
+  ASSERT_EQ(train.trajectories.size(), 1u);
+  ASSERT_EQ(validation.trajectories.size(), 1u);
+  const Trajectory& t = train.trajectories[0];
+  const Trajectory& v = validation.trajectories[0];
+  ASSERT_EQ(t.size(), 56);  // 0.5, 0.6, ..., 6.0
+  EXPECT_EQ(t.time[0], 0.5);
+  EXPECT_EQ(t.time[55], 6.0);
+  EXPECT_EQ(t.q(0, 0), 5.0);
+  ASSERT_EQ(v.size(), 21);  // 7.0 ... 9.0
+  EXPECT_EQ(v.time[0], 7.0);
+  EXPECT_EQ(v.time[20], 9.0);
+  EXPECT_EQ(t.name, "log");
+  EXPECT_EQ(v.name, "log");
+}
+
+TEST_F(CsvImportRateTest, BadFileFractionsAndTrainingRangesNameTheKey) {
+  write("log.csv", ramp_csv(30));
+  TrajectorySet validation;
+  const auto error = [&](const std::string& split) {
+    return testing::config_or_data_error(
+        [&] { import_yaml(rate_yaml("[x]", "  split: " + split + "\n", "sample_rate: 10"), nullptr, &validation); },
+        true);
+  };
+  // One file: no fraction of it is a whole file on each side.
+  expect_contains(error("{validation_fraction: 0.5, by: files}"),
+                  {"import.yaml:", "key 'csv_import.split.validation_fraction'",
+                   "at least 1 training and 1 validation file of the 1 file(s)", "got 1 and 0"});
+  expect_contains(error("{validation_fraction: 0.5, by: rows}"),
+                  {"key 'csv_import.split.by'", "'samples'", "'files'", "got 'rows'"});
+  expect_contains(error("{validation: [1, 2], by: files}"),
+                  {"key 'csv_import.split.by'", "only with validation_fraction"});
+  expect_contains(error("{validation_fraction: 0.5, train: [0, 1]}"),
+                  {"key 'csv_import.split.train'", "only with a validation range"});
+  // Overlapping, touching (the shared end sample), empty and out-of-range.
+  expect_contains(error("{validation: [1, 2], train: [0, 1.5]}"),
+                  {"import.yaml:", "key 'csv_import.split.train'", "shares no time with the validation range [1, 2] s",
+                   "got [0, 1.5] s, which overlaps it"});
+  expect_contains(error("{validation: [1, 2], train: [2, 2.5]}"), {"split.train", "got [2, 2.5] s, which overlaps"});
+  expect_contains(error("{validation: [1, 2], train: [0.5, 0.5]}"), {"split.train", "empty range [0.5, 0.5]"});
+  expect_contains(error("{validation: [1, 2], train: [5, 6]}"),
+                  {"split.train", "at least 2 samples of", "log.csv", "in [5, 6] s", "span [0, 2.9] s", "got 0"});
+}
+
 }  // namespace csv_import_rate_test
 }  // namespace neuralsim

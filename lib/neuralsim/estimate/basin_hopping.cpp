@@ -43,6 +43,7 @@ std::string pack_round(const std::vector<LocalResult>& solves, const std::vector
     w.put<std::int32_t>(r.iterations);
     w.put_vector(r.cost_history);
     w.put<std::uint8_t>(r.usable);
+    w.put<std::uint8_t>(r.stopped);
     w.put_string(r.report);
     w.put(r.seconds);
   }
@@ -64,6 +65,7 @@ int unpack_rounds(const std::vector<std::string>& messages, std::vector<LocalRes
       s.iterations = r.get<std::int32_t>();
       s.cost_history = r.get_vector();
       s.usable = r.get<std::uint8_t>() != 0;
+      s.stopped = r.get<std::uint8_t>() != 0;
       s.report = r.get_string();
       s.seconds = r.get<double>();
     }

@@ -5,10 +5,13 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/model/configuration.hpp"
 
 namespace neuralsim {
@@ -67,13 +70,41 @@ class CachedCost final : public ceres::CostFunction {
   // user's memory, which Ceres updates before PrepareForEvaluation), unless
   // it already holds that point with what is asked. One task per block: no
   // two threads ever touch the same CachedCost.
+  // Whether prepare() has nothing to compute.
+  bool holds(bool jacobians) const {
+    return valid_ && !skipped_ && (has_jacobians_ || !jacobians) && same_point(user_.data());
+  }
   void prepare(bool jacobians) {
     ++visits_;
-    if (valid_ && (has_jacobians_ || !jacobians) && same_point(user_.data())) return;
+    if (holds(jacobians)) return;
+    skipped_ = false;
     for (size_t b = 0; b < user_.size(); ++b)
       std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
     ok_ = inner_->Evaluate(point_ptr_.data(), residuals_.data(), jacobians ? jacobian_ptr_.data() : nullptr);
     valid_ = true;
+    has_jacobians_ = jacobians;
+  }
+
+  // A stop was requested (ParallelBlocks): the block is not evaluated. The
+  // next prepare() evaluates it again. Where it already holds its residuals
+  // at this point (Levenberg–Marquardt's Jacobian pass at a candidate it has
+  // just accepted, whose residuals the candidate pass computed), it hands
+  // Ceres those with a zero Jacobian: the accepted point and its cost are
+  // exact, the iteration completes (Ceres would report a failure and keep
+  // its state otherwise) and the stop ends the solve there; the Jacobian is
+  // never used for another step. Otherwise Ceres' call fails at once.
+  void skip(bool jacobians) {
+    ++visits_;
+    if (jacobians && valid_ && ok_ && !skipped_ && same_point(user_.data())) {
+      if (!has_jacobians_)
+        for (auto& j : jacobian_) std::fill(j.begin(), j.end(), 0.0);
+      has_jacobians_ = skipped_ = true;
+      return;
+    }
+    for (size_t b = 0; b < user_.size(); ++b)
+      std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
+    ok_ = false;
+    valid_ = skipped_ = true;
     has_jacobians_ = jacobians;
   }
 
@@ -90,6 +121,7 @@ class CachedCost final : public ceres::CostFunction {
     for (size_t b = 0; b < user_.size(); ++b)
       std::memcpy(point_ptr_[b], user_[b], sizeof(double) * parameter_block_sizes()[b]);
     ok_ = r.get<std::uint8_t>() != 0;
+    skipped_ = !ok_;  // perhaps skipped there: evaluated again when asked next
     residuals_ = r.get_vector();
     if (jacobians)
       for (auto& j : jacobian_) j = r.get_vector();
@@ -126,7 +158,7 @@ class CachedCost final : public ceres::CostFunction {
   std::vector<double> point_, residuals_;
   std::vector<std::vector<double>> jacobian_;  // row-major, per parameter block
   std::vector<double*> point_ptr_, jacobian_ptr_;
-  bool valid_ = false, has_jacobians_ = false, ok_ = false;
+  bool valid_ = false, has_jacobians_ = false, ok_ = false, skipped_ = false;
   // prepare() and Evaluate() calls: one task per block, so no two threads
   // count on the same block at once.
   mutable long long visits_ = 0;
@@ -147,11 +179,26 @@ class CachedCost final : public ceres::CostFunction {
 // same solve, evaluates the blocks it owns (block b on rank b mod size) and
 // gathers the others' results, so each holds every block exactly as one
 // process would have computed it.
+//
+// The stop flag (set_stop: Ctrl-C, a time budget) is polled before every
+// block, not once per solver iteration: one evaluation of a large problem
+// (a 98-parameter fit on 1 kHz data, a long multiple-shooting problem) can
+// take a minute, and Ctrl-C must end it within a second. Once it is seen,
+// the remaining blocks are skipped (CachedCost::skip), the evaluation fails
+// at once, and stopped() says why: EstimationProblem::solve then keeps its
+// last accepted iterate instead of reporting a failure.
 class ParallelBlocks final : public ceres::EvaluationCallback {
  public:
   void add(CachedCost* c) { blocks_.push_back(c); }
   void set_num_threads(int n) { num_threads_ = n; }
   void set_communicator(const Communicator* c) { communicator_ = c; }
+  // Null: never stop. Resets stopped().
+  void set_stop(std::function<bool()> stop) {
+    stop_ = std::move(stop);
+    stopped_ = false;
+  }
+  // A block was skipped because of the stop flag since set_stop().
+  bool stopped() const { return stopped_.load(); }
   // While held, PrepareForEvaluation does nothing: Ceres calls it before
   // every single-block evaluation too (Problem::EvaluateResidualBlock), and
   // checking all n blocks there makes a pass over the blocks cost n².
@@ -169,12 +216,19 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
     for (int b = 0; b < n; ++b)
       if (owns(communicator_, b)) mine.push_back(blocks_[static_cast<size_t>(b)]);
     const int m = static_cast<int>(mine.size());
+    auto one = [&](CachedCost* c) {
+      if (!c->holds(jacobians) && stop_requested()) {
+        c->skip(jacobians);
+      } else {
+        c->prepare(jacobians);
+      }
+    };
     if (num_threads_ == 1 || m <= 1) {
-      for (CachedCost* c : mine) c->prepare(jacobians);
+      for (CachedCost* c : mine) one(c);
     } else {
       tbb::this_task_arena::isolate([&] {
         tbb::parallel_for(tbb::blocked_range<int>(0, m, 1), [&](const tbb::blocked_range<int>& r) {
-          for (int b = r.begin(); b != r.end(); ++b) mine[static_cast<size_t>(b)]->prepare(jacobians);
+          for (int b = r.begin(); b != r.end(); ++b) one(mine[static_cast<size_t>(b)]);
         });
       });
     }
@@ -185,10 +239,21 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
   }
 
  private:
+  // Latched: once a block saw the flag, every later block is skipped
+  // without calling the predicate again (it may read a clock).
+  bool stop_requested() {
+    if (stopped_.load(std::memory_order_relaxed)) return true;
+    if (!stop_ || !stop_()) return false;
+    stopped_ = true;
+    return true;
+  }
+
   std::vector<CachedCost*> blocks_;  // owned by the ceres::Problem
   int num_threads_ = 0;
   const Communicator* communicator_ = nullptr;
   bool held_ = false;
+  std::function<bool()> stop_;
+  std::atomic<bool> stopped_{false};
 };
 
 // A configuration's residual block in a joint fit: its cost function reads
@@ -268,7 +333,21 @@ class IterationMonitor : public ceres::IterationCallback {
     base_ = last_;
     continued_ = true;
   }
+  // Called with the cost of every accepted iterate (the start, each
+  // successful step), with the solver's state in the parameter blocks
+  // (update_state_every_iteration): the point a stop inside a later
+  // evaluation falls back to.
+  void on_accepted(std::function<void(double, int)> f) { on_accepted_ = std::move(f); }
+  // `cut` says whether a stop skipped residual blocks (ParallelBlocks): an
+  // iteration whose step it rejected so is no iteration of the fit (its
+  // "cost" is the cut evaluation's); it is not reported, and last_cut() says
+  // the solve's last history entry is that one.
+  void set_cut(std::function<bool()> cut) { cut_ = std::move(cut); }
+  bool last_cut() const { return last_cut_; }
   ceres::CallbackReturnType operator()(const ceres::IterationSummary& it) override {
+    last_cut_ = it.iteration > 0 && !it.step_is_successful && cut_ && cut_();
+    if (last_cut_) return ceres::SOLVER_TERMINATE_SUCCESSFULLY;
+    if (on_accepted_ && (it.iteration == 0 || it.step_is_successful)) on_accepted_(it.cost, it.iteration);
     if (options_.on_iteration && !(continued_ && it.iteration == 0)) {
       SolveProgress p;
       p.iteration = last_ = base_ + it.iteration;
@@ -291,7 +370,17 @@ class IterationMonitor : public ceres::IterationCallback {
   std::chrono::steady_clock::time_point t0_;
   SolveEta eta_;
   int base_ = 0, last_ = 0;
-  bool continued_ = false;
+  bool continued_ = false, last_cut_ = false;
+  std::function<void(double, int)> on_accepted_;
+  std::function<bool()> cut_;
+};
+
+// The last accepted iterate of a solve (IterationMonitor::on_accepted).
+struct AcceptedIterate {
+  bool has = false;
+  double cost = 0;
+  std::vector<double> x;
+  std::vector<std::vector<double>> states;
 };
 
 // L-BFGS on the same residuals: cost and gradient from Problem::Evaluate.
@@ -634,10 +723,48 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
   LocalResult result;
   std::copy(x0.begin(), x0.end(), theta_.begin());
   reset_states();
+  std::vector<double> x_lbfgs;  // the L-BFGS iterate
   IterationMonitor abort(options, t0);
   ceres_->parallel.set_num_threads(options.num_threads);
   ceres_->parallel.set_communicator(options.communicator);
+  ceres_->parallel.set_stop(options.should_abort);
+  // A stop inside an evaluation (ParallelBlocks) makes that evaluation fail:
+  // at the start, Ceres reports a failure; after a successful step, at the
+  // Jacobian of the new point, a failure too, with the solver's state not
+  // copied back. Either way the solve keeps its last accepted iterate,
+  // which Levenberg–Marquardt and L-BFGS (they accept only steps that lower
+  // the cost) make the best point of the solve whose iteration completed.
+  // The processes of a distributed solve decide together (they see the
+  // same failed blocks, so they stop at the same point).
+  AcceptedIterate accepted;
+  const auto cut_short = [&] { return any_of(options.communicator, ceres_->parallel.stopped()); };
+  abort.set_cut(cut_short);  // agreed by the processes, as every poll
+  const auto keep_accepted = [&] {
+    if (accepted.has) {
+      std::copy(accepted.x.begin(), accepted.x.end(), theta_.begin());
+      for (size_t k = 0; k < states_.size(); ++k)
+        std::copy(accepted.states[k].begin(), accepted.states[k].end(), states_[k].begin());
+    }
+    result.usable = accepted.has;
+    result.cost = accepted.has ? accepted.cost : std::numeric_limits<double>::quiet_NaN();
+    // The iteration the stop cut is none of the fit's.
+    if (abort.last_cut() && !result.cost_history.empty()) result.cost_history.pop_back();
+    result.iterations = static_cast<int>(result.cost_history.size());
+    result.stopped = true;
+    // Ceres' own line would say FAILURE for a stop inside the first evaluation.
+    result.report = accepted.has ? format_printf(
+                                       "Iterations: %d, Initial cost: %e, Final cost: %e, Termination: "
+                                       "STOPPED inside an evaluation (the last accepted iterate)",
+                                       result.iterations, result.initial_cost, result.cost)
+                                 : "Termination: STOPPED inside the first evaluation (no iterate)";
+  };
   if (options.solver == LocalSolver::kLevenbergMarquardt) {
+    abort.on_accepted([&](double cost, int /*iteration*/) {
+      accepted.has = true;
+      accepted.cost = cost;
+      accepted.x = theta_;
+      accepted.states = states_;
+    });
     ceres::Solver::Options so;
     // Nuisance states (segments, fitted starts) are eliminated by the Schur
     // complement: each touches one or two residual blocks.
@@ -658,6 +785,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     // on timing. The blocks are evaluated in parallel by ParallelBlocks.
     so.num_threads = 1;
     so.logging_type = ceres::SILENT;
+    so.update_state_every_iteration = true;  // for on_accepted; the evaluations are the same
     so.callbacks.push_back(&abort);
     ceres::Solver::Summary summary;
     ceres::Solve(so, ceres_->problem.get(), &summary);
@@ -667,6 +795,9 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     for (const auto& it : summary.iterations) result.cost_history.push_back(it.cost);
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
+    result.stopped = summary.termination_type == ceres::USER_SUCCESS;
+    bool stopped = cut_short();
+    if (stopped) keep_accepted();
     // Ceres' trust-region methods keep a bounded variable inside its box by
     // projecting each step onto it (Ceres, "Bounds constrained problems").
     // When a variable ends at a bound and is coupled to a free one, the
@@ -681,7 +812,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     // bound, within the iteration budget. Each solve starts where the
     // last ended, so the cost never increases.
     int used = result.iterations > 0 ? result.iterations - 1 : 0;  // iteration 0 is the start
-    for (int round = 0; round < 3; ++round) {
+    for (int round = 0; round < 3 && !stopped; ++round) {
       std::vector<int> active;
       const int P = joint_->size();
       for (int i = 0; i < P; ++i) {
@@ -706,6 +837,13 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
         ceres::Solver::Summary again;
         ceres::Solve(so, ceres_->problem.get(), &again);
         if (hold) ceres_->problem->SetManifold(theta_.data(), nullptr);
+        if (cut_short()) {
+          // This solve's iteration 0 is the point it started from.
+          for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
+          keep_accepted();
+          stopped = true;
+          break;
+        }
         // A re-solve that fails keeps the usable result it started from.
         if (!again.IsSolutionUsable() || !(again.final_cost <= before)) {
           std::copy(theta_before.begin(), theta_before.end(), theta_.begin());
@@ -718,6 +856,7 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
         used += static_cast<int>(again.iterations.size()) - 1;
         result.iterations = used + 1;
         result.cost = again.final_cost;
+        result.stopped = again.termination_type == ceres::USER_SUCCESS;
         result.report = again.BriefReport() + (hold ? " (the " + std::to_string(active.size()) +
                                                           " variable(s) at a bound held there, round " +
                                                           std::to_string(round + 1) + ")"
@@ -753,7 +892,14 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
       lo[i] = joint_->variable_lower(i);
       hi[i] = joint_->variable_upper(i);
     }
-    std::vector<double> x = x0;
+    abort.on_accepted([&](double cost, int /*iteration*/) {
+      accepted.has = true;
+      accepted.cost = cost;
+      accepted.x = x_lbfgs;
+      for (int i = 0; i < P; ++i) accepted.x[i] = std::min(std::max(accepted.x[i], lo[i]), hi[i]);
+    });
+    std::vector<double>& x = x_lbfgs;
+    x = x0;
     double c0 = 0;
     evaluate(x, &c0, nullptr);
     ceres::GradientProblem gp(new ProblemFunction(this, P, lo, hi));
@@ -764,9 +910,12 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     so.gradient_tolerance = options.gradient_tolerance;
     so.parameter_tolerance = options.parameter_tolerance;
     so.logging_type = ceres::SILENT;
+    so.update_state_every_iteration = true;  // x is the iterate in on_accepted
     so.callbacks.push_back(&abort);
     ceres::GradientProblemSolver::Summary summary;
     ceres::Solve(so, gp, x.data(), &summary);
+    const bool stopped = cut_short();
+    if (stopped && accepted.has) x = accepted.x;
     for (int i = 0; i < P; ++i) x[i] = std::min(std::max(x[i], lo[i]), hi[i]);
     std::copy(x.begin(), x.end(), theta_.begin());
     result.initial_cost = c0;
@@ -775,15 +924,25 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     for (const auto& it : summary.iterations) result.cost_history.push_back(it.cost);
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
+    result.stopped = summary.termination_type == ceres::USER_SUCCESS;
+    if (stopped) keep_accepted();
   }
   ceres_->parallel.set_num_threads(0);
   ceres_->parallel.set_communicator(nullptr);
+  ceres_->parallel.set_stop(stop_);
   result.x = theta_;
   for (const std::vector<double>& block : states_) result.states.insert(result.states.end(), block.begin(), block.end());
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!std::isfinite(result.cost)) result.usable = false;
   return result;
 }
+
+void EstimationProblem::set_stop(std::function<bool()> stop) {
+  stop_ = std::move(stop);
+  ceres_->parallel.set_stop(stop_);
+}
+
+bool EstimationProblem::stopped() const { return ceres_->parallel.stopped(); }
 
 bool EstimationProblem::evaluate(const std::vector<double>& x, double* cost, std::vector<double>* gradient) {
   std::copy(x.begin(), x.end(), theta_.begin());
@@ -826,7 +985,15 @@ Eigen::MatrixXd EstimationProblem::parameter_jacobian(const std::vector<double>&
   double cost = 0;
   std::vector<double> r;
   ceres::CRSMatrix J;
-  ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J);
+  // Cut short by set_stop's flag (the caller asks stopped()): nothing to
+  // return, even where the evaluation succeeded with skipped blocks' zero
+  // Jacobians (CachedCost::skip).
+  const bool evaluated = ceres_->problem->Evaluate(eo, &cost, &r, nullptr, &J);
+  if (stopped()) {
+    if (residuals) residuals->resize(0);
+    return Eigen::MatrixXd(0, joint_->size());
+  }
+  (void)evaluated;  // a diverged evaluation: the caller sees non-finite residuals
   // Columns [θ | states]: θ dense, the states sparse (each touches one or
   // two residual blocks).
   const int P = joint_->size();

@@ -71,7 +71,12 @@ struct SolverOptions {
   // result is bit-identical at any value (Ceres' own num_threads sums cost
   // and gradient per thread, in an order that depends on timing).
   int num_threads = 0;
-  std::function<bool()> should_abort;  // polled every iteration (Ctrl-C, time budget)
+  // Polled every iteration and before every residual block's evaluation
+  // (Ctrl-C, time budget), from the TBB workers too: thread-safe. Once it
+  // says yes inside an evaluation, the rest of the evaluation is skipped
+  // and the solve returns its last accepted iterate (LocalResult), so a
+  // stop takes effect within one block's evaluation, not one iteration's.
+  std::function<bool()> should_abort;
   // Processes that run this solve together (null: this one). Collective:
   // every process calls solve() with the same arguments; each evaluates the
   // residual blocks it owns (block b on rank b mod size) and gathers the
@@ -93,6 +98,10 @@ struct LocalResult {
   // start): the convergence trace of the solve.
   std::vector<double> cost_history;
   bool usable = false;     // Ceres produced a usable solution
+  // The stop flag (SolverOptions::should_abort) ended the solve, at the end
+  // of an iteration or inside an evaluation; x is then the last accepted
+  // iterate (none, and usable false, when it came inside the first one).
+  bool stopped = false;
   std::string report;      // one-line Ceres summary
   double seconds = 0;
 };
@@ -137,8 +146,17 @@ class EstimationProblem {
   // segment's start sample with its q and q̇.
   std::vector<StartStates> start_states() const;
 
+  // A stop flag for the evaluations outside solve() (evaluate,
+  // cost_per_trajectory, parameter_jacobian: a post-fit analysis), polled
+  // before every residual block as in a solve (SolverOptions::should_abort);
+  // once it says yes the evaluation is cut short and stopped() is true until
+  // the next set_stop() or solve(). Its results are then meaningless.
+  // Null (the default): never stop.
+  void set_stop(std::function<bool()> stop);
+  bool stopped() const;
+
   // ½ Σ r² at x (and its gradient when `gradient` is not null); false when
-  // the simulation fails (diverges) there.
+  // the simulation fails (diverges) there, or a stop cut it short.
   bool evaluate(const std::vector<double>& x, double* cost, std::vector<double>* gradient);
 
   // Per-trajectory cost at x, in the order of `train`: one evaluation of
@@ -150,6 +168,7 @@ class EstimationProblem {
   // nuisance states, their columns are profiled out (profile_nuisance in
   // covariance.hpp): the covariance of θ computed from it is θ's block of
   // the joint problem's, so the states' freedom widens θ's intervals.
+  // Cut short by set_stop's flag: 0 rows (stopped() says so).
   Eigen::MatrixXd parameter_jacobian(const std::vector<double>& x, Eigen::VectorXd* residuals);
 
   int num_residuals() const;
@@ -191,6 +210,7 @@ class EstimationProblem {
   std::vector<int> block_window_;            // residual block -> window (ClusterBy::kWindow)
   std::string torque_route_;
   int prior_rows_ = 0;  // the prior's residuals, the problem's last block
+  std::function<bool()> stop_;  // set_stop()
   bool regressor_route_ = false;
   struct CeresState;
   std::unique_ptr<CeresState> ceres_;

@@ -13,6 +13,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "neuralsim/core/derivative_filter.hpp"
 #include "neuralsim/core/errors.hpp"
@@ -66,10 +68,13 @@ struct DerivedVelocity {
   std::string window_key;  // the key a too long window is reported at
 };
 
-// `split: {validation_fraction: f}` or `split: {validation: [t_start, t_end]}`.
+// `split: {validation_fraction: f[, by: samples | files]}` or
+// `split: {validation: [t_start, t_end][, train: [t_start, t_end]]}`.
 struct ImportSplit {
   std::optional<double> fraction;
+  bool by_files = false;          // the fraction of the files, not of each file's samples
   double start = 0.0, end = 0.0;  // seconds, inclusive
+  std::optional<std::pair<double, double>> train;  // only these samples train (seconds, inclusive)
 };
 
 struct ImportSpec {
@@ -187,11 +192,24 @@ DerivedVelocity parse_derived_velocity(const Config& v) {
   return d;
 }
 
+// [t_start, t_end] in seconds at `key` of the split, t_start < t_end.
+std::pair<double, double> parse_range(const Config& s, const std::string& key) {
+  const std::vector<double> range = s.get<std::vector<double>>(key);
+  if (range.size() != 2)
+    s.fail(key, "expected [t_start, t_end] in seconds, got " + std::to_string(range.size()) + " numbers");
+  if (!(range[0] < range[1]))
+    s.fail(key, "expected t_start < t_end, got the empty range [" + format_number(range[0]) + ", " +
+                    format_number(range[1]) + "]");
+  return {range[0], range[1]};
+}
+
+std::string range_text(double a, double b) { return "[" + format_number(a) + ", " + format_number(b) + "] s"; }
+
 ImportSplit parse_split(const Config& root) {
   if (!root.is_map("split"))
     root.fail("split", "expected {validation_fraction: f} or {validation: [t_start, t_end]}");
   const Config s = root.at("split");
-  s.check_known_keys({"validation_fraction", "validation"});
+  s.check_known_keys({"validation_fraction", "validation", "by", "train"});
   ImportSplit split;
   if (s.has("validation_fraction") && s.has("validation"))
     s.fail("validation", "expected either validation_fraction or validation, got both");
@@ -199,18 +217,27 @@ ImportSplit parse_split(const Config& root) {
     const double f = s.get<double>("validation_fraction");
     if (!(f > 0 && f < 1)) s.fail("validation_fraction", "expected a number in (0, 1), got " + format_number(f));
     split.fraction = f;
+    if (s.has("train"))
+      s.fail("train", "expected a training range only with a validation range [t_start, t_end], got it with "
+                      "validation_fraction");
+    const std::string by = s.get_or<std::string>("by", "samples");
+    if (by != "samples" && by != "files")
+      s.fail("by", "expected 'samples' (the last part of every file) or 'files' (the last files), got '" + by + "'");
+    split.by_files = by == "files";
     return split;
   }
   if (!s.has("validation"))
     root.fail("split", "expected {validation_fraction: f} or {validation: [t_start, t_end]}, got neither key");
-  const std::vector<double> range = s.get<std::vector<double>>("validation");
-  if (range.size() != 2)
-    s.fail("validation", "expected [t_start, t_end] in seconds, got " + std::to_string(range.size()) + " numbers");
-  if (!(range[0] < range[1]))
-    s.fail("validation", "expected t_start < t_end, got the empty range [" + format_number(range[0]) + ", " +
-                             format_number(range[1]) + "]");
-  split.start = range[0];
-  split.end = range[1];
+  if (s.has("by")) s.fail("by", "expected 'by' only with validation_fraction, got it with a validation range");
+  std::tie(split.start, split.end) = parse_range(s, "validation");
+  if (s.has("train")) {
+    split.train = parse_range(s, "train");
+    // Inclusive ends: ranges that touch share the sample at that time.
+    if (std::max(split.train->first, split.start) <= std::min(split.train->second, split.end))
+      s.fail("train", "expected a training range that shares no time with the validation range " +
+                          range_text(split.start, split.end) + ", got " +
+                          range_text(split.train->first, split.train->second) + ", which overlaps it");
+  }
   return split;
 }
 
@@ -794,16 +821,28 @@ void split_trajectory(const Trajectory& tr, const ImportSplit& split, const Impo
     validation.push_back(sample_range(tr, nt, nv, tr.name));
     return;
   }
-  Eigen::Index first = 0;
-  while (first < T && tr.time[first] < split.start) ++first;
-  Eigen::Index last = first;  // one past the last validation sample
-  while (last < T && tr.time[last] <= split.end) ++last;
+  // The samples of [a, b] (inclusive): [first, last), at least 2 of them.
+  const auto samples_in = [&](const std::string& key, double a, double b) {
+    Eigen::Index first = 0;
+    while (first < T && tr.time[first] < a) ++first;
+    Eigen::Index last = first;
+    while (last < T && tr.time[last] <= b) ++last;
+    if (last - first < 2)
+      s.fail(key, format_printf("expected at least 2 samples of %s in %s (its samples span [%g, %g] s), got %lld",
+                                file.c_str(), range_text(a, b).c_str(), tr.time[0], tr.time[T - 1],
+                                static_cast<long long>(last - first)));
+    return std::make_pair(first, last);
+  };
+  const auto [first, last] = samples_in("validation", split.start, split.end);
+  if (split.train) {
+    // Only the training range trains; the rest of the file is left out.
+    const auto [a, b] = samples_in("train", split.train->first, split.train->second);
+    train.push_back(sample_range(tr, a, b - a, tr.name));
+    validation.push_back(sample_range(tr, first, last - first, tr.name));
+    return;
+  }
   const Eigen::Index nv = last - first, before = first, after = T - last;
-  const std::string range = "[" + format_number(split.start) + ", " + format_number(split.end) + "] s";
-  if (nv < 2)
-    s.fail("validation", format_printf("expected at least 2 samples of %s in %s (its samples span [%g, %g] s), got %lld",
-                                       file.c_str(), range.c_str(), tr.time[0], tr.time[T - 1],
-                                       static_cast<long long>(nv)));
+  const std::string range = range_text(split.start, split.end);
   if (before < 2 && after < 2)
     s.fail("validation", format_printf("expected training samples of %s outside %s (at least 2 before or after "
                                        "it), got %lld before and %lld after",
@@ -864,9 +903,24 @@ TrajectorySet import_csv(const Config& desc, std::vector<std::string>* notes, Tr
     validation->meta = set.meta;
     validation->trajectories.clear();
   }
-  for (const std::string& path : files) {
+  // By files: the last floor(f N) files validate, whole, the others train.
+  size_t first_validation_file = files.size();
+  if (spec.split && spec.split->by_files) {
+    const size_t n = files.size();
+    const size_t nv = static_cast<size_t>(std::floor(*spec.split->fraction * static_cast<double>(n)));
+    if (nv < 1 || n - nv < 1)
+      desc.at("split").fail("validation_fraction",
+                            format_printf("expected at least 1 training and 1 validation file of the %zu file(s) "
+                                          "with by: files, got %zu and %zu",
+                                          n, n - nv, nv));
+    first_validation_file = n - nv;
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i];
     Trajectory tr = internal::load_trajectory(path, spec, notes);
-    if (spec.split)
+    if (spec.split && spec.split->by_files)
+      (i < first_validation_file ? set.trajectories : validation->trajectories).push_back(std::move(tr));
+    else if (spec.split)
       internal::split_trajectory(tr, *spec.split, spec, path, set.trajectories, validation->trajectories, notes);
     else
       set.trajectories.push_back(std::move(tr));

@@ -3,6 +3,7 @@
 #include "neuralsim/estimate/sensor_prediction.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -23,6 +24,70 @@ namespace identify_detail {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The post-fit analysis after a stop (Ctrl-C, SIGTERM, Python's
+// KeyboardInterrupt). It is what gives the standard errors and the
+// predictions, and a cheap one is worth finishing; but on 1 kHz data or a
+// long multiple-shooting problem its Jacobian alone costs as much as a solver
+// iteration, and Ctrl-C must end the run within a second. So once the stop
+// flag is set the analysis has kGraceSeconds more; past that its residual
+// blocks are skipped (EstimationProblem::set_stop), the next check() throws
+// AnalysisAbandoned, and identify() reports the fitted values alone
+// (IdentificationResult::analysis_done false).
+struct AnalysisAbandoned {};
+class AnalysisDeadline {
+ public:
+  static constexpr double kGraceSeconds = 0.5;
+  explicit AnalysisDeadline(const RunContext& context) : context_(context) {}
+  // The stop flag, noting when it was first seen (the fit polls it through
+  // this, so the grace counts from the stop, not from the analysis' start).
+  // Thread-safe: residual blocks poll it from the TBB workers.
+  bool stop_seen() const {
+    if (!context_.stop_requested()) return false;
+    long long seen = 0;
+    first_seen_ns_.compare_exchange_strong(seen, now_ns());
+    return true;
+  }
+  bool expired() const {
+    return stop_seen() && static_cast<double>(now_ns() - first_seen_ns_.load()) * 1e-9 > kGraceSeconds;
+  }
+  void check() const {
+    if (expired()) throw AnalysisAbandoned{};
+  }
+  // Abandoned at once: an analysis costs at least one Jacobian of the whole
+  // problem, about one solver iteration, so after a stop the analysis of a
+  // fit whose iterations take longer than the grace cannot finish within it
+  // (and building its problem alone may take longer than the grace).
+  void abandon_if_slower_than_grace(const LocalResult& best) const {
+    if (stop_seen() && best.seconds / std::max(1, best.iterations) > kGraceSeconds) throw AnalysisAbandoned{};
+  }
+
+ private:
+  static long long now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  }
+  const RunContext& context_;
+  mutable std::atomic<long long> first_seen_ns_{0};
+};
+
+// The fitted values without the analysis: no standard errors (NaN), no
+// correlation, identifiability unknown, no predictions.
+void values_only(const ParameterSet& params, const std::vector<double>& x, IdentificationResult& r) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const int P = params.size();
+  r.analysis_done = false;
+  r.identifiability = Identifiability{};
+  r.identifiability.correlation = Eigen::MatrixXd::Constant(P, P, nan);
+  r.identifiability.condition_number = nan;
+  r.identifiability.residual_variance = nan;
+  for (int i = 0; i < P; ++i) {
+    const double value = params.physical(i, x[static_cast<size_t>(i)]);
+    r.identifiability.value.push_back(value);
+    r.identifiability.std_error.push_back(nan);
+    r.parameters.push_back({params[i].name(), value, nan, nan, params[i].initial, params[i].lower, params[i].upper,
+                            transformation_name(params[i].transformation), ""});
+  }
+}
 
 Config section_or_empty(const Config& owner, const std::string& key) {
   return owner.has(key) ? owner.at(key) : Config::parse("{}", owner.file());
@@ -426,13 +491,14 @@ long long samples_in(const TrajectorySet& set) {
 // predictions restart from where they hold one.
 FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>& x, const TrajectorySet& data,
                            int window, bool targets, const RunContext& context, EvaluationProgress& progress,
-                           const std::vector<StartStates>* starts = nullptr) {
+                           const AnalysisDeadline& deadline, const std::vector<StartStates>* starts = nullptr) {
   FitEvaluation e;
   e.predictions.meta = data.meta;
   std::vector<std::string> links;
   for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.link);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (size_t t = 0; t < data.trajectories.size(); ++t) {
+    deadline.check();
     const Trajectory& tr = data.trajectories[t];
     Trajectory pred;
     double r = std::numeric_limits<double>::infinity(), rl = r;
@@ -462,14 +528,17 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
 // vector; the inertias in physical coordinates and the base parameters are
 // those of one model, and are left out.
 void analyze_fit(const Setup& s, const ParameterSet& params, bool joint, EstimationProblem& problem,
-                 IdentificationResult& r, Eigen::VectorXd& residuals, EvaluationProgress& progress, long long samples) {
+                 IdentificationResult& r, Eigen::VectorXd& residuals, EvaluationProgress& progress, long long samples,
+                 const AnalysisDeadline& deadline) {
   const std::vector<double>& x = r.best.x;
   const Eigen::MatrixXd J = problem.parameter_jacobian(x, &residuals);
+  deadline.check();
   progress.add(samples);
   // J has the nuisance states profiled out (parameter_jacobian): they take
   // degrees of freedom from the residual variance.
   const int nuisance = problem.num_state_variables();
   r.identifiability = analyze_identifiability(params, x, J, residuals, 1e-4, nuisance);
+  deadline.check();
   const Identifiability& id = r.identifiability;
   // The reported standard errors: Gauss–Newton (identifiability.hpp) or a
   // robust estimate (estimate/covariance.hpp) on the Jacobian w.r.t.
@@ -482,6 +551,7 @@ void analyze_fit(const Setup& s, const ParameterSet& params, bool joint, Estimat
     CovarianceOptions covariance = s.uncertainty.covariance;
     covariance.nuisance = nuisance;
     r.robust = estimate_covariance(Jp, residuals, problem.residual_clusters(s.uncertainty.cluster), covariance);
+    deadline.check();
     for (int i = 0; i < params.size(); ++i)
       std_error[i] = std::isnan(id.std_error[i]) ? id.std_error[i] : r.robust.std_error[i];
   }
@@ -603,7 +673,7 @@ void add_held_out(IdentificationResult& r, const FitEvaluation& e, const Traject
 // problem, in the order of its training data).
 void evaluate(const Setup& s, const ResidualContext& ctx, const std::vector<double>& cost,
               const std::vector<StartStates>& fitted_starts, IdentificationResult& r, const RunContext& context,
-              EvaluationProgress& progress) {
+              EvaluationProgress& progress, const AnalysisDeadline& deadline) {
   const std::vector<double>& x = r.best.x;
   // Training predictions restart from the fitted starting states (validation
   // and test data have none: they restart from the measured state).
@@ -611,28 +681,31 @@ void evaluate(const Setup& s, const ResidualContext& ctx, const std::vector<doub
   const bool from_fitted_starts = s.problem.fit_initial_state.any() && !r.start_states.empty();
   std::vector<StartStates> starts;
   for (const FittedStartStates& f : r.start_states) starts.push_back(f.states);
-  r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context, progress,
+  r.train = evaluate_fit(ctx, x, s.data.train, s.eval_window, s.data.targets, context, progress, deadline,
                          from_fitted_starts ? &starts : nullptr);
   for (size_t t = 0; t < cost.size() && t < r.train.per_trajectory.size(); ++t) r.train.per_trajectory[t].cost = cost[t];
   r.measured = s.data.train;
   r.fitted = r.train.predictions;
   add_start_states(r, s.data.train);
   if (!s.data.validation.trajectories.empty()) {
-    r.validation = evaluate_fit(ctx, x, s.data.validation, s.eval_window, false, context, progress);
+    r.validation = evaluate_fit(ctx, x, s.data.validation, s.eval_window, false, context, progress, deadline);
     add_held_out(r, *r.validation, s.data.validation, "validation_");
   }
   // The test split, once, with the fitted parameters (held out of the fit).
   if (!s.data.test.trajectories.empty()) {
-    r.test = evaluate_fit(ctx, x, s.data.test, s.eval_window, false, context, progress);
+    r.test = evaluate_fit(ctx, x, s.data.test, s.eval_window, false, context, progress, deadline);
     add_held_out(r, *r.test, s.data.test, "test_");
   }
+  deadline.check();
   if (s.eval_windows) {
     r.train_windows = evaluate_windows(ctx, x, s.data.train, *s.eval_windows, progress.per_trajectory());
     if (!s.data.validation.trajectories.empty())
       r.validation_windows =
           evaluate_windows(ctx, x, s.data.validation, *s.eval_windows, progress.per_trajectory());
   }
+  deadline.check();
   if (!s.data.targets) evaluate_torque(s, ctx, r, context, progress);
+  deadline.check();
   // Plain inertia entries (link.<b>.inertia.yy, ...) are bounded one at a
   // time, so a fit can leave the physical set (the triangle inequality of
   // the principal moments); log-Cholesky blocks cannot. Say so, not silently.
@@ -800,6 +873,117 @@ Setups read_setups(const Config& cfg, long long seed, std::vector<std::string>& 
   return out;
 }
 
+// The analysis of the best point: Jacobian, standard errors and
+// identifiability, cost per trajectory, predictions, windows and torque
+// errors, per configuration of a joint fit. `deadline.check()` between
+// steps (and set_stop in the problem's evaluations) abandon it after a stop.
+void analyze(const Setups& setups, const ParameterSet& params, bool joint, const ProblemFactory& factory,
+             const std::vector<ResidualContext>& ctxs, std::vector<IdentificationResult>& parts,
+             IdentificationResult& r, const RunContext& context, const AnalysisDeadline& deadline) {
+  const Setup& s = setups.parts.front();
+  long long train_samples = 0, validation_samples = 0, test_samples = 0;
+  for (const Setup& part : setups.parts) {
+    train_samples += samples_in(part.data.train);
+    validation_samples += samples_in(part.data.validation);
+    test_samples += samples_in(part.data.test);
+  }
+  // Jacobian and cost per trajectory, predictions, windows and the two
+  // torque errors (fitted, initial): see the steps below.
+  EvaluationProgress progress(context, 3 * train_samples + validation_samples + test_samples +
+                                           (s.eval_windows ? train_samples + validation_samples : 0) +
+                                           (s.data.targets ? 0 : 2 * (train_samples + validation_samples)));
+  deadline.check();
+  std::unique_ptr<EstimationProblem> problem = factory();
+  deadline.check();
+  problem->set_stop([&deadline] { return deadline.expired(); });
+  // The analysis is at the best solve's nuisance states (a new problem holds
+  // the recorded ones; an evaluation has none of its own).
+  if (!r.best.states.empty()) problem->set_states(r.best.states);
+  Eigen::VectorXd residuals;
+  analyze_fit(s, params, joint, *problem, r, residuals, progress, train_samples, deadline);
+  deadline.check();
+  for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
+  for (const std::string& w : uncertainty_warnings(params, r.best.x, r.identifiability,
+                                                   s.uncertainty.condition_warning, !r.evaluate_only)) {
+    context.warn(w);
+    r.warnings.push_back(w);
+  }
+  // Each configuration at its own parameters, with its slice of the
+  // problem's per-trajectory costs and fitted starting states.
+  const std::vector<double> cost = problem->cost_per_trajectory(r.best.x);
+  deadline.check();
+  progress.add(train_samples);
+  const std::vector<StartStates> starts = problem->start_states();
+  size_t first = 0;
+  for (size_t c = 0; c < setups.parts.size(); ++c) {
+    const Setup& part = setups.parts[c];
+    IdentificationResult& p = joint ? parts[c] : r;
+    const size_t n = part.data.train.trajectories.size();
+    const auto slice = [&](const auto& v) {
+      using V = std::decay_t<decltype(v)>;
+      return v.size() >= first + n ? V(v.begin() + static_cast<std::ptrdiff_t>(first),
+                                        v.begin() + static_cast<std::ptrdiff_t>(first + n))
+                                   : V();
+    };
+    if (joint) {
+      p.has_fit = true;
+      p.best = r.best;
+      p.best.x = setups.local(c, r.best.x);
+      p.cost = 0;
+      for (size_t t = first; t < first + n && t < cost.size(); ++t) p.cost += cost[t];
+      p.search = r.search;
+      p.identifiability = r.identifiability;
+      for (size_t i = 0; i < setups.joint.columns[c].size(); ++i) {
+        IdentifiedParameter q = r.parameters[static_cast<size_t>(setups.joint.columns[c][i])];
+        q.name = part.params[static_cast<int>(i)].name();  // its name in the configuration's model
+        p.parameters.push_back(q);
+      }
+    }
+    evaluate(part, ctxs[c], slice(cost), slice(starts), p, context, progress, deadline);
+    first += n;
+  }
+  check_residual_spread(setups.parts, residuals, r, context);
+  ground_truth_errors(s, r);
+  if (joint) {
+    // The top level holds every configuration's errors, their trajectories
+    // named "<configuration>.<trajectory>"; the files and plots are per
+    // configuration (r.configurations).
+    auto merge = [](std::optional<FitEvaluation>& into, const FitEvaluation& e, const std::string& prefix) {
+      if (!into) into = FitEvaluation{};
+      for (TrajectoryFit f : e.per_trajectory) {
+        f.name = prefix + f.name;
+        into->per_trajectory.push_back(std::move(f));
+      }
+    };
+    std::optional<FitEvaluation> train, validation, test;
+    for (IdentificationResult& p : parts) {
+      const std::string prefix = p.configuration + ".";
+      merge(train, p.train, prefix);
+      if (p.validation) merge(validation, *p.validation, prefix);
+      if (p.test) merge(test, *p.test, prefix);
+      r.physically_consistent = r.physically_consistent && p.physically_consistent;
+      for (const std::string& w : p.warnings)
+        if (std::find(r.warnings.begin(), r.warnings.end(), "configuration '" + p.configuration + "': " + w) ==
+            r.warnings.end())
+          r.warnings.push_back("configuration '" + p.configuration + "': " + w);
+    }
+    auto means = [](FitEvaluation& e) {
+      e.mean_rmse_q = e.mean_rmse_link_position = 0;
+      for (const TrajectoryFit& f : e.per_trajectory) {
+        e.mean_rmse_q += f.rmse_q / static_cast<double>(e.per_trajectory.size());
+        e.mean_rmse_link_position += f.rmse_link_position / static_cast<double>(e.per_trajectory.size());
+      }
+    };
+    r.train = *train;
+    means(r.train);
+    for (auto* e : {&validation, &test})
+      if (*e) means(**e);
+    r.validation = validation;
+    r.test = test;
+    r.configurations = std::move(parts);
+  }
+}
+
 }  // namespace identify_detail
 
 IdentificationResult identify(const IdentificationRequest& request, const RunContext& context) {
@@ -918,6 +1102,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   if (context.resume)
     context.info("resuming from " + context.checkpoint->name() + " at round " + std::to_string(state.next_round));
 
+  const AnalysisDeadline deadline(context);  // the stop's time, for the analysis after the fit
   const auto t_fit = Clock::now();
   bool interrupted = false;
   if (evaluate_only) {
@@ -925,7 +1110,7 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
                                           : "evaluating the values of " + request.evaluate + ": no fit");
     r.search = evaluate_point(factory, x_given);
   } else {
-    auto should_abort = [&] { return context.stop_requested() || seconds_since(t_fit) > s.bh.time_budget_s; };
+    auto should_abort = [&] { return deadline.stop_seen() || seconds_since(t_fit) > s.bh.time_budget_s; };
     ProgressStage progress(context, "simid rounds", total_rounds);
     auto on_round = [&](const BasinHoppingState& b) {
       if (context.checkpoint) write_identify_checkpoint(*context.checkpoint, b, params, fingerprint);
@@ -972,107 +1157,30 @@ IdentificationResult identify(const IdentificationRequest& request, const RunCon
   r.cost = r.best.cost;
 
   const auto t_evaluation = Clock::now();
-  long long train_samples = 0, validation_samples = 0, test_samples = 0;
-  for (const Setup& part : setups.parts) {
-    train_samples += samples_in(part.data.train);
-    validation_samples += samples_in(part.data.validation);
-    test_samples += samples_in(part.data.test);
-  }
-  // Jacobian and cost per trajectory, predictions, windows and the two
-  // torque errors (fitted, initial): see the steps below.
-  EvaluationProgress progress(context, 3 * train_samples + validation_samples + test_samples +
-                                           (s.eval_windows ? train_samples + validation_samples : 0) +
-                                           (s.data.targets ? 0 : 2 * (train_samples + validation_samples)));
-  std::unique_ptr<EstimationProblem> problem = factory();
-  // The analysis is at the best solve's nuisance states (a new problem holds
-  // the recorded ones; an evaluation has none of its own).
-  if (!r.best.states.empty()) problem->set_states(r.best.states);
-  Eigen::VectorXd residuals;
-  analyze_fit(s, params, joint, *problem, r, residuals, progress, train_samples);
-  for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
-  for (const std::string& w : uncertainty_warnings(params, r.best.x, r.identifiability,
-                                                   s.uncertainty.condition_warning, !evaluate_only)) {
+  // Abandoned past the grace after a stop: the result as it is now, plus
+  // the fitted values (AnalysisDeadline).
+  const IdentificationResult before_analysis = r;
+  try {
+    deadline.abandon_if_slower_than_grace(r.best);
+    analyze(setups, params, joint, factory, ctxs, parts, r, context, deadline);
+  } catch (const AnalysisAbandoned&) {
+    r = before_analysis;
+    values_only(params, r.best.x, r);
+    setups.parts.front().params.apply(setups.local(0, r.best.x).data(), r.fitted_model);
+    const std::string w = format_printf(
+        "interrupted: the post-fit analysis (standard errors, identifiability, predictions) could not finish "
+        "within %.1f s of the stop and is left out; params.json holds the fitted values without standard errors",
+        AnalysisDeadline::kGraceSeconds);
     context.warn(w);
     r.warnings.push_back(w);
   }
-  // Each configuration at its own parameters, with its slice of the
-  // problem's per-trajectory costs and fitted starting states.
-  const std::vector<double> cost = problem->cost_per_trajectory(r.best.x);
-  progress.add(train_samples);
-  const std::vector<StartStates> starts = problem->start_states();
-  size_t first = 0;
-  for (size_t c = 0; c < setups.parts.size(); ++c) {
-    const Setup& part = setups.parts[c];
-    IdentificationResult& p = joint ? parts[c] : r;
-    const size_t n = part.data.train.trajectories.size();
-    const auto slice = [&](const auto& v) {
-      using V = std::decay_t<decltype(v)>;
-      return v.size() >= first + n ? V(v.begin() + static_cast<std::ptrdiff_t>(first),
-                                        v.begin() + static_cast<std::ptrdiff_t>(first + n))
-                                   : V();
-    };
-    if (joint) {
-      p.has_fit = true;
-      p.best = r.best;
-      p.best.x = setups.local(c, r.best.x);
-      p.cost = 0;
-      for (size_t t = first; t < first + n && t < cost.size(); ++t) p.cost += cost[t];
-      p.search = r.search;
-      p.identifiability = r.identifiability;
-      for (size_t i = 0; i < setups.joint.columns[c].size(); ++i) {
-        IdentifiedParameter q = r.parameters[static_cast<size_t>(setups.joint.columns[c][i])];
-        q.name = part.params[static_cast<int>(i)].name();  // its name in the configuration's model
-        p.parameters.push_back(q);
-      }
-    }
-    evaluate(part, ctxs[c], slice(cost), slice(starts), p, context, progress);
-    first += n;
-  }
-  check_residual_spread(setups.parts, residuals, r, context);
-  ground_truth_errors(s, r);
-  if (joint) {
-    // The top level holds every configuration's errors, their trajectories
-    // named "<configuration>.<trajectory>"; the files and plots are per
-    // configuration (r.configurations).
-    auto merge = [](std::optional<FitEvaluation>& into, const FitEvaluation& e, const std::string& prefix) {
-      if (!into) into = FitEvaluation{};
-      for (TrajectoryFit f : e.per_trajectory) {
-        f.name = prefix + f.name;
-        into->per_trajectory.push_back(std::move(f));
-      }
-    };
-    std::optional<FitEvaluation> train, validation, test;
-    for (IdentificationResult& p : parts) {
-      const std::string prefix = p.configuration + ".";
-      merge(train, p.train, prefix);
-      if (p.validation) merge(validation, *p.validation, prefix);
-      if (p.test) merge(test, *p.test, prefix);
-      r.physically_consistent = r.physically_consistent && p.physically_consistent;
-      for (const std::string& w : p.warnings)
-        if (std::find(r.warnings.begin(), r.warnings.end(), "configuration '" + p.configuration + "': " + w) ==
-            r.warnings.end())
-          r.warnings.push_back("configuration '" + p.configuration + "': " + w);
-    }
-    auto means = [](FitEvaluation& e) {
-      e.mean_rmse_q = e.mean_rmse_link_position = 0;
-      for (const TrajectoryFit& f : e.per_trajectory) {
-        e.mean_rmse_q += f.rmse_q / static_cast<double>(e.per_trajectory.size());
-        e.mean_rmse_link_position += f.rmse_link_position / static_cast<double>(e.per_trajectory.size());
-      }
-    };
-    r.train = *train;
-    means(r.train);
-    for (auto* e : {&validation, &test})
-      if (*e) means(**e);
-    r.validation = validation;
-    r.test = test;
-    r.configurations = std::move(parts);
-  }
   r.timings["evaluation_s"] = seconds_since(t_evaluation);
   r.timings["total_s"] = seconds_since(t_start);
-  r.status = interrupted ? RunStatus::kInterrupted : RunStatus::kOk;
+  // A stop during the analysis is an interrupted run too (exit 130).
+  r.status = interrupted || context.stop_agreed() ? RunStatus::kInterrupted : RunStatus::kOk;
   return r;
 }
+
 
 IdentificationGradientCheck check_identification_gradient(const IdentificationRequest& request,
                                                           const IdentificationGradientCheckOptions& options,
@@ -1129,6 +1237,9 @@ IdentificationGradientCheck check_identification_gradient(const IdentificationRe
 std::string IdentificationResult::full_report() const {
   std::ostringstream report;
   report << "Identifiability report for " << model_name << " (" << parameters.size() << " parameters)\n";
+  if (!analysis_done)
+    report << "Interrupted before the analysis finished: the fitted values without standard errors, no "
+              "identifiability analysis.\n";
   report << "Standard errors: " << uncertainty_method_name(uncertainty.covariance.method) << " ("
          << uncertainty_assumption(uncertainty.covariance.method) << ")\n";
   for (const IdentifiedParameter& p : parameters) report << "  " << p.name << " = " << p.value << " ± " << p.std_error << "\n";
@@ -1148,7 +1259,8 @@ std::string IdentificationResult::full_report() const {
   report << "Singular values of the scaled Jacobian:";
   for (double v : identifiability.singular_values) report << " " << v;
   report << "\n";
-  if (identifiability.weak_directions.empty()) report << "All parameters are identifiable from this data.\n";
+  if (analysis_done && identifiability.weak_directions.empty())
+    report << "All parameters are identifiable from this data.\n";
   for (const auto& d : identifiability.weak_directions)
     report << "Near-singular direction (σ/σmax = " << d.relative_singular_value << "): " << d.description << "\n";
   return report.str();

@@ -111,6 +111,11 @@ struct IdentificationResult : RunReport {
   BasinHoppingOptions basin_hopping;
   BasinHoppingResult search;                    // rounds, history, why it stopped
 
+  // False when a stop (Ctrl-C) came before the post-fit analysis finished
+  // and it was abandoned (docs/simid.md, "Interrupts"): `parameters` then
+  // hold the fitted values without standard errors (NaN), `identifiability`
+  // only those values, and there are no predictions, windows or torque errors.
+  bool analysis_done = true;
   Identifiability identifiability;
   UncertaintyOptions uncertainty;
   CovarianceEstimate robust;  // the sandwich or bootstrap estimate (method kGaussNewton: unused)
