@@ -134,7 +134,7 @@ TEST(DelayedEvaluation, AFitIsScoredWithItsDelaysAtTheLevelOfAnUndelayedRecordin
   const TrajectorySet prompt = one(recording(0, 0, 0, 41));  // the same noise, no delay: the floor
   const std::vector<double> none = d.at(0, 0, 0), truth = d.at(kControlDelay, kAngleDelay, kVelocityDelay);
   const double floor_windows = windows(d, prompt, none), floor_torque = torque(d, prompt, none);
-  RecordProperty("floor", testing::PrintToString(floor_windows) + " rad, " + testing::PrintToString(floor_torque));
+  RecordProperty("floor", ::testing::PrintToString(floor_windows) + " rad, " + ::testing::PrintToString(floor_torque));
   EXPECT_LT(floor_windows, 3 * kNoise);  // the noise of the samples and of the start state
 
   // Scored with its delays: the floor, within 25 %.
