@@ -17,6 +17,7 @@
 #include "neuralsim/model/parameters.hpp"
 #include "neuralsim/step/controllers.hpp"
 #include "neuralsim/step/simulate.hpp"
+#include "support/fit_support.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
@@ -33,8 +34,8 @@ StepOptions stop_rk4() {
   return s;
 }
 
-// A damped double pendulum under sinusoidal torques: n trajectories of
-// `steps` steps, fitted for both lengths and a damping from wrong values.
+// A damped double pendulum under sinusoidal torques (testing::record_sinusoids):
+// n trajectories of `steps` steps, fitted for both lengths and a damping from wrong values.
 struct StopSetup {
   Model<double> truth = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
   ParameterSet params;
@@ -47,19 +48,14 @@ struct StopSetup {
     set_parameter(truth, resolve_parameter(truth, "joint.joint1.damping"), 0.3);
     std::mt19937 rng(7);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (int k = 0; k < n; ++k) {
-      Stepper<double> stepper(truth, stop_rk4());
-      Sinusoid s;
-      s.offset = s.phase = Eigen::VectorXd::Zero(truth.nv);
-      s.amplitude = Eigen::VectorXd::Constant(truth.nv, 2.0);
-      s.frequency_hz = Eigen::VectorXd::LinSpaced(truth.nv, 0.5, 1.1);
-      SinusoidControl<double> control(s);
-      Eigen::VectorXd q0(truth.nq), qd0 = Eigen::VectorXd::Zero(truth.nv);
-      for (int i = 0; i < truth.nq; ++i) q0[i] = u(rng);
-      Trajectory tr = simulate(stepper, q0, qd0, control, steps, [] { return false; });
-      tr.name = std::to_string(k);
-      data.push_back(tr);
+    std::vector<testing::SinusoidRun> runs(static_cast<std::size_t>(n));
+    for (testing::SinusoidRun& run : runs) {
+      run.q0.resize(truth.nq);
+      for (int i = 0; i < truth.nq; ++i) run.q0[i] = u(rng);
+      run.amplitude = Eigen::VectorXd::Constant(truth.nv, 2.0);
+      run.frequency_hz = Eigen::VectorXd::LinSpaced(truth.nv, 0.5, 1.1);
     }
+    data = testing::record_sinusoids(truth, stop_rk4(), runs, steps);
     for (const auto& t : data) train.push_back(&t);
     params = read_parameter_set(
         Config::parse(bounds ? "p: [{name: link.link1.length, initial: 2.6, bounds: [0.1, 10]},"

@@ -434,9 +434,14 @@ std::optional<TorqueError> torque_error(const ResidualContext& ctx, const std::v
     // The fit's delays (estimate/delayed_recording.hpp): the state of sample
     // k from the angle channel (its q̇ column, where a filter reads it, read
     // d_qd − d_q later), and the torque that acted then, u(t_k − d_u − d_q).
-    Trajectory acted = tr;
-    acted.tau = controls_at_samples(tr, ctx.step.controls, delays.controls + delays.q);
-    const Trajectory seen = shift_velocity(acted, delays.qd - delays.q);
+    // Without delays the recording is read as it is (no copy).
+    Trajectory delayed;
+    if (delays.any()) {
+      Trajectory acted = tr;
+      acted.tau = controls_at_samples(tr, ctx.step.controls, delays.controls + delays.q);
+      delayed = shift_velocity(acted, delays.qd - delays.q);
+    }
+    const Trajectory& seen = delays.any() ? delayed : tr;
     // The residual's own samples and cost function: the metric is that residual.
     const auto samples = std::make_shared<const InverseDynamicsSamples>(prepare_inverse_dynamics(seen, derivatives, 1));
     if (samples->q.rows() == 0) {
