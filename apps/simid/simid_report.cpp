@@ -120,18 +120,25 @@ void parameter_section(const IdentificationResult& r, HtmlReport& report) {
   report.paragraph(std::string("Standard errors: ") + uncertainty_method_name(method) + " (" +
                    uncertainty_assumption(method) + "). Intervals are value ± 1.96 standard errors in physical "
                    "units; highlighted rows ended at a bound or have no standard error.");
-  for (const InertialEstimate& e : r.inertials) {  // link.<b>.inertial in physical coordinates
-    HtmlTable in{{"link " + e.link + " (link frame; inertia about the COM)", "value", "std. error", "95 % interval"},
-                 {}, {}};
-    for (int k = 0; k < 10; ++k) {
-      const bool known = std::isfinite(e.std_error[k]);
-      in.rows.push_back({InertialEstimate::coordinate_names()[static_cast<std::size_t>(k)], html_number(e.value[k]),
-                         known ? html_number(e.std_error[k]) : "n/a",
-                         known ? html_number(e.value[k]) + " ± " + html_number(1.96 * e.std_error[k])
-                               : "not determined by this data"});
-      in.flagged.push_back(!known);
+  std::vector<const IdentificationResult*> models{&r};  // a joint fit: each configuration's links
+  for (const IdentificationResult& c : r.configurations) models.push_back(&c);
+  for (const IdentificationResult* m : models) {
+    const std::string where = m->configuration.empty() ? "" : " in configuration " + m->configuration;
+    for (const InertialEstimate& e : m->inertials) {  // link.<b>.inertial in physical coordinates
+      HtmlTable in{{"link " + e.link + where + " (link frame; inertia about the COM)", "value", "std. error",
+                    "95 % interval"},
+                   {},
+                   {}};
+      for (int k = 0; k < 10; ++k) {
+        const bool known = std::isfinite(e.std_error[k]);
+        in.rows.push_back({InertialEstimate::coordinate_names()[static_cast<std::size_t>(k)], html_number(e.value[k]),
+                           known ? html_number(e.std_error[k]) : "n/a",
+                           known ? html_number(e.value[k]) + " ± " + html_number(1.96 * e.std_error[k])
+                                 : "not determined by this data"});
+        in.flagged.push_back(!known);
+      }
+      report.table(in);
     }
-    report.table(in);
   }
   if (!r.fixed.empty()) {
     HtmlTable f{{"held fixed", "value", "from"}, {}, {}};

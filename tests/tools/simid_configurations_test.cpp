@@ -15,6 +15,9 @@
 #include <random>
 
 #include "neuralsim/core/format.hpp"
+#include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
+#include "neuralsim/dynamics/rnea.hpp"
+#include "neuralsim/step/passive_forces.hpp"
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "neuralsim/io/yaml_model.hpp"
@@ -237,6 +240,128 @@ TEST(SimidConfigurations, AppWritesEachConfigurationAndEvaluatesItsParameterFile
   ASSERT_EQ(e.exit_code, 0) << e.err;
   const nlohmann::json se = testing::read_json((fs::path(dir) / "evaluated" / "summary.json").string());
   EXPECT_NEAR(se["metrics"]["cost"].get<double>(), m["cost"].get<double>(), 1e-6 * m["cost"].get<double>());
+}
+
+// Recordings for inverse dynamics: exact sinusoidal q(t) (q̇, q̈ in closed
+// form), the command u = RNEA − passive (the damping) at every sample, with
+// noise of σ = kScfTorqueNoise on u only.
+constexpr double kScfTorqueNoise = 0.02;  // N·m
+void scf_record_torques(const std::string& dir, const std::string& name, const std::string& model_text, unsigned seed) {
+  const std::string file = (fs::path(dir) / (name + "_id_truth.yaml")).string();
+  testing::write_file(file, model_text);
+  const Model<double> model = load_yaml_model(file);
+  Data<double> data(model);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> unit;
+  const double amplitude[2][2] = {{1.2, 0.9}, {0.8, 1.4}}, hz[2][2] = {{0.7, 1.3}, {1.1, 0.6}};
+  TrajectorySet set;
+  set.meta.model = model.name;
+  set.meta.joint_names = model.velocity_names();
+  for (int r = 0; r < 2; ++r) {
+    Trajectory tr;
+    tr.name = std::to_string(r);
+    const int n = 300;
+    tr.time.resize(n);
+    tr.q.resize(n, 2);
+    tr.qd.resize(n, 2);
+    tr.tau.resize(n, 2);
+    for (int k = 0; k < n; ++k) {
+      const double t = 0.005 * k;
+      Eigen::Vector2d q, qd, qdd;
+      for (int j = 0; j < 2; ++j) {
+        const double w = 2 * M_PI * hz[r][j], a = amplitude[r][j];
+        q[j] = a * std::sin(w * t) + 0.3 * j;
+        qd[j] = a * w * std::cos(w * t);
+        qdd[j] = -a * w * w * std::sin(w * t);
+      }
+      rnea(model, data, Eigen::VectorXd(q), Eigen::VectorXd(qd), Eigen::VectorXd(qdd));
+      passive_forces(model, data, Eigen::VectorXd(q), Eigen::VectorXd(qd));
+      tr.time[k] = t;
+      tr.q.row(k) = q.transpose();
+      tr.qd.row(k) = qd.transpose();
+      for (int j = 0; j < 2; ++j) tr.tau(k, j) = data.tau[j] - data.tau_passive[j] + kScfTorqueNoise * unit(rng);
+    }
+    set.trajectories.push_back(std::move(tr));
+  }
+  write_trajectories((fs::path(dir) / (name + "_id.h5")).string(), set);
+}
+
+// A joint inverse-dynamics fit reports each configuration's links in
+// physical coordinates and its base parameters (issue #36), with errors
+// from the joint problem: the shared link's inertia is fitted in both
+// recordings, the payload's mass in one. Each configuration's base
+// parameters hold their truth within 4 standard errors, the shared link's
+// physical values and errors are the same in both configurations, and the
+// payload configuration's base parameters are no less certain than in a fit
+// of its recording alone (the bare recording pins the link).
+TEST(SimidConfigurations, JointInverseDynamicsFitReportsEachConfigurationsInertiasAndBaseParameters) {
+  const std::string dir = scf_data().dir;
+  scf_record_torques(dir, "bare", scf_arm(0.3, false), 3);
+  scf_record_torques(dir, "payload", scf_arm(0.45, true), 4);
+  const std::string estimate =
+      "sim: {integrator: rk4, dt: 0.005}\n"  // unused by inverse dynamics
+      "output: {plot: false}\n"
+      "estimate:\n"
+      "  residual: {type: inverse_dynamics, derivatives: {method: savitzky_golay, window: 9, order: 4}}\n"
+      "  solver: {max_iterations: 60}\n"
+      "  basin_hopping: {enabled: false}\n"
+      "  parameters:\n"
+      "    - {name: link.link2.inertial, transform: log_cholesky}\n"
+      "    - {name: joint.elbow.damping, initial: 0.5, bounds: [0, 2]}\n";
+  const std::string shoulder = "    - {name: joint.shoulder.damping, initial: 0.1, bounds: [0, 2]";
+  const std::string payload_mass = "    - {name: link.payload.mass, initial: 1.0, bounds: [0.05, 3]";
+  const IdentificationResult joint =
+      scf_fit(estimate + shoulder + ", per_configuration: true}\n" + payload_mass +
+              ", configurations: [payload]}\nmodel: {file: arm.yaml}\nconfigurations:\n"
+                                        "  - {name: bare, data: {train: bare_id.h5}}\n"
+                                        "  - {name: payload, model: {file: arm_payload.yaml}, data: {train: payload_id.h5}}\n");
+  ASSERT_EQ(joint.status, RunStatus::kOk) << joint.message;
+  ASSERT_EQ(joint.configurations.size(), 2u);
+  EXPECT_TRUE(joint.inertials.empty());  // one model's quantities: per configuration
+  const IdentificationResult& bare = joint.configurations[0];
+  const IdentificationResult& payload = joint.configurations[1];
+  ASSERT_EQ(bare.inertials.size(), 1u);
+  ASSERT_EQ(payload.inertials.size(), 1u);
+  for (int k = 0; k < 10; ++k) {
+    EXPECT_EQ(bare.inertials[0].value[k], payload.inertials[0].value[k]) << k;
+    const double a = bare.inertials[0].std_error[k], b = payload.inertials[0].std_error[k];
+    EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << k << ": " << a << " against " << b;
+  }
+  EXPECT_NEAR(bare.inertials[0].value[0], 0.8, 4 * bare.inertials[0].std_error[0]);  // link2's mass
+  // β's truth: the reported combinations of the truth's standard parameters.
+  auto check_truth = [&](const IdentificationResult& c, const std::string& truth_yaml) {
+    const Model<double> truth = load_yaml_model((fs::path(dir) / truth_yaml).string());
+    const BaseParameterFit& b = c.base_parameters;
+    Eigen::VectorXd pi(b.standard);
+    for (size_t l = 0; l < b.links.size(); ++l)
+      pi.segment<10>(10 * static_cast<Eigen::Index>(l)) = inertial_parameters(truth.bodies[static_cast<size_t>(truth.body_index(b.links[l]))].inertia);
+    const Eigen::VectorXd beta = b.base.base_values(pi);
+    ASSERT_EQ(static_cast<int>(b.estimates.size()), b.base.rank);
+    for (int k = 0; k < b.base.rank; ++k) {
+      const BaseParameterEstimate& e = b.estimates[static_cast<size_t>(k)];
+      ASSERT_TRUE(std::isfinite(e.std_error) && e.std_error > 0) << c.configuration << " " << e.expression;
+      EXPECT_NEAR(e.value, beta[k], 4 * e.std_error) << c.configuration << " " << e.expression;
+    }
+  };
+  ASSERT_EQ(bare.base_parameters.links, std::vector<std::string>{"link2"});
+  ASSERT_EQ(payload.base_parameters.links, (std::vector<std::string>{"link2", "payload"}));
+  check_truth(bare, "bare_id_truth.yaml");
+  check_truth(payload, "payload_id_truth.yaml");
+  // The payload recording alone: the same combinations, wider.
+  const IdentificationResult alone =
+      scf_fit(estimate + shoulder + "}\n" + payload_mass + "}\nmodel: {file: arm_payload.yaml}\ndata: {train: payload_id.h5}\n");
+  ASSERT_EQ(alone.status, RunStatus::kOk) << alone.message;
+  ASSERT_EQ(alone.base_parameters.estimates.size(), payload.base_parameters.estimates.size());
+  double narrowest = 1;
+  for (size_t k = 0; k < alone.base_parameters.estimates.size(); ++k) {
+    const BaseParameterEstimate &j = payload.base_parameters.estimates[k], &a = alone.base_parameters.estimates[k];
+    ASSERT_EQ(j.expression, a.expression);
+    EXPECT_LT(j.std_error, 1.05 * a.std_error) << j.expression;
+    narrowest = std::min(narrowest, j.std_error / a.std_error);
+    std::printf("[ measured ] %s: ± %.3g joint, ± %.3g payload alone\n", j.expression.c_str(), j.std_error, a.std_error);
+  }
+  EXPECT_LT(narrowest, 0.8);
+  EXPECT_NE(joint.full_report().find("Base parameters (configuration payload)"), std::string::npos);
 }
 
 TEST(SimidConfigurations, BadConfigurationsAreRefusedNamingTheKey) {

@@ -150,7 +150,8 @@ int inertial_body(const EstimatedParameter& p) {
 BaseParameterFit fit_base_parameters(const Model<double>& model, const ParameterSet& params,
                                      const std::vector<double>& x,
                                      const std::vector<const InverseDynamicsSamples*>& samples,
-                                     const Eigen::MatrixXd& J, double residual_variance) {
+                                     const Eigen::Ref<const Eigen::MatrixXd>& data_jacobian, double residual_variance,
+                                     const std::vector<int>& columns) {
   BaseParameterFit out;
   std::vector<int> bodies;
   for (int i = 0; i < params.size(); ++i) {
@@ -164,7 +165,18 @@ BaseParameterFit fit_base_parameters(const Model<double>& model, const Parameter
   out.standard = 10 * f;
   Eigen::Index rows = 0;
   for (const InverseDynamicsSamples* s : samples) rows += s->q.rows() * nv;
-  if (rows > J.rows()) throw InvalidArgument("fit_base_parameters: the Jacobian has fewer rows than the samples");
+  const Eigen::Index variables = data_jacobian.cols();
+  if (rows > data_jacobian.rows())
+    throw InvalidArgument("fit_base_parameters: the Jacobian has " + std::to_string(data_jacobian.rows()) +
+                          " rows, fewer than the samples' " + std::to_string(rows));
+  if (columns.empty() ? variables != params.size() : static_cast<int>(columns.size()) != params.size())
+    throw InvalidArgument("fit_base_parameters: " + std::to_string(params.size()) + " parameters against " +
+                          std::to_string(columns.empty() ? variables : static_cast<Eigen::Index>(columns.size())) +
+                          " Jacobian columns");
+  for (int c : columns)
+    if (c < 0 || c >= variables)
+      throw InvalidArgument("fit_base_parameters: column " + std::to_string(c) + " outside the Jacobian's " +
+                            std::to_string(variables));
   Eigen::MatrixXd W(rows, out.standard);
   Data<double> data(model);
   Eigen::MatrixXd Y;
@@ -203,13 +215,15 @@ BaseParameterFit fit_base_parameters(const Model<double>& model, const Parameter
         for (int l = 0; l < 8 && pass + l < P; ++l) dpi(10 * c + k, pass + l) = p[k].v[l];
     }
   }
-  const Eigen::MatrixXd G = B * dpi;
+  // G in the Jacobian's variables (a joint fit: params' columns scattered).
+  Eigen::MatrixXd G = Eigen::MatrixXd::Zero(rank, variables);
+  const Eigen::MatrixXd G_local = B * dpi;
+  for (int i = 0; i < P; ++i) G.col(columns.empty() ? i : columns[static_cast<size_t>(i)]) += G_local.col(i);
   // Σ_x = s² (JᵀJ)⁺ on the column-equilibrated data rows (the pseudo-inverse:
   // log-Cholesky coordinates have directions no torque sees, and every
   // generalized inverse gives an estimable β the same variance).
-  const auto Jd = J.topRows(rows);  // no copy: J can be 10⁵ rows
-  Eigen::MatrixXd JtJ = Eigen::MatrixXd::Zero(P, P);
-  JtJ.selfadjointView<Eigen::Lower>().rankUpdate(Jd.transpose());
+  Eigen::MatrixXd JtJ = Eigen::MatrixXd::Zero(variables, variables);
+  JtJ.selfadjointView<Eigen::Lower>().rankUpdate(data_jacobian.transpose());
   JtJ = JtJ.selfadjointView<Eigen::Lower>();
   Eigen::VectorXd norm = JtJ.diagonal().cwiseSqrt();
   for (Eigen::Index c = 0; c < norm.size(); ++c)

@@ -86,13 +86,18 @@ struct BaseParameterFit {
   std::vector<BaseParameterEstimate> estimates;
 };
 
-// `x` the optimizer variables at the fit; `J` the Jacobian of the residuals
-// in x (EstimationProblem::parameter_jacobian: the samples' rows first, in
-// order, nv per sample); `residual_variance` s². Empty `links` when no link
-// inertia is fitted.
+// `x` the optimizer variables of `params` at the fit; `data_jacobian` the
+// data's rows of the Jacobian of the fit's residuals (EstimationProblem::
+// parameter_jacobian without the prior's rows), whose column columns[i] is
+// params' variable i (empty `columns`: the identity). A joint fit over
+// several configurations passes every configuration's rows and the joint
+// vector's columns, so that β's errors use all the data; `samples` are this
+// model's. `residual_variance` s². Empty `links` when no link inertia is
+// fitted.
 BaseParameterFit fit_base_parameters(const Model<double>& model, const ParameterSet& params,
                                      const std::vector<double>& x,
                                      const std::vector<const InverseDynamicsSamples*>& samples,
-                                     const Eigen::MatrixXd& J, double residual_variance);
+                                     const Eigen::Ref<const Eigen::MatrixXd>& data_jacobian, double residual_variance,
+                                     const std::vector<int>& columns = {});
 
 }  // namespace neuralsim

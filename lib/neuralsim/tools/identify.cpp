@@ -523,17 +523,13 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
 }
 
 // The standard errors of the chosen method, the covariance and the
-// identifiability analysis at the best point.
-// A joint fit (`joint`: more than one configuration) analyzes the joint
-// vector; the inertias in physical coordinates and the base parameters are
-// those of one model, and are left out.
-void analyze_fit(const Setup& s, const ParameterSet& params, bool joint, EstimationProblem& problem,
-                 IdentificationResult& r, Eigen::VectorXd& residuals, EvaluationProgress& progress, long long samples,
-                 const AnalysisDeadline& deadline) {
+// identifiability analysis at the best point, from J (the Jacobian of the
+// residuals at r.best.x). Returns the covariance of the reported standard
+// errors (physical values; undetermined parameters' rows and columns NaN).
+Eigen::MatrixXd analyze_fit(const Setup& s, const ParameterSet& params, const EstimationProblem& problem,
+                            const Eigen::MatrixXd& J, const Eigen::VectorXd& residuals, IdentificationResult& r,
+                            const AnalysisDeadline& deadline) {
   const std::vector<double>& x = r.best.x;
-  const Eigen::MatrixXd J = problem.parameter_jacobian(x, &residuals);
-  deadline.check();
-  progress.add(samples);
   // J has the nuisance states profiled out (parameter_jacobian): they take
   // degrees of freedom from the residual variance.
   const int nuisance = problem.num_state_variables();
@@ -575,22 +571,7 @@ void analyze_fit(const Setup& s, const ParameterSet& params, bool joint, Estimat
       covariance.row(i).setConstant(std::numeric_limits<double>::quiet_NaN());
       covariance.col(i).setConstant(std::numeric_limits<double>::quiet_NaN());
     }
-  if (joint) return;
-  r.inertials = inertial_estimates(s.exp.model, params, id.value, covariance);
-  // The base parameters read J's rows as nv torque rows per sample.
-  const bool torque_rows_only = s.observe.commanded_torques.is_default() && s.observe.imus.empty() &&
-                                s.observe.joint_force_residuals() == 0;
-  if (s.problem.formulation == Formulation::kInverseDynamics && torque_rows_only) {
-    // The samples of the fit's torque residuals, as EstimationProblem forms them.
-    DerivativeOptions derivatives = s.problem.derivatives;
-    if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = s.problem.filter_window;
-    std::vector<InverseDynamicsSamples> samples;
-    for (const Trajectory& t : s.data.train.trajectories)
-      samples.push_back(prepare_inverse_dynamics(t, derivatives, s.problem.sample_stride));
-    std::vector<const InverseDynamicsSamples*> ptrs;
-    for (const InverseDynamicsSamples& k : samples) ptrs.push_back(&k);
-    r.base_parameters = fit_base_parameters(s.exp.model, params, x, ptrs, J, id.residual_variance);
-  }
+  return covariance;
 }
 
 // Inverse-dynamics torque errors (the residual of residual type
@@ -873,6 +854,54 @@ Setups read_setups(const Config& cfg, long long seed, std::vector<std::string>& 
   return out;
 }
 
+// Each configuration's fitted links in physical coordinates and, for an
+// inverse-dynamics fit of torque rows alone, its base parameters, with
+// errors from the whole problem's covariance and Jacobian (a joint fit: the
+// configuration's columns of the joint vector, every configuration's rows).
+void physical_estimates(const Setups& setups, const Eigen::MatrixXd& J, const Eigen::MatrixXd& covariance,
+                        IdentificationResult& r, std::vector<IdentificationResult>& parts) {
+  const Setup& s = setups.parts.front();
+  const bool joint = setups.is_joint();
+  // The base parameters read J's rows as nv torque rows per sample, in
+  // configuration order (the prior's rows, if any, last).
+  const bool torque_rows_only = s.observe.commanded_torques.is_default() && s.observe.imus.empty() &&
+                                s.observe.joint_force_residuals() == 0;
+  const bool base = s.problem.formulation == Formulation::kInverseDynamics && torque_rows_only;
+  // The samples of the fit's torque residuals, as EstimationProblem forms them.
+  std::vector<std::vector<InverseDynamicsSamples>> samples(setups.parts.size());
+  Eigen::Index rows = 0;
+  for (size_t c = 0; base && c < setups.parts.size(); ++c) {
+    const Setup& part = setups.parts[c];
+    DerivativeOptions derivatives = part.problem.derivatives;
+    if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = part.problem.filter_window;
+    for (const Trajectory& t : part.data.train.trajectories) {
+      samples[c].push_back(prepare_inverse_dynamics(t, derivatives, part.problem.sample_stride));
+      rows += samples[c].back().q.rows() * part.exp.model.nv;
+    }
+  }
+  const std::vector<double>& values = r.identifiability.value;
+  for (size_t c = 0; c < setups.parts.size(); ++c) {
+    const Setup& part = setups.parts[c];
+    IdentificationResult& p = joint ? parts[c] : r;
+    std::vector<int> columns = joint ? setups.joint.columns[c] : std::vector<int>{};
+    if (!joint)
+      for (int i = 0; i < part.params.size(); ++i) columns.push_back(i);
+    std::vector<double> local_values;
+    Eigen::MatrixXd local_covariance(part.params.size(), part.params.size());
+    for (size_t i = 0; i < columns.size(); ++i) {
+      local_values.push_back(values[static_cast<size_t>(columns[i])]);
+      for (size_t j = 0; j < columns.size(); ++j)
+        local_covariance(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = covariance(columns[i], columns[j]);
+    }
+    p.inertials = inertial_estimates(part.exp.model, part.params, local_values, local_covariance);
+    if (!base) continue;
+    std::vector<const InverseDynamicsSamples*> ptrs;
+    for (const InverseDynamicsSamples& k : samples[c]) ptrs.push_back(&k);
+    p.base_parameters = fit_base_parameters(part.exp.model, part.params, setups.local(c, r.best.x), ptrs,
+                                            J.topRows(rows), r.identifiability.residual_variance, columns);
+  }
+}
+
 // The analysis of the best point: Jacobian, standard errors and
 // identifiability, cost per trajectory, predictions, windows and torque
 // errors, per configuration of a joint fit. `deadline.check()` between
@@ -900,7 +929,13 @@ void analyze(const Setups& setups, const ParameterSet& params, bool joint, const
   // the recorded ones; an evaluation has none of its own).
   if (!r.best.states.empty()) problem->set_states(r.best.states);
   Eigen::VectorXd residuals;
-  analyze_fit(s, params, joint, *problem, r, residuals, progress, train_samples, deadline);
+  {
+    const Eigen::MatrixXd J = problem->parameter_jacobian(r.best.x, &residuals);
+    deadline.check();
+    progress.add(train_samples);
+    const Eigen::MatrixXd covariance = analyze_fit(s, params, *problem, J, residuals, r, deadline);
+    physical_estimates(setups, J, covariance, r, parts);
+  }
   deadline.check();
   for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
   for (const std::string& w : uncertainty_warnings(params, r.best.x, r.identifiability,
@@ -1243,17 +1278,24 @@ std::string IdentificationResult::full_report() const {
   report << "Standard errors: " << uncertainty_method_name(uncertainty.covariance.method) << " ("
          << uncertainty_assumption(uncertainty.covariance.method) << ")\n";
   for (const IdentifiedParameter& p : parameters) report << "  " << p.name << " = " << p.value << " ± " << p.std_error << "\n";
-  for (const InertialEstimate& e : inertials) {
-    report << "Link " << e.link << " in physical coordinates (link frame; inertia about the centre of mass):\n";
-    for (int k = 0; k < 10; ++k)
-      report << "  " << InertialEstimate::coordinate_names()[static_cast<size_t>(k)] << " = " << e.value[k] << " ± "
-             << e.std_error[k] << "\n";
-  }
-  if (!base_parameters.links.empty()) {
-    report << "Base parameters (Gautier & Khalil): " << base_parameters.base.rank << " identifiable combinations of the "
-           << base_parameters.standard << " standard inertial parameters (m, h = m·c, I about the link frame's origin) "
-           << "of the fitted links (QR rank tolerance " << base_parameters.base.tolerance << "):\n";
-    for (const BaseParameterEstimate& e : base_parameters.estimates)
+  // The fitted links of each configuration's model (a joint fit: errors from
+  // the joint problem).
+  std::vector<const IdentificationResult*> models{this};
+  for (const IdentificationResult& c : configurations) models.push_back(&c);
+  for (const IdentificationResult* m : models) {
+    const std::string in = m->configuration.empty() ? "" : " (configuration " + m->configuration + ")";
+    for (const InertialEstimate& e : m->inertials) {
+      report << "Link " << e.link << in << " in physical coordinates (link frame; inertia about the centre of mass):\n";
+      for (int k = 0; k < 10; ++k)
+        report << "  " << InertialEstimate::coordinate_names()[static_cast<size_t>(k)] << " = " << e.value[k]
+               << " ± " << e.std_error[k] << "\n";
+    }
+    const BaseParameterFit& b = m->base_parameters;
+    if (b.links.empty()) continue;
+    report << "Base parameters" << in << " (Gautier & Khalil): " << b.base.rank << " identifiable combinations of the "
+           << b.standard << " standard inertial parameters (m, h = m·c, I about the link frame's origin) "
+           << "of the fitted links (QR rank tolerance " << b.base.tolerance << "):\n";
+    for (const BaseParameterEstimate& e : b.estimates)
       report << "  " << e.expression << " = " << e.value << " ± " << e.std_error << "\n";
   }
   report << "Singular values of the scaled Jacobian:";
