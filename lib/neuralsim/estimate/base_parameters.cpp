@@ -11,6 +11,7 @@
 #include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
+#include "neuralsim/estimate/inertia_prior.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/parameters/named_parameter.hpp"
 
@@ -134,32 +135,14 @@ std::string base_parameter_expression(const BaseParameters& base, int k, const s
 
 namespace neuralsim {
 
-namespace {
-
-// The body whose inertia parameter i changes, or -1.
-int inertial_body(const EstimatedParameter& p) {
-  if (p.kind() == ParameterKind::kLogCholesky) return p.target.body;
-  if (p.kind() != ParameterKind::kModel) return -1;
-  using K = ParameterRef::Kind;
-  const K k = p.target.model.kind;
-  return k == K::kMass || k == K::kCom || k == K::kInertia ? p.target.model.index : -1;
-}
-
-}  // namespace
-
 BaseParameterFit fit_base_parameters(const Model<double>& model, const ParameterSet& params,
                                      const std::vector<double>& x,
                                      const std::vector<const InverseDynamicsSamples*>& samples,
                                      const Eigen::Ref<const Eigen::MatrixXd>& data_jacobian, double residual_variance,
                                      const std::vector<int>& columns) {
   BaseParameterFit out;
-  std::vector<int> bodies;
-  for (int i = 0; i < params.size(); ++i) {
-    const int b = inertial_body(params[i]);
-    if (b >= 0 && std::find(bodies.begin(), bodies.end(), b) == bodies.end()) bodies.push_back(b);
-  }
+  const std::vector<int> bodies = inertial_bodies(params);
   if (bodies.empty()) return out;
-  std::sort(bodies.begin(), bodies.end());
   for (int b : bodies) out.links.push_back(model.bodies[static_cast<size_t>(b)].name);
   const int f = static_cast<int>(bodies.size()), nv = model.nv;
   out.standard = 10 * f;

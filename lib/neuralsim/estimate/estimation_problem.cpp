@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
+#include "neuralsim/estimate/inertia_prior.hpp"
 #include "neuralsim/model/configuration.hpp"
 
 namespace neuralsim {
@@ -429,6 +431,36 @@ class PriorCost final : public ceres::CostFunction {
   std::vector<double> sqrt_w_, center_;
 };
 
+// The geometric prior's ten rows of one link (LinkInertiaPrior), its
+// Jacobian columns scattered from the part's variables to the problem's.
+class GeometricPriorCost final : public ceres::CostFunction {
+ public:
+  GeometricPriorCost(int P, std::unique_ptr<LinkInertiaPrior> prior, std::vector<int> columns)
+      : prior_(std::move(prior)), columns_(std::move(columns)) {
+    set_num_residuals(10);
+    mutable_parameter_block_sizes()->push_back(P);
+  }
+  bool Evaluate(double const* const* x, double* r, double** jacobians) const override {
+    const int P = parameter_block_sizes()[0], n = static_cast<int>(columns_.size());
+    std::vector<double> local(static_cast<size_t>(n)), local_jacobian;
+    for (int i = 0; i < n; ++i) local[static_cast<size_t>(i)] = x[0][columns_[static_cast<size_t>(i)]];
+    const bool jacobian = jacobians && jacobians[0];
+    if (jacobian) local_jacobian.resize(10 * static_cast<size_t>(n));
+    if (!prior_->evaluate(local.data(), r, jacobian ? local_jacobian.data() : nullptr)) return false;
+    if (!jacobian) return true;
+    std::fill(jacobians[0], jacobians[0] + 10 * static_cast<size_t>(P), 0.0);
+    for (int k = 0; k < 10; ++k)
+      for (int i = 0; i < n; ++i)
+        jacobians[0][static_cast<size_t>(k) * P + columns_[static_cast<size_t>(i)]] +=
+            local_jacobian[static_cast<size_t>(k) * n + i];
+    return true;
+  }
+
+ private:
+  std::unique_ptr<LinkInertiaPrior> prior_;
+  std::vector<int> columns_;  // the part's variable i is the problem's columns_[i]
+};
+
 }  // namespace
 
 EstimationProblem::EstimationProblem(const ResidualContext& ctx, const std::vector<const Trajectory*>& train,
@@ -600,8 +632,26 @@ void EstimationProblem::add_prior() {
     center.push_back(params.variable(i, params[i].nominal));
   }
   prior_rows_ = static_cast<int>(index.size());
-  if (index.empty()) return;
-  ceres_->problem->AddResidualBlock(new PriorCost(params.size(), index, sqrt_w, center), nullptr, theta_.data());
+  if (!index.empty())
+    ceres_->problem->AddResidualBlock(new PriorCost(params.size(), index, sqrt_w, center), nullptr, theta_.data());
+  if (!(options_.geometric_prior_weight > 0)) return;
+  // One block per link and set of problem variables: a link shared by
+  // several configurations of a joint fit is pulled once.
+  std::vector<std::vector<int>> linked;
+  for (const ProblemPart& part : parts_) {
+    const ParameterSet& local = *part.ctx.parameters;
+    for (int body : inertial_bodies(local)) {
+      auto prior = std::make_unique<LinkInertiaPrior>(*part.ctx.model, local, body, options_.geometric_prior_weight);
+      std::vector<int> columns, key;
+      for (int i = 0; i < local.size(); ++i) columns.push_back(part.columns.empty() ? i : part.columns[static_cast<size_t>(i)]);
+      for (int v : prior->variables()) key.push_back(columns[static_cast<size_t>(v)]);
+      if (std::find(linked.begin(), linked.end(), key) != linked.end()) continue;
+      linked.push_back(key);
+      ceres_->problem->AddResidualBlock(new GeometricPriorCost(params.size(), std::move(prior), columns), nullptr,
+                                        theta_.data());
+      prior_rows_ += 10;
+    }
+  }
 }
 
 bool EstimationProblem::use_regressor(const ResidualContext& ctx) {

@@ -56,6 +56,14 @@ struct ProblemOptions {
   // the data's residuals. An entry's own `prior` (EstimatedParameter::
   // prior_weight) replaces w for it; 0 and no entry: no prior.
   double prior_weight = 0;
+  // The geometric prior (estimate.prior: {geometric: w}): per link whose
+  // inertia a parameter changes, ten residuals √w·svec(log(L0⁻¹ J L0⁻ᵀ))
+  // whose squared norm is w times the affine-invariant distance² between
+  // its pseudo-inertia J and the model's J0 = L0 L0ᵀ (estimate/
+  // inertia_prior.hpp; Lee, Wensing & Park 2020). Unit-free: w weighs one
+  // unit of squared log-eigenvalue against a unit of the data's residuals.
+  // 0: none.
+  double geometric_prior_weight = 0;
 };
 
 struct SolverOptions {

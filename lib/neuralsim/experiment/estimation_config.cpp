@@ -253,9 +253,10 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
   return o;
 }
 
-double read_prior_weight(const Config& r) {
-  r.check_known_keys({"weight"});
-  return r.get_in_range("weight", 0.0, 0, 1e12);
+void read_prior(const Config& r, ProblemOptions& options) {
+  r.check_known_keys({"weight", "geometric"});
+  options.prior_weight = r.get_in_range("weight", 0.0, 0, 1e12);
+  options.geometric_prior_weight = r.get_in_range("geometric", 0.0, 0, 1e12);
 }
 
 DerivativeOptions default_derivative_options(const Model<double>* model) {

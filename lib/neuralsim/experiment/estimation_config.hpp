@@ -61,8 +61,9 @@ ObservationSpec read_observation(const Config& section, const Model<double>& mod
 // derivatives and refuses savitzky_golay on quaternion joints.
 ProblemOptions read_problem_options(const Config& section, const Model<double>* model = nullptr);
 
-// `prior:` section of `estimate`: {weight: w >= 0} (ProblemOptions::prior_weight).
-double read_prior_weight(const Config& section);
+// `prior:` section of `estimate`: {weight: w >= 0, geometric: w >= 0}
+// (ProblemOptions::prior_weight, geometric_prior_weight).
+void read_prior(const Config& section, ProblemOptions& options);
 
 // The derivatives of inverse dynamics and of every torque error (simid's
 // residual and metrics, rollout --compare), from a section holding

@@ -30,6 +30,20 @@ inline double to_unconstrained(Transformation t, double p) {
   return t == Transformation::kLog ? std::log(p) : p;
 }
 
+// The pseudo-inertia J = [Σ h; hᵀ m] (4×4, Σ = ½ tr(I_o) 1 − I_o with I_o
+// about the link frame's origin; Wensing, Kim & Slotine, RA-L 2018): J ≻ 0
+// exactly for a physically consistent inertia, and a change of link frame
+// T = [R p; 0 1] maps it to T J Tᵀ.
+template <class S>
+Eigen::Matrix<S, 4, 4> pseudo_inertia(const Inertia<S>& I) {
+  Eigen::Matrix<S, 4, 4> J;
+  J.template topLeftCorner<3, 3>() = S(0.5) * I.I_origin.trace() * Mat3<S>::Identity() - I.I_origin;
+  J.template block<3, 1>(0, 3) = I.h;
+  J.template block<1, 3>(3, 0) = I.h.transpose();
+  J(3, 3) = I.mass;
+  return J;
+}
+
 // θ = (α, d1, d2, d3, s12, s23, s13, t1, t2, t3);
 // U = e^α [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]].
 // J = U Uᵀ = [Σ h; hᵀ m] with Σ = ½ tr(Ī) 1 - Ī, so Ī = tr(Σ) 1 - Σ (RA-L 2022, eq. 5-7).

@@ -2,6 +2,8 @@
 
 #include "neuralsim/estimate/sensor_prediction.hpp"
 
+#include <Eigen/Cholesky>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,9 +15,11 @@
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/estimate/estimation_problem.hpp"
+#include "neuralsim/estimate/inertia_prior.hpp"
 #include "neuralsim/experiment/configurations.hpp"
 #include "neuralsim/experiment/data.hpp"
 #include "neuralsim/io/parameter_file.hpp"
+#include "neuralsim/model/parameterization.hpp"
 #include "neuralsim/tools/fingerprint.hpp"
 #include "neuralsim/tools/identify_checkpoint.hpp"
 
@@ -322,7 +326,18 @@ Setup read_setup(const Config& cfg, long long seed, const std::string& configura
                                 &s.exp.warnings, &s.exp.step.controls, configuration, configurations);
   s.observe = read_observation(section_or_empty(est, "observe"), model);
   s.problem = read_problem_options(section_or_empty(est, "residual"), &model);
-  s.problem.prior_weight = read_prior_weight(section_or_empty(est, "prior"));
+  read_prior(section_or_empty(est, "prior"), s.problem);
+  if (s.problem.geometric_prior_weight > 0) {
+    const std::vector<int> bodies = inertial_bodies(s.params);
+    if (bodies.empty())
+      est.at("prior").fail("geometric", "no fitted parameter changes a link's inertia (mass, com, inertia or "
+                                        "inertial): the geometric prior acts on links' inertias");
+    for (int b : bodies)
+      if (!(pseudo_inertia(model.bodies[static_cast<size_t>(b)].inertia).llt().info() == Eigen::Success))
+        est.at("prior").fail("geometric", "link '" + model.bodies[static_cast<size_t>(b)].name +
+                                              "' has a model inertia that is not physically consistent (its "
+                                              "pseudo-inertia is not positive definite): nothing to pull toward");
+  }
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
   // Predictions restart from the measured state every `evaluation_window`
   // samples (default: the shooting window; 50 for inverse dynamics), so fits
