@@ -2,6 +2,10 @@
 // (estimate/regressor_residual.cpp against RNEA on Jets per sample):
 //   build/bench/study_regressor_fit [seconds per trajectory=10] [max iterations=100] [routes=both|fast] [rate Hz=200]
 //       [DIR: only write DIR/panda7.urdf and DIR/panda_excitation.h5 for configs/simid_panda_inverse_dynamics.yaml]
+//   build/bench/study_regressor_fit [seconds] [max iterations] coverage [rate Hz] [seeds=10] [Savitzky–Golay window]
+//       the base parameters' interval coverage over seeds (a new truth and
+//       noise per seed), then a poor excitation fitted without a prior and
+//       with the geometric prior (estimate/inertia_prior.hpp) at several weights
 //
 // Model: the Panda of ../shared/models (fingers fixed: 7 joints, 7 moving
 // links), with the sigmoid joint friction of its published model (Gaz,
@@ -18,6 +22,8 @@
 // the URDF's values (the slopes φ2 fixed at the published values).
 // Printed: per route the wall time, LM iterations, final cost, and the
 // fitted base parameters' largest error in standard errors.
+#include <Eigen/Eigenvalues>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -87,7 +93,8 @@ Model<double> perturbed_truth(const Model<double>& nominal, unsigned seed) {
 
 // q(t) = mid + Σ_k (a_k/(ω k)) sin(ω k t + φ_k) per joint, scaled into the
 // middle 80 % of the joint's range; q̇, q̈ analytic.
-Trajectory excitation(const Model<double>& truth, double seconds, double rate_hz, unsigned seed, double noise) {
+Trajectory excitation(const Model<double>& truth, double seconds, double rate_hz, unsigned seed, double noise,
+                      double amplitude = 1) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::normal_distribution<double> n(0.0, noise);
@@ -109,7 +116,7 @@ Trajectory excitation(const Model<double>& truth, double seconds, double rate_hz
     for (const Joint<double>& j : truth.joints) {
       if (j.nv != 1) continue;
       const int i = j.idx_v;
-      const double mid = 0.5 * (j.lower + j.upper), half = 0.4 * (j.upper - j.lower) / 2.2;
+      const double mid = 0.5 * (j.lower + j.upper), half = amplitude * 0.4 * (j.upper - j.lower) / 2.2;
       double s = 0, sd = 0, sdd = 0;
       for (int h = 1; h <= H; ++h) {
         const double x = w * h * t + phase(i, h - 1), A = a(i, h - 1) / h;
@@ -130,6 +137,139 @@ Trajectory excitation(const Model<double>& truth, double seconds, double rate_hz
   return tr;
 }
 
+ParameterSet panda_parameters(const Model<double>& nominal) {
+  std::string yaml = "p: [";
+  for (int b = 0; b < nominal.num_bodies(); ++b)  // the links that move (not panda_link0, the fixed base)
+    if (nominal.joints[b].nv > 0)
+      yaml += "{name: link." + nominal.bodies[b].name + ".inertial, transform: log_cholesky}, ";
+  for (const Joint<double>& j : nominal.joints)
+    if (j.nv == 1)
+      for (const char* c : {"friction", "friction_shift", "damping", "torque_offset"})
+        yaml += "{name: joint." + j.name + "." + c + "}, ";
+  yaml.resize(yaml.size() - 2);
+  yaml += "]";
+  return read_parameter_set(Config::parse(yaml, "study.yaml"), "p", nominal);
+}
+
+// One regressor-route fit from the URDF's values, with its base parameters
+// and their standard errors as simid reports them (fit_base_parameters).
+struct StudyFit {
+  LocalResult result;
+  Model<double> fitted;
+  BaseParameterFit base;
+  double seconds = 0;
+};
+StudyFit fit_study(const Model<double>& nominal, const ParameterSet& params, const std::vector<Trajectory>& data,
+                   double geometric_prior, int max_iterations, int window = 0) {
+  std::vector<const Trajectory*> train;
+  for (const Trajectory& t : data) train.push_back(&t);
+  const ResidualContext ctx{&nominal, &params, StepOptions{}, ObservationSpec{}};
+  ProblemOptions po;
+  po.formulation = Formulation::kInverseDynamics;
+  po.derivatives = default_derivative_options(&nominal);
+  if (window > 0) po.derivatives.window = window;  // Savitzky–Golay window (samples)
+  po.geometric_prior_weight = geometric_prior;
+  const auto t0 = std::chrono::steady_clock::now();
+  EstimationProblem problem(ctx, train, po);
+  SolverOptions so;
+  so.max_iterations = max_iterations;
+  StudyFit f;
+  f.result = problem.solve(params.initial_variables(), so);
+  f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  f.fitted = nominal;
+  params.apply(f.result.x.data(), f.fitted);
+  Eigen::VectorXd residuals;
+  const Eigen::MatrixXd J = problem.parameter_jacobian(f.result.x, &residuals);
+  std::vector<InverseDynamicsSamples> samples;
+  Eigen::Index rows = 0;
+  for (const Trajectory& t : data) {
+    samples.push_back(prepare_inverse_dynamics(t, po.derivatives, 1));
+    rows += samples.back().q.rows() * nominal.nv;
+  }
+  std::vector<const InverseDynamicsSamples*> ptrs;
+  for (const InverseDynamicsSamples& k : samples) ptrs.push_back(&k);
+  const Eigen::VectorXd data_residuals = residuals.head(rows);
+  const double s2 = analyze_identifiability(params, f.result.x, J.topRows(rows), data_residuals).residual_variance;
+  f.base = fit_base_parameters(nominal, params, f.result.x, ptrs, J.topRows(rows), s2);
+  return f;
+}
+
+// (β̂ − β_true)/σ per base parameter.
+Eigen::VectorXd base_z_scores(const StudyFit& f, const Model<double>& truth) {
+  Eigen::VectorXd pi(f.base.standard);
+  for (size_t l = 0; l < f.base.links.size(); ++l)
+    pi.segment<10>(10 * static_cast<Eigen::Index>(l)) =
+        inertial_parameters(truth.bodies[static_cast<size_t>(truth.body_index(f.base.links[l]))].inertia);
+  const Eigen::VectorXd beta = f.base.base.base_values(pi);
+  Eigen::VectorXd z(beta.size());
+  for (Eigen::Index k = 0; k < beta.size(); ++k)
+    z[k] = (f.base.estimates[static_cast<size_t>(k)].value - beta[k]) / f.base.estimates[static_cast<size_t>(k)].std_error;
+  return z;
+}
+
+// How far the fitted links are from the truth's: mass ratios, COM shifts,
+// principal moments about the COM (ratio of the smallest).
+void print_plausibility(const Model<double>& fitted, const Model<double>& truth) {
+  double mmin = 1e300, mmax = 0, shift = 0, imin = 1e300;
+  for (int b = 0; b < truth.num_bodies(); ++b) {
+    if (truth.joints[static_cast<size_t>(b)].nv == 0) continue;
+    const Inertia<double>&F = fitted.bodies[static_cast<size_t>(b)].inertia, &T = truth.bodies[static_cast<size_t>(b)].inertia;
+    mmin = std::min(mmin, F.mass / T.mass);
+    mmax = std::max(mmax, F.mass / T.mass);
+    shift = std::max(shift, (F.com() - T.com()).norm());
+    const Eigen::Vector3d pf = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(F.inertia_about_com()).eigenvalues();
+    const Eigen::Vector3d pt = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(T.inertia_about_com()).eigenvalues();
+    imin = std::min(imin, pf.minCoeff() / pt.minCoeff());
+  }
+  std::printf("mass / truth %.3f–%.3f, largest COM shift %.1f cm, smallest principal moment / truth's %.3g", mmin,
+              mmax, 100 * shift, imin);
+}
+
+int coverage_study(const Model<double>& nominal, double seconds, double rate_hz, int seeds, int max_iterations,
+                   int window) {
+  const ParameterSet params = panda_parameters(nominal);
+  std::printf("Coverage of the base parameters' 95 %% intervals: Panda 7-DoF, %d parameters, 2 × %.0f s at %.0f Hz, "
+              "0.05 N·m noise, a new truth and noise per seed\n",
+              params.size(), seconds, rate_hz);
+  int inside = 0, total = 0;
+  double sum_z2 = 0;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    const Model<double> truth = perturbed_truth(nominal, static_cast<unsigned>(seed));
+    const std::vector<Trajectory> data = {excitation(truth, seconds, rate_hz, 100 + 2 * seed, 0.05),
+                                          excitation(truth, seconds, rate_hz, 101 + 2 * seed, 0.05)};
+    const StudyFit f = fit_study(nominal, params, data, 0, max_iterations, window);
+    const Eigen::VectorXd z = base_z_scores(f, truth);
+    const int in = static_cast<int>((z.array().abs() <= 1.96).count());
+    inside += in;
+    total += static_cast<int>(z.size());
+    sum_z2 += z.squaredNorm();
+    std::printf("seed %d: %d iterations, %.2f s, cost %.6g; %d of %zd base parameters inside their 95 %% interval, "
+                "mean z² %.3f, max |z| %.2f\n",
+                seed, f.result.iterations, f.seconds, f.result.cost, in, z.size(), z.squaredNorm() / z.size(),
+                z.cwiseAbs().maxCoeff());
+    std::fflush(stdout);
+  }
+  std::printf("all seeds: %d of %d inside (%.1f %%), mean z² %.3f (1 for calibrated intervals)\n\n", inside, total,
+              100.0 * inside / total, sum_z2 / total);
+  // Poor excitation: 5 % of the amplitude, the same truth.
+  const Model<double> truth = perturbed_truth(nominal, 1);
+  const std::vector<Trajectory> poor = {excitation(truth, seconds, rate_hz, 2, 0.05, 0.05),
+                                        excitation(truth, seconds, rate_hz, 3, 0.05, 0.05)};
+  std::printf("Poor excitation (5 %% of the amplitude): fitted links against the truth\n");
+  for (double w : {0.0, 0.01, 0.1, 1.0}) {
+    const StudyFit f = fit_study(nominal, params, poor, w, max_iterations);
+    std::printf("geometric prior %g: %d iterations, %.2f s, cost %.6g; ", w, f.result.iterations, f.seconds,
+                f.result.cost);
+    print_plausibility(f.fitted, truth);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  std::printf("(the URDF's values, the fit's start: ");
+  print_plausibility(nominal, truth);
+  std::printf(")\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -138,6 +278,9 @@ int main(int argc, char** argv) {
   const bool both = argc > 3 ? std::string(argv[3]) != "fast" : true;
   const double rate_hz = argc > 4 ? std::atof(argv[4]) : 200.0;
   const Model<double> nominal = panda_seven_dof();
+  if (argc > 3 && std::string(argv[3]) == "coverage")
+    return coverage_study(nominal, seconds, rate_hz, argc > 5 ? std::atoi(argv[5]) : 10, max_iterations,
+                          argc > 6 ? std::atoi(argv[6]) : 0);
   const Model<double> truth = perturbed_truth(nominal, 1);
   std::vector<Trajectory> data = {excitation(truth, seconds, rate_hz, 2, 0.05), excitation(truth, seconds, rate_hz, 3, 0.05)};
   if (argc > 5) {
@@ -156,17 +299,7 @@ int main(int argc, char** argv) {
   }
   std::vector<const Trajectory*> train;
   for (const Trajectory& t : data) train.push_back(&t);
-  std::string yaml = "p: [";
-  for (int b = 0; b < nominal.num_bodies(); ++b)  // the links that move (not panda_link0, the fixed base)
-    if (nominal.joints[b].nv > 0)
-      yaml += "{name: link." + nominal.bodies[b].name + ".inertial, transform: log_cholesky}, ";
-  for (const Joint<double>& j : nominal.joints)
-    if (j.nv == 1)
-      for (const char* c : {"friction", "friction_shift", "damping", "torque_offset"})
-        yaml += "{name: joint." + j.name + "." + c + "}, ";
-  yaml.resize(yaml.size() - 2);
-  yaml += "]";
-  const ParameterSet params = read_parameter_set(Config::parse(yaml, "study.yaml"), "p", nominal);
+  const ParameterSet params = panda_parameters(nominal);
   std::printf("Panda 7-DoF, %d parameters, %d samples per trajectory x %zu, noise 0.05 N·m\n", params.size(),
               static_cast<int>(data[0].size()), data.size());
   const ResidualContext ctx{&nominal, &params, StepOptions{}, ObservationSpec{}};
