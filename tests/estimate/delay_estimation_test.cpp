@@ -286,8 +286,8 @@ std::string delay_config_error(const std::function<void()>& f) {
   return "no ConfigError";
 }
 
-TEST(ControlDelayConfig, RefusesANegativeOrNonFiniteDelay) {
-  for (const char* bad : {"-0.001", ".nan", ".inf"}) {
+TEST(ControlDelayConfig, RefusesANonFiniteDelay) {
+  for (const char* bad : {"-.inf", ".nan", ".inf"}) {
     const Config sim = Config::parse(std::string("sim: {dt: 0.002, controls: {interpolation: cubic, delay: ") + bad +
                                          "}}",
                                      "delay.yaml")
@@ -295,12 +295,14 @@ TEST(ControlDelayConfig, RefusesANegativeOrNonFiniteDelay) {
     const std::string what = delay_config_error([&] { read_step_options(sim); });
     EXPECT_NE(what.find("delay.yaml:1:"), std::string::npos) << what;
     EXPECT_NE(what.find("key 'sim.controls.delay'"), std::string::npos) << what;
-    EXPECT_NE(what.find(std::string(bad) == ".nan" ? "expected a number" : "expected a finite actuation delay >= 0 s"),
+    EXPECT_NE(what.find(std::string(bad) == ".nan" ? "expected a number" : "expected a finite actuation delay in s"),
               std::string::npos)
         << what;
   }
   const Config ok = Config::parse("sim: {dt: 0.002, controls: {delay: 0.004}}", "delay.yaml").at("sim");
   EXPECT_EQ(read_step_options(ok).controls.delay, 0.004);  // a fixed delay with the zero-order hold is fine
+  const Config lead = Config::parse("sim: {dt: 0.002, controls: {delay: -0.004}}", "delay.yaml").at("sim");
+  EXPECT_EQ(read_step_options(lead).controls.delay, -0.004);  // a lead
 }
 
 TEST(ControlDelayConfig, RefusesADelayNotShorterThanTheData) {
@@ -314,10 +316,11 @@ TEST(ControlDelayConfig, RefusesADelayNotShorterThanTheData) {
   EXPECT_NE(what.find("expected less than the duration 2 s of trajectory 'delayed_pendulum' (data.h5)"),
             std::string::npos)
       << what;
-  const Config bound = Config::parse("p: {name: controls.delay, bounds: [0, 3]}", "delay.yaml").at("p");
+  const Config bound = Config::parse("p: {name: controls.delay, bounds: [-3, 0]}", "delay.yaml").at("p");
   const std::string bound_what =
-      delay_config_error([&] { check_delay_within_data(bound, "bounds.1", 3.0, data, "data.h5"); });
-  EXPECT_NE(bound_what.find("key 'p.bounds.1'"), std::string::npos) << bound_what;
+      delay_config_error([&] { check_delay_within_data(bound, "bounds.0", -3.0, data, "data.h5"); });
+  EXPECT_NE(bound_what.find("key 'p.bounds.0'"), std::string::npos) << bound_what;
+  EXPECT_NE(bound_what.find("a delay of -3 s is not shorter than the data"), std::string::npos) << bound_what;
 }
 
 TEST(ControlDelayConfig, RefusesFittingTheDelayOfAPiecewiseConstantSignalAndBadBounds) {
@@ -338,9 +341,10 @@ TEST(ControlDelayConfig, RefusesFittingTheDelayOfAPiecewiseConstantSignalAndBadB
   }
   EXPECT_NE(read(good, nullptr).find("only simid"), std::string::npos);
   EXPECT_NE(read("{name: controls.delay}", &cubic).find("needs bounds"), std::string::npos);
-  const std::string negative = read("{name: controls.delay, bounds: [-0.001, 0.02]}", &cubic);
-  EXPECT_NE(negative.find("key 'p.0.bounds.0'"), std::string::npos) << negative;
-  EXPECT_NE(negative.find("expected a delay bound >= 0 s, got -0.001"), std::string::npos) << negative;
+  EXPECT_EQ(read("{name: controls.delay, bounds: [-0.01, 0.02]}", &cubic), "no ConfigError");  // a lead or a lag
+  const std::string infinite = read("{name: controls.delay, bounds: [-.inf, 0.02]}", &cubic);
+  EXPECT_NE(infinite.find("key 'p.0.bounds.0'"), std::string::npos) << infinite;
+  EXPECT_NE(infinite.find("expected a finite delay bound"), std::string::npos) << infinite;
   EXPECT_NE(read("{name: controls.delay, bounds: [0, .inf]}", &cubic).find("key 'p.0.bounds.1'"), std::string::npos);
   EXPECT_NE(read("{name: controls.delay, bounds: [.nan, 0.02]}", &cubic), "no ConfigError");
   EXPECT_NE(read("{name: controls.latency, bounds: [0, 0.02]}", &cubic).find("valid: controls.delay"),
@@ -351,9 +355,9 @@ TEST(ControlDelayConfig, RefusesFittingTheDelayOfAPiecewiseConstantSignalAndBadB
       read_parameter_set(Config::parse("p: [" + good + "]", "delay.yaml"), "p", model, nullptr, nullptr, &cubic);
   EXPECT_EQ(p[0].initial, 0.003);
   EXPECT_EQ(p[0].kind(), ParameterKind::kControlDelay);
-  // A sensor delay: bounds >= 0 and finite, any interpolation of the controls.
-  EXPECT_EQ(read("{name: observe.q.delay, bounds: [0, 0.02]}", &zoh), "no ConfigError");
-  EXPECT_NE(read("{name: observe.q.delay, bounds: [-1, 0.02]}", &zoh).find("expected a delay bound >= 0 s"),
+  // A sensor delay: finite bounds of either sign, any interpolation of the controls.
+  EXPECT_EQ(read("{name: observe.q.delay, bounds: [-0.01, 0.02]}", &zoh), "no ConfigError");
+  EXPECT_NE(read("{name: observe.q.delay, bounds: [-1, .inf]}", &zoh).find("expected a finite delay bound"),
             std::string::npos);
   EXPECT_NE(read("{name: observe.q.latency, bounds: [0, 0.02]}", &zoh).find("valid: observe.q.delay, observe.qd.delay"),
             std::string::npos);
@@ -367,12 +371,14 @@ TEST(SensorDelayConfig, ReadsAChannelsDelayAndRefusesABadOne) {
   EXPECT_EQ(spec.q_delay, 0.008);
   EXPECT_EQ(spec.qd_weight, 0.5);
   EXPECT_EQ(spec.qd_delay, 0.0);
-  for (const char* bad : {"-0.008", ".nan", ".inf"}) {
+  EXPECT_EQ(read_observation(Config::parse("o: {q: {delay: -0.008}}", "delay.yaml").at("o"), model).q_delay,
+            -0.008);  // a lead
+  for (const char* bad : {"-.inf", ".nan", ".inf"}) {
     const std::string what = delay_config_error([&] {
       read_observation(Config::parse(std::string("o: {q: {delay: ") + bad + "}}", "delay.yaml").at("o"), model);
     });
     EXPECT_NE(what.find("key 'o.q.delay'"), std::string::npos) << what;
-    EXPECT_NE(what.find(std::string(bad) == ".nan" ? "expected a number" : "expected a finite sensor delay >= 0 s"),
+    EXPECT_NE(what.find(std::string(bad) == ".nan" ? "expected a number" : "expected a finite sensor delay in s"),
               std::string::npos)
         << what;
   }

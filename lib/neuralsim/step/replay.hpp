@@ -16,6 +16,7 @@
 // no `tau` in the recording the controls are zero.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "neuralsim/core/scalar.hpp"
@@ -126,13 +127,21 @@ struct StartStates {
   RowMatrixXd q, qd;  // rows = samples.size(); nq and nv columns
 };
 
+// Called by predict_recording after each window (start, length, the
+// prediction so far): rows start … start + length of its q and qd hold the
+// window's simulated states (row start + length until the next window's
+// restart replaces it).
+using WindowCallback = std::function<void(long long start, long long length, const Trajectory& predicted)>;
+
 // The prediction of a whole recording that restarts from the measured state
 // every `window` samples (window ≥ length: one open-loop rollout from the
 // first sample). `qd0` (optional) replaces the measured velocity at sample
 // 0; `starts` (optional) replace the measured state at the restarts whose
-// sample they hold (and then win over qd0). The result has the recording's
-// name, time and controls.
+// sample they hold (and then win over qd0); `after_window` (optional) sees
+// each window's simulated states. The result has the recording's name, time
+// and controls.
 Trajectory predict_recording(Stepper<double>& stepper, const Trajectory& recorded, long long window,
-                             const Eigen::VectorXd* qd0 = nullptr, const StartStates* starts = nullptr);
+                             const Eigen::VectorXd* qd0 = nullptr, const StartStates* starts = nullptr,
+                             const WindowCallback& after_window = {});
 
 }  // namespace neuralsim
