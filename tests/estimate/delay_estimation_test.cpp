@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "neuralsim/estimate/estimation_problem.hpp"
@@ -19,6 +20,7 @@
 #include "neuralsim/experiment/estimation_config.hpp"
 #include "neuralsim/experiment/experiment.hpp"
 #include "neuralsim/io/yaml_model.hpp"
+#include "neuralsim/step/control_signal.hpp"
 #include "support/files.hpp"
 
 namespace neuralsim {
@@ -45,15 +47,18 @@ Model<double> delay_test_pendulum(double mass, double damping) {
 }
 
 // 2 s of the truth: the actuator applies command(max(t − d, 0)) at every
-// stage of RK4 at 0.1 ms; every 20th state is a sample, with noise. The
+// stage of RK4 at 0.1 ms (d = control_delay; negative: a lead, the command
+// logged |d| after it acted); every 20th state is a sample, with noise. The
 // angle sensor reads the angle `sensor_delay` late (a multiple of 0.1 ms;
-// before t = sensor_delay it reads the start state).
-Trajectory delay_test_recording(unsigned seed, double sensor_delay = 0.0) {
+// before t = sensor_delay it reads the start state; a negative one reads
+// the truth simulated on past the last sample).
+Trajectory delay_test_recording(unsigned seed, double sensor_delay = 0.0, double control_delay = kTrueDelay) {
   const Model<double> truth = delay_test_pendulum(kTrueMass, kTrueDamping);
   Stepper<double> stepper(truth, StepOptions{Integrator::kRK4, 1e-4, 1});
   ControlSource<double> applied;
-  applied.evaluate = [](const void*, double, double t, Eigen::VectorXd& u) {
-    u[0] = delay_test_command(std::max(t - kTrueDelay, 0.0));
+  applied.context = &control_delay;
+  applied.evaluate = [](const void* d, double, double t, Eigen::VectorXd& u) {
+    u[0] = delay_test_command(std::max(t - *static_cast<const double*>(d), 0.0));
   };
   const int n = 1001, per_sample = 20;
   Trajectory tr;
@@ -73,6 +78,10 @@ Trajectory delay_test_recording(unsigned seed, double sensor_delay = 0.0) {
       fine_q.push_back(q[0]);
       stepper.step(q, qd, applied, t + s * 1e-4, 1e-4);
     }
+  }
+  for (int s = 0; s < 400; ++s) {  // 40 ms past the last sample, for a negative sensor delay
+    fine_q.push_back(q[0]);
+    stepper.step(q, qd, applied, n * kSample + s * 1e-4, 1e-4);
   }
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, kNoise);
@@ -272,6 +281,114 @@ TEST(SensorDelayFit, CostGradientInTheSensorDelayAgreesWithCentralDifferences) {
       EXPECT_NEAR(g[static_cast<size_t>(i)], fd, 1e-5 * std::abs(fd) + 1e-9)
           << formulation_name(f) << " " << params[i].name();
     }
+  }
+}
+
+// ---- Leads (negative delays) ---------------------------------------------------
+
+// The logged command lags the one that acted by 5 ms (a delay of −5 ms, as
+// the DFKI pendulum's torque log, docs/real-data-results.md): fitted
+// between bounds of either sign, the lead, the damping and the mass are
+// recovered within their intervals. The replay reads the command 5 ms
+// after each stage; past the last sample it holds the last one (the last
+// 5 ms of the recording see a held command).
+TEST(ControlDelayFit, RecoversALeadWithinItsInterval) {
+  const double lead = -0.005;
+  const Trajectory data = delay_test_recording(46, 0.0, lead);
+  const DelayFit fit = fit_delay(data,
+                                 "[{name: controls.delay, initial: 0.002, bounds: [-0.02, 0.02]},"
+                                 " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
+                                 " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]",
+                                 Formulation::kSingleShooting);
+  ASSERT_TRUE(fit.result.usable) << fit.result.report;
+  const double truth[3] = {lead, kTrueDamping, kTrueMass};
+  for (int i = 0; i < 3; ++i) {
+    RecordProperty(fit.params[i].name(), testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
+    EXPECT_LE(std::abs(fit.value(i) - truth[i]), 3 * fit.error(i)) << fit.params[i].name();
+  }
+  EXPECT_LT(fit.error(0), 2e-4);
+  if (std::getenv("NEURALSIM_PRINT"))
+    std::printf("lead: %.4f +- %.4f ms, damping %.6f +- %.6f, mass %.6f +- %.6f, cost %.3g\n", 1e3 * fit.value(0),
+                1e3 * fit.error(0), fit.value(1), fit.error(1), fit.value(2), fit.error(2), fit.result.cost);
+}
+
+// At a lead the replay reads the recorded command after the stage's time:
+// between samples as at a lag (exact ∂u/∂d = −du/dt), past the last sample
+// the last one, held (du/dt = 0 there, so ∂u/∂d = 0).
+TEST(ControlDelayFit, ALeadReadsLaterSamplesAndHoldsTheLast) {
+  Eigen::VectorXd time(4);
+  time << 0.0, 0.01, 0.02, 0.03;
+  ControlSignal cubic;
+  cubic.interpolation = ControlInterpolation::kCubic;
+  const ControlStencil inside = delayed_control_stencil(cubic, time, 0.012, 0.01, -0.004);
+  const ControlStencil direct = control_stencil(cubic, time, 1, 0.016, 0.014);
+  ASSERT_EQ(inside.count, direct.count);
+  for (int j = 0; j < inside.count; ++j) {
+    EXPECT_EQ(inside.index[j], direct.index[j]);
+    EXPECT_NEAR(inside.weight[j], direct.weight[j], 1e-15);
+    EXPECT_NEAR(inside.rate[j], direct.rate[j], 1e-12);
+  }
+  const ControlStencil past = delayed_control_stencil(cubic, time, 0.028, 0.028, -0.004);
+  ASSERT_EQ(past.count, 1);
+  EXPECT_EQ(past.index[0], 3);
+  EXPECT_EQ(past.weight[0], 1.0);
+  EXPECT_EQ(past.rate[0], 0.0);
+}
+
+// ∂cost/∂d at leads (control and sensor delays) against central
+// differences of the cost, single and multiple shooting.
+TEST(ControlDelayFit, CostGradientAtALeadAgreesWithCentralDifferences) {
+  const Trajectory data = delay_test_recording(47, -0.004, -0.005);
+  const Model<double> start = delay_test_pendulum(1.0, 0.1);
+  const StepOptions step = delay_test_step();
+  const ParameterSet params = read_parameter_set(
+      Config::parse("p: [{name: controls.delay, initial: -0.003, bounds: [-0.02, 0.02]},"
+                    " {name: observe.q.delay, initial: -0.003, bounds: [-0.02, 0.02]},"
+                    " {name: observe.qd.delay, initial: -0.003, bounds: [-0.02, 0.01]}]",
+                    "delay.yaml"),
+      "p", start, nullptr, nullptr, &step.controls);
+  ObservationSpec observe;
+  observe.qd_weight = 0.1;
+  ResidualContext ctx{&start, &params, step, observe};
+  for (const Formulation f : {Formulation::kSingleShooting, Formulation::kMultipleShooting}) {
+    ProblemOptions po;
+    po.formulation = f;
+    po.window = 50;
+    EstimationProblem problem(ctx, {&data}, po);
+    const std::vector<double> x = {-0.0047, -0.0033, -0.0071};
+    double cost = 0;
+    std::vector<double> g;
+    ASSERT_TRUE(problem.evaluate(x, &cost, &g));
+    for (int i = 0; i < 3; ++i) {
+      const double eps = 1e-7;
+      std::vector<double> plus = x, minus = x;
+      plus[static_cast<size_t>(i)] += eps;
+      minus[static_cast<size_t>(i)] -= eps;
+      double cp = 0, cm = 0;
+      ASSERT_TRUE(problem.evaluate(plus, &cp, nullptr));
+      ASSERT_TRUE(problem.evaluate(minus, &cm, nullptr));
+      const double fd = (cp - cm) / (2 * eps);
+      EXPECT_NEAR(g[static_cast<size_t>(i)], fd, 1e-5 * std::abs(fd) + 1e-9)
+          << formulation_name(f) << " " << params[i].name();
+    }
+  }
+}
+
+// The angle sensor 4 ms early (the sample at t_k is the model's angle at
+// t_k + 4 ms), the actuator's 5 ms known: the fitted observe.q.delay is the
+// lead, within its interval.
+TEST(SensorDelayFit, RecoversALeadWithinItsInterval) {
+  const Trajectory data = delay_test_recording(48, -0.004);
+  const DelayFit fit = fit_delay(data,
+                                 "[{name: observe.q.delay, initial: 0.0, bounds: [-0.02, 0.02]},"
+                                 " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
+                                 " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]",
+                                 Formulation::kSingleShooting, kTrueDelay);
+  ASSERT_TRUE(fit.result.usable) << fit.result.report;
+  const double truth[3] = {-0.004, kTrueDamping, kTrueMass};
+  for (int i = 0; i < 3; ++i) {
+    RecordProperty(fit.params[i].name(), testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
+    EXPECT_LE(std::abs(fit.value(i) - truth[i]), 3 * fit.error(i)) << fit.params[i].name();
   }
 }
 

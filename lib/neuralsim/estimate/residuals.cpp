@@ -80,20 +80,14 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
   RowMatrixXd seen_q = data.q, seen_qd = data.qd;
   const auto readout = [&](long long start, long long length, const Trajectory& simulated) {
     const int first = static_cast<int>(start), last = static_cast<int>(start + length);
-    if (last == first) {  // the recording's last sample alone: its restart state
-      seen_q.row(first) = simulated.q.row(first);
-      seen_qd.row(first) = simulated.qd.row(first);
-      return;
-    }
+    if (last == first) return;  // the recording's last sample alone: masked
     residual_internal::SensorDelays<double> sensors(ctx, x.data(), model, data, first, last - first);
     for (int k = first; k <= last; ++k)
       sensors.record(k, simulated.q.row(k).transpose(), simulated.qd.row(k).transpose());
     for (int k = first; k <= last; ++k) {
       const residual_internal::DelayedJointChannels<double> seen = sensors.observe(k);
       if (seen.q) seen_q.row(k) = seen.q->transpose();
-      else if (k == first) seen_q.row(k) = simulated.q.row(k);  // the restart: its state, as without delays
       if (seen.qd) seen_qd.row(k) = seen.qd->transpose();
-      else if (k == first) seen_qd.row(k) = simulated.qd.row(k);
     }
   };
   Trajectory out = predict_recording(stepper, data, window, &qd0, starts, delayed ? readout : WindowCallback{});

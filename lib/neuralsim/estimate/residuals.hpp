@@ -146,8 +146,9 @@ StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double
 // or fitted) the q and q̇ columns are what the residuals compare with the
 // recording (sensor_delays.hpp): the model's state at t_k − d of that
 // channel within the window; a sample that the residuals mask (t_k − d
-// outside its window, at the delay's bound) holds the recorded value, so
-// it adds no error, as its residual is 0.
+// outside its window at the delay's bound; a restart sample under a
+// positive delay) holds the recorded value, so it adds no error, as its
+// residual is 0.
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
                                int window, const StartStates* starts = nullptr);
 

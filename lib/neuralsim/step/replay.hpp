@@ -11,7 +11,8 @@
 // substep and RK4 stage. A control delay d (options().controls.delay, or
 // a fitted one that carries derivatives) applies u(t − d) at every stage
 // (control_signal.hpp: delayed_control_stencil; before the recording's first
-// sample, its first sample). Only the recorded samples are handed to
+// sample, its first sample; a negative d, a lead, after its last sample,
+// its last sample). Only the recorded samples are handed to
 // on_sample, so every loss and metric compares at recorded samples. With
 // no `tau` in the recording the controls are zero.
 #pragma once
