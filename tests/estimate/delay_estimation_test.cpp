@@ -390,6 +390,9 @@ TEST(SensorDelayFit, RecoversALeadWithinItsInterval) {
     RecordProperty(fit.params[i].name(), testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
     EXPECT_LE(std::abs(fit.value(i) - truth[i]), 3 * fit.error(i)) << fit.params[i].name();
   }
+  if (std::getenv("NEURALSIM_PRINT"))
+    std::printf("angle lead: %.4f +- %.4f ms, damping %.6f +- %.6f, mass %.6f +- %.6f\n", 1e3 * fit.value(0),
+                1e3 * fit.error(0), fit.value(1), fit.error(1), fit.value(2), fit.error(2));
 }
 
 // ---- Bad input ---------------------------------------------------------------
@@ -430,7 +433,7 @@ TEST(ControlDelayConfig, RefusesADelayNotShorterThanTheData) {
   const std::string what =
       delay_config_error([&] { check_control_timing(sim, read_step_options(sim), data, "data.h5"); });
   EXPECT_NE(what.find("key 'sim.controls.delay'"), std::string::npos) << what;
-  EXPECT_NE(what.find("expected less than the duration 2 s of trajectory 'delayed_pendulum' (data.h5)"),
+  EXPECT_NE(what.find("expected |delay| less than the duration 2 s of trajectory 'delayed_pendulum' (data.h5)"),
             std::string::npos)
       << what;
   const Config bound = Config::parse("p: {name: controls.delay, bounds: [-3, 0]}", "delay.yaml").at("p");
