@@ -211,7 +211,7 @@ TEST(DelayedEvaluation, FixedDelaysAreAppliedAsFittedOnes) {
 // t_k − d of each channel. Restarted from the truth's states (a converged
 // multiple-shooting fit's segment states), the prediction of the true
 // parameters and delays is at the noise level; read at the sample times
-// (the sensor delays left out: before 2026-12-08) it is far off.
+// (the sensor delays left out: before 2026-12-07) it is far off.
 TEST(DelayedEvaluation, WindowedPredictionsReadEachChannelAtItsDelay) {
   const Delays d(cubic_rk4());
   StartStates truth_states;
