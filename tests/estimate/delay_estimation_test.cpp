@@ -10,6 +10,7 @@
 // naming file and key.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -129,10 +130,24 @@ DelayFit fit_delay(const Trajectory& data, const std::string& parameters_yaml, F
   return fit;
 }
 
-const char* kWithDelay =
-    "[{name: controls.delay, initial: 0.002, bounds: [0, 0.02]},"
-    " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
-    " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]";
+// Each of the fit's three values within three of its reported standard
+// errors of the truth (recorded as test properties).
+void expect_within_intervals(const DelayFit& fit, const std::array<double, 3>& truth) {
+  for (int i = 0; i < 3; ++i) {
+    ::testing::Test::RecordProperty(fit.params[i].name(),
+                                    testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
+    EXPECT_LE(std::abs(fit.value(i) - truth[static_cast<size_t>(i)]), 3 * fit.error(i)) << fit.params[i].name();
+  }
+}
+
+// A delay's entry, then the damping and the mass, as estimate.parameters.
+std::string with_damping_and_mass(const std::string& delay_entry) {
+  return "[" + delay_entry +
+         ", {name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
+         " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]";
+}
+
+const std::string kWithDelay = with_damping_and_mass("{name: controls.delay, initial: 0.002, bounds: [0, 0.02]}");
 const char* kWithoutDelay =
     "[{name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
     " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]";
@@ -141,11 +156,7 @@ TEST(ControlDelayFit, RecoversTheDelayAndThePhysicalParametersWithinTheirInterva
   const Trajectory data = delay_test_recording(36);
   const DelayFit fit = fit_delay(data, kWithDelay, Formulation::kSingleShooting);
   ASSERT_TRUE(fit.result.usable) << fit.result.report;
-  const double truth[3] = {kTrueDelay, kTrueDamping, kTrueMass};
-  for (int i = 0; i < 3; ++i) {
-    RecordProperty(fit.params[i].name(), testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
-    EXPECT_LE(std::abs(fit.value(i) - truth[i]), 3 * fit.error(i)) << fit.params[i].name();
-  }
+  expect_within_intervals(fit, {kTrueDelay, kTrueDamping, kTrueMass});
   EXPECT_LT(fit.error(0), 2e-4);  // the interval says something: ±0.2 ms at most
 
   // Ignoring the delay: the damping and the mass absorb part of it (+1.1 %
@@ -232,31 +243,22 @@ TEST(ControlDelayFit, CostGradientInTheDelayAgreesWithCentralDifferences) {
 // one is fixed here.)
 TEST(SensorDelayFit, RecoversTheAngleSensorsDelayWithinItsInterval) {
   const Trajectory data = delay_test_recording(39, 0.008);
-  const DelayFit fit = fit_delay(data,
-                                 "[{name: observe.q.delay, initial: 0.004, bounds: [0, 0.02]},"
-                                 " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
-                                 " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]",
-                                 Formulation::kSingleShooting, kTrueDelay);
+  const DelayFit fit =
+      fit_delay(data, with_damping_and_mass("{name: observe.q.delay, initial: 0.004, bounds: [0, 0.02]}"),
+                Formulation::kSingleShooting, kTrueDelay);
   ASSERT_TRUE(fit.result.usable) << fit.result.report;
-  const double truth[3] = {0.008, kTrueDamping, kTrueMass};
-  for (int i = 0; i < 3; ++i) {
-    RecordProperty(fit.params[i].name(), testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
-    EXPECT_LE(std::abs(fit.value(i) - truth[i]), 3 * fit.error(i)) << fit.params[i].name();
-  }
+  expect_within_intervals(fit, {0.008, kTrueDamping, kTrueMass});
   EXPECT_LT(fit.error(0), 2e-4);
 }
 
-// ∂cost/∂d_s through the Hermite basis against central differences, for
-// the q and q̇ channels, in single and multiple shooting.
-TEST(SensorDelayFit, CostGradientInTheSensorDelayAgreesWithCentralDifferences) {
-  const Trajectory data = delay_test_recording(40, 0.008);
+// The gradient of the cost at x against central differences of the cost in
+// every variable, for single and multiple shooting (windows of 50 samples),
+// the q̇ channel observed with weight 0.1.
+void expect_delay_gradients(const Trajectory& data, const std::string& parameters_yaml, const std::vector<double>& x) {
   const Model<double> start = delay_test_pendulum(1.0, 0.1);
   const StepOptions step = delay_test_step();
-  const ParameterSet params = read_parameter_set(
-      Config::parse("p: [{name: observe.q.delay, initial: 0.003, bounds: [0, 0.02]},"
-                    " {name: observe.qd.delay, initial: 0.003, bounds: [0, 0.02]}]",
-                    "delay.yaml"),
-      "p", start, nullptr, nullptr, &step.controls);
+  const ParameterSet params = read_parameter_set(Config::parse("p: " + parameters_yaml, "delay.yaml"), "p", start,
+                                                 nullptr, nullptr, &step.controls);
   ObservationSpec observe;
   observe.qd_weight = 0.1;
   ResidualContext ctx{&start, &params, step, observe};
@@ -265,23 +267,31 @@ TEST(SensorDelayFit, CostGradientInTheSensorDelayAgreesWithCentralDifferences) {
     po.formulation = f;
     po.window = 50;
     EstimationProblem problem(ctx, {&data}, po);
-    const std::vector<double> x = {0.0053, 0.0071};
     double cost = 0;
     std::vector<double> g;
     ASSERT_TRUE(problem.evaluate(x, &cost, &g));
-    for (int i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < x.size(); ++i) {
       const double eps = 1e-7;
       std::vector<double> plus = x, minus = x;
-      plus[static_cast<size_t>(i)] += eps;
-      minus[static_cast<size_t>(i)] -= eps;
+      plus[i] += eps;
+      minus[i] -= eps;
       double cp = 0, cm = 0;
       ASSERT_TRUE(problem.evaluate(plus, &cp, nullptr));
       ASSERT_TRUE(problem.evaluate(minus, &cm, nullptr));
       const double fd = (cp - cm) / (2 * eps);
-      EXPECT_NEAR(g[static_cast<size_t>(i)], fd, 1e-5 * std::abs(fd) + 1e-9)
-          << formulation_name(f) << " " << params[i].name();
+      EXPECT_NEAR(g[i], fd, 1e-5 * std::abs(fd) + 1e-9)
+          << formulation_name(f) << " " << params[static_cast<int>(i)].name();
     }
   }
+}
+
+// ∂cost/∂d_s through the Hermite basis against central differences, for
+// the q and q̇ channels, in single and multiple shooting.
+TEST(SensorDelayFit, CostGradientInTheSensorDelayAgreesWithCentralDifferences) {
+  expect_delay_gradients(delay_test_recording(40, 0.008),
+                         "[{name: observe.q.delay, initial: 0.003, bounds: [0, 0.02]},"
+                         " {name: observe.qd.delay, initial: 0.003, bounds: [0, 0.02]}]",
+                         {0.0053, 0.0071});
 }
 
 // ---- Leads (negative delays) ---------------------------------------------------
@@ -295,17 +305,11 @@ TEST(SensorDelayFit, CostGradientInTheSensorDelayAgreesWithCentralDifferences) {
 TEST(ControlDelayFit, RecoversALeadWithinItsInterval) {
   const double lead = -0.005;
   const Trajectory data = delay_test_recording(46, 0.0, lead);
-  const DelayFit fit = fit_delay(data,
-                                 "[{name: controls.delay, initial: 0.002, bounds: [-0.02, 0.02]},"
-                                 " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
-                                 " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]",
-                                 Formulation::kSingleShooting);
+  const DelayFit fit =
+      fit_delay(data, with_damping_and_mass("{name: controls.delay, initial: 0.002, bounds: [-0.02, 0.02]}"),
+                Formulation::kSingleShooting);
   ASSERT_TRUE(fit.result.usable) << fit.result.report;
-  const double truth[3] = {lead, kTrueDamping, kTrueMass};
-  for (int i = 0; i < 3; ++i) {
-    RecordProperty(fit.params[i].name(), testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
-    EXPECT_LE(std::abs(fit.value(i) - truth[i]), 3 * fit.error(i)) << fit.params[i].name();
-  }
+  expect_within_intervals(fit, {lead, kTrueDamping, kTrueMass});
   EXPECT_LT(fit.error(0), 2e-4);
   if (std::getenv("NEURALSIM_PRINT"))
     std::printf("lead: %.4f +- %.4f ms, damping %.6f +- %.6f, mass %.6f +- %.6f, cost %.3g\n", 1e3 * fit.value(0),
@@ -338,40 +342,11 @@ TEST(ControlDelayFit, ALeadReadsLaterSamplesAndHoldsTheLast) {
 // ∂cost/∂d at leads (control and sensor delays) against central
 // differences of the cost, single and multiple shooting.
 TEST(ControlDelayFit, CostGradientAtALeadAgreesWithCentralDifferences) {
-  const Trajectory data = delay_test_recording(47, -0.004, -0.005);
-  const Model<double> start = delay_test_pendulum(1.0, 0.1);
-  const StepOptions step = delay_test_step();
-  const ParameterSet params = read_parameter_set(
-      Config::parse("p: [{name: controls.delay, initial: -0.003, bounds: [-0.02, 0.02]},"
-                    " {name: observe.q.delay, initial: -0.003, bounds: [-0.02, 0.02]},"
-                    " {name: observe.qd.delay, initial: -0.003, bounds: [-0.02, 0.01]}]",
-                    "delay.yaml"),
-      "p", start, nullptr, nullptr, &step.controls);
-  ObservationSpec observe;
-  observe.qd_weight = 0.1;
-  ResidualContext ctx{&start, &params, step, observe};
-  for (const Formulation f : {Formulation::kSingleShooting, Formulation::kMultipleShooting}) {
-    ProblemOptions po;
-    po.formulation = f;
-    po.window = 50;
-    EstimationProblem problem(ctx, {&data}, po);
-    const std::vector<double> x = {-0.0047, -0.0033, -0.0071};
-    double cost = 0;
-    std::vector<double> g;
-    ASSERT_TRUE(problem.evaluate(x, &cost, &g));
-    for (int i = 0; i < 3; ++i) {
-      const double eps = 1e-7;
-      std::vector<double> plus = x, minus = x;
-      plus[static_cast<size_t>(i)] += eps;
-      minus[static_cast<size_t>(i)] -= eps;
-      double cp = 0, cm = 0;
-      ASSERT_TRUE(problem.evaluate(plus, &cp, nullptr));
-      ASSERT_TRUE(problem.evaluate(minus, &cm, nullptr));
-      const double fd = (cp - cm) / (2 * eps);
-      EXPECT_NEAR(g[static_cast<size_t>(i)], fd, 1e-5 * std::abs(fd) + 1e-9)
-          << formulation_name(f) << " " << params[i].name();
-    }
-  }
+  expect_delay_gradients(delay_test_recording(47, -0.004, -0.005),
+                         "[{name: controls.delay, initial: -0.003, bounds: [-0.02, 0.02]},"
+                         " {name: observe.q.delay, initial: -0.003, bounds: [-0.02, 0.02]},"
+                         " {name: observe.qd.delay, initial: -0.003, bounds: [-0.02, 0.01]}]",
+                         {-0.0047, -0.0033, -0.0071});
 }
 
 // The angle sensor 4 ms early (the sample at t_k is the model's angle at
@@ -379,17 +354,11 @@ TEST(ControlDelayFit, CostGradientAtALeadAgreesWithCentralDifferences) {
 // lead, within its interval.
 TEST(SensorDelayFit, RecoversALeadWithinItsInterval) {
   const Trajectory data = delay_test_recording(48, -0.004);
-  const DelayFit fit = fit_delay(data,
-                                 "[{name: observe.q.delay, initial: 0.0, bounds: [-0.02, 0.02]},"
-                                 " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 1]},"
-                                 " {name: link.link1.mass, initial: 1.0, bounds: [0.1, 5]}]",
-                                 Formulation::kSingleShooting, kTrueDelay);
+  const DelayFit fit =
+      fit_delay(data, with_damping_and_mass("{name: observe.q.delay, initial: 0.0, bounds: [-0.02, 0.02]}"),
+                Formulation::kSingleShooting, kTrueDelay);
   ASSERT_TRUE(fit.result.usable) << fit.result.report;
-  const double truth[3] = {-0.004, kTrueDamping, kTrueMass};
-  for (int i = 0; i < 3; ++i) {
-    RecordProperty(fit.params[i].name(), testing::sci(fit.value(i)) + " +- " + testing::sci(fit.error(i)));
-    EXPECT_LE(std::abs(fit.value(i) - truth[i]), 3 * fit.error(i)) << fit.params[i].name();
-  }
+  expect_within_intervals(fit, {-0.004, kTrueDamping, kTrueMass});
   if (std::getenv("NEURALSIM_PRINT"))
     std::printf("angle lead: %.4f +- %.4f ms, damping %.6f +- %.6f, mass %.6f +- %.6f\n", 1e3 * fit.value(0),
                 1e3 * fit.error(0), fit.value(1), fit.error(1), fit.value(2), fit.error(2));

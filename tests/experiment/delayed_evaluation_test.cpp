@@ -51,8 +51,7 @@ Model<double> pendulum() {
 // first value, as the replay holds the first sample). `states` (optional):
 // the truth's (q, q̇) at every `every`-th sample time, undelayed: what a
 // converged multiple-shooting fit holds as its segments' states.
-Trajectory recording(double d_u, double d_q, double d_qd, unsigned seed, StartStates* states = nullptr,
-                     int every = 1) {
+Trajectory recording(double d_u, double d_q, double d_qd, unsigned seed, StartStates* states = nullptr, int every = 1) {
   const Model<double> truth = pendulum();
   Stepper<double> stepper(truth, StepOptions{Integrator::kRK4, kFine, 1});
   ControlSource<double> applied;

@@ -64,12 +64,12 @@ TEST(SimidActiveBound, AVariableThatReachesItsBoundInTheHeldSolveIsHeldTooInTheN
                "estimate.parameters.2.bounds=[0.15, 5]", "estimate.parameters.2.initial=0.2",
                "estimate.solver.max_iterations=150"});  // converges in 102
   ASSERT_EQ(bounded.status, RunStatus::kOk) << bounded.message;
-  const IdentificationResult held = sab_fit(
-      {"estimate.parameters=[{name: link.link1.mass, initial: 1.0, bounds: [0.05, 10], transform: log}, "
-       "{name: link.link2.mass, initial: 1.0, bounds: [0.05, 10], transform: log}, "
-       "{name: joint.joint2.damping, initial: 0.05, bounds: [0, 5]}, "
-       "{name: joint.joint2.friction, initial: 0.05, bounds: [0, 5]}]",
-       "params.joint.joint1.friction=0.6", "params.joint.joint1.damping=0.15"});
+  const IdentificationResult held =
+      sab_fit({"estimate.parameters=[{name: link.link1.mass, initial: 1.0, bounds: [0.05, 10], transform: log}, "
+               "{name: link.link2.mass, initial: 1.0, bounds: [0.05, 10], transform: log}, "
+               "{name: joint.joint2.damping, initial: 0.05, bounds: [0, 5]}, "
+               "{name: joint.joint2.friction, initial: 0.05, bounds: [0, 5]}]",
+               "params.joint.joint1.friction=0.6", "params.joint.joint1.damping=0.15"});
   ASSERT_EQ(held.status, RunStatus::kOk) << held.message;
   std::map<std::string, double> at_bound;
   for (const IdentifiedParameter& p : bounded.parameters) at_bound[p.name] = p.value;

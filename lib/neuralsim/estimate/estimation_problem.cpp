@@ -723,7 +723,7 @@ struct EstimationProblem::BoundSolve {
   const SolverOptions& options;
   ceres::Solver::Options& so;
   IterationMonitor& abort;
-  std::function<bool()> cut_short;     // a stop cut an evaluation short
+  std::function<bool()> cut_short;      // a stop cut an evaluation short
   std::function<void()> keep_accepted;  // then: back to the last accepted iterate
 };
 

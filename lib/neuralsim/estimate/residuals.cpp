@@ -75,8 +75,8 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
   // Sensor delays: each window's joint channels read at t_k − d, as the
   // residuals read them, once the window is simulated (a lead reads later
   // samples); what they mask, the recording.
-  const bool delayed = ctx.observe.q_delay != 0 || ctx.observe.qd_delay != 0 ||
-                       ctx.parameters->has(ParameterKind::kSensorDelay);
+  const bool delayed =
+      ctx.observe.q_delay != 0 || ctx.observe.qd_delay != 0 || ctx.parameters->has(ParameterKind::kSensorDelay);
   RowMatrixXd seen_q = data.q, seen_qd = data.qd;
   const auto readout = [&](long long start, long long length, const Trajectory& simulated) {
     const int first = static_cast<int>(start), last = static_cast<int>(start + length);

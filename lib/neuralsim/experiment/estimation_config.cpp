@@ -56,7 +56,9 @@ void check_fitted_delay(const Config& c, const ControlSignal* controls, Paramete
   if (!controls)
     c.fail("name", "'" + name + "' delays a recorded signal, and only simid fits a delay");
   if (!c.has("bounds"))
-    c.fail("name", "a fitted '" + name + "' needs bounds: [lower, upper] in seconds (a negative delay is a lead), each shorter than the data");
+    c.fail("name",
+           "a fitted '" + name +
+               "' needs bounds: [lower, upper] in seconds (a negative delay is a lead), each shorter than the data");
   if (kind == ParameterKind::kSensorDelay) return;
   if (!controls->is_continuous())
     c.fail("name", std::string("fitting 'controls.delay' needs controls that vary between samples: with "
@@ -372,7 +374,8 @@ void read_joint_channel(const Config& c, const std::string& key, double default_
   ch.check_known_keys({"weight", "delay", "joints"});
   weight = ch.get_in_range("weight", 1.0, 0, 1e12);
   delay = ch.get_limit("delay", 0.0);
-  if (!std::isfinite(delay)) ch.fail("delay", "expected a finite sensor delay in s (negative: a lead), got " + number(delay));
+  if (!std::isfinite(delay))
+    ch.fail("delay", "expected a finite sensor delay in s (negative: a lead), got " + number(delay));
   if (!ch.has("joints")) return;
   // The joints this channel observes (an unencoded or passive joint is left
   // out), in model order.

@@ -273,7 +273,8 @@ ControlSignal read_control_signal(const Config& c, const StepOptions& o) {
     if (name == names[static_cast<size_t>(i)]) signal.interpolation = static_cast<ControlInterpolation>(i);
   signal.delay = c.get_limit("delay", 0.0);
   // Either sign: a negative delay is a lead (the recorded controls lag the ones that acted).
-  if (!std::isfinite(signal.delay)) c.fail("delay", "expected a finite actuation delay in s, got " + seconds(signal.delay));
+  if (!std::isfinite(signal.delay))
+    c.fail("delay", "expected a finite actuation delay in s, got " + seconds(signal.delay));
   if (signal.interpolation != ControlInterpolation::kHold) {
     for (const char* key : {"period", "tick_values", "tick_offset"})
       if (c.has(key))
