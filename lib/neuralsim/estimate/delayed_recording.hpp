@@ -23,7 +23,7 @@
 
 namespace neuralsim {
 
-// Seconds, each ≥ 0.
+// Seconds, of either sign (a negative delay is a lead).
 struct FitDelays {
   double controls = 0;  // d_u: controls.delay (fixed, sim.controls.delay, or fitted)
   double q = 0;         // d_q: observe.q.delay

@@ -768,6 +768,130 @@ std::vector<int> EstimationProblem::residual_clusters(ClusterBy by) const {
   return rows;
 }
 
+// What solve_at_bounds needs of the solve that ran first.
+struct EstimationProblem::BoundSolve {
+  const SolverOptions& options;
+  ceres::Solver::Options& so;
+  IterationMonitor& abort;
+  std::function<bool()> cut_short;      // a stop cut an evaluation short
+  std::function<void()> keep_accepted;  // then: back to the last accepted iterate
+};
+
+namespace {
+
+// Whether variable i of x lies within 1e-9 (relative) of its finite lower or upper bound.
+bool at_lower_bound(const ParameterSet& p, const std::vector<double>& x, int i) {
+  const double v = x[static_cast<size_t>(i)], lo = p.variable_lower(i);
+  return std::isfinite(lo) && v - lo <= 1e-9 * std::max(1.0, std::abs(v));
+}
+bool at_upper_bound(const ParameterSet& p, const std::vector<double>& x, int i) {
+  const double v = x[static_cast<size_t>(i)], hi = p.variable_upper(i);
+  return std::isfinite(hi) && hi - v <= 1e-9 * std::max(1.0, std::abs(v));
+}
+
+// The variables of x at a bound, in order.
+std::vector<int> variables_at_bounds(const ParameterSet& p, const std::vector<double>& x) {
+  std::vector<int> active;
+  for (int i = 0; i < p.size(); ++i)
+    if (at_lower_bound(p, x, i) || at_upper_bound(p, x, i)) active.push_back(i);
+  return active;
+}
+
+}  // namespace
+
+// Ceres' trust-region methods keep a bounded variable inside its box by
+// projecting each step onto it (Ceres, "Bounds constrained problems"). When
+// a variable ends at a bound and is coupled to a free one, the projected
+// steps shrink and Levenberg–Marquardt reports convergence short of the free
+// ones' optimum: on the DFKI pendulum the control delay stopped at 7.8 or
+// 9.8 ms depending on the start, friction at its bound 0. The remedy is an
+// active-set method (Nocedal & Wright, Numerical Optimization, 2nd ed.,
+// §16.5 and Algorithm 16.3; the bound-constrained case §16.7 and §18.1):
+// each round takes the working set W of the variables now at a bound whose
+// multiplier has the sign of a binding bound (the gradient points out of the
+// box, or is 0), holds W there and solves for the others. A variable at a
+// bound whose gradient points inside (a negative multiplier, N&W (16.37)) is
+// released, all such at once as in the gradient-projection method's binding
+// set (Bertsekas, "Projected Newton methods for optimization problems with
+// simple constraints", SIAM J. Control Optim. 20, 1982). A variable that
+// reaches its bound during a held solve joins W in the next round (DFKI:
+// the armature held, the friction reaching 0 inside that solve: the fit
+// stopped 0.1 % above the optimum until 2026-12-07). The rounds end when W
+// is the set the last solve held (the KKT conditions hold to the solver's
+// tolerances: no variable joins or leaves), when a solve gains nothing and
+// brings no new variable to a bound, after kMaxRounds solves, at
+// max_iterations or at the stop flag. Each solve starts where the last
+// ended and a solve that raises the cost is undone, so the cost never
+// increases.
+void EstimationProblem::solve_at_bounds(BoundSolve& b, LocalResult& result) {
+  constexpr int kMaxRounds = 8;
+  const SolverOptions& options = b.options;
+  const int P = joint_->size();
+  int used = result.iterations > 0 ? result.iterations - 1 : 0;  // iteration 0 is the start
+  std::vector<int> held;                                         // what the last solve held (the first: none)
+  for (int round = 0; round < kMaxRounds; ++round) {
+    // The processes of a distributed solve decide together (the same values
+    // everywhere, and one agreed stop flag).
+    if (!result.usable || !std::isfinite(result.cost) || used >= options.max_iterations ||
+        any_of(options.communicator, options.should_abort && options.should_abort()))
+      return;
+    const std::vector<int> active = variables_at_bounds(*joint_, theta_);
+    if (active.empty() || static_cast<int>(active.size()) == P) return;
+    double cost = 0;
+    std::vector<double> g;
+    ceres::Problem::EvaluateOptions eo;
+    eo.parameter_blocks = {theta_.data()};
+    if (!ceres_->problem->Evaluate(eo, &cost, nullptr, &g, nullptr)) return;
+    std::vector<int> hold;
+    int released = 0;
+    for (const int i : active) {
+      const double inward = at_lower_bound(*joint_, theta_, i) ? -g[static_cast<size_t>(i)] : g[static_cast<size_t>(i)];
+      if (inward > options.gradient_tolerance * std::max(1.0, cost))
+        ++released;  // the cost decreases moving it inside
+      else
+        hold.push_back(i);
+    }
+    if (hold == held) return;  // the last solve held exactly these: nothing joins or leaves
+    const double before = result.cost;
+    const std::vector<double> theta_before = theta_;
+    const std::vector<std::vector<double>> states_before = states_;  // same sizes: assigned back in place
+    b.so.max_num_iterations = options.max_iterations - used;
+    b.abort.continue_numbering();
+    if (!hold.empty()) ceres_->problem->SetManifold(theta_.data(), new ceres::SubsetManifold(P, hold));
+    ceres::Solver::Summary again;
+    ceres::Solve(b.so, ceres_->problem.get(), &again);
+    if (!hold.empty()) ceres_->problem->SetManifold(theta_.data(), nullptr);
+    if (b.cut_short()) {
+      // This solve's iteration 0 is the point it started from.
+      for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
+      b.keep_accepted();
+      return;
+    }
+    // A re-solve that fails keeps the usable result it started from.
+    if (!again.IsSolutionUsable() || !(again.final_cost <= before)) {
+      std::copy(theta_before.begin(), theta_before.end(), theta_.begin());
+      for (size_t k = 0; k < states_.size(); ++k)
+        std::copy(states_before[k].begin(), states_before[k].end(), states_[k].begin());
+      return;
+    }
+    for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
+    used += static_cast<int>(again.iterations.size()) - 1;
+    result.iterations = used + 1;
+    result.cost = again.final_cost;
+    result.stopped = again.termination_type == ceres::USER_SUCCESS;
+    const std::string count = std::to_string(round + 1);
+    result.report = again.BriefReport() +
+                    (hold.empty() ? " (released again, round " + count + ")"
+                                  : " (the " + std::to_string(hold.size()) + " variable(s) at a bound held there" +
+                                        (released > 0 ? ", " + std::to_string(released) + " released" : "") +
+                                        ", round " + count + ")");
+    held = hold;
+    // Nothing gained and no new variable at a bound: the last solve had converged.
+    const bool gained = before - result.cost > options.function_tolerance * before;
+    if (!gained && variables_at_bounds(*joint_, theta_).size() <= active.size()) return;
+  }
+}
+
 LocalResult EstimationProblem::solve(const std::vector<double>& x0, const SolverOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   LocalResult result;
@@ -846,94 +970,11 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     result.usable = summary.IsSolutionUsable();
     result.report = summary.BriefReport();
     result.stopped = summary.termination_type == ceres::USER_SUCCESS;
-    bool stopped = cut_short();
-    if (stopped) keep_accepted();
-    // Ceres' trust-region methods keep a bounded variable inside its box by
-    // projecting each step onto it (Ceres, "Bounds constrained problems").
-    // When a variable ends at a bound and is coupled to a free one, the
-    // projected steps shrink and Levenberg–Marquardt reports convergence
-    // short of the free ones' optimum: on the DFKI pendulum the control delay
-    // stopped at 7.8 or 9.8 ms depending on the start, friction at its bound
-    // 0, and at 15.36 ms from both with this remedy, the active-set one
-    // (Nocedal & Wright, Numerical Optimization, §16.5): hold the variables
-    // at their bounds and solve for the others, then, if the gradient says
-    // the cost decreases moving a held one inside, release them and solve in
-    // full; a few rounds, as a full solve may bring another variable to its
-    // bound, within the iteration budget. Each solve starts where the
-    // last ended, so the cost never increases.
-    int used = result.iterations > 0 ? result.iterations - 1 : 0;  // iteration 0 is the start
-    for (int round = 0; round < 3 && !stopped; ++round) {
-      std::vector<int> active;
-      const int P = joint_->size();
-      for (int i = 0; i < P; ++i) {
-        const double x = theta_[static_cast<size_t>(i)], lo = joint_->variable_lower(i),
-                     hi = joint_->variable_upper(i), tol = 1e-9 * std::max(1.0, std::abs(x));
-        if ((std::isfinite(lo) && x - lo <= tol) || (std::isfinite(hi) && hi - x <= tol)) active.push_back(i);
-      }
-      if (active.empty() || static_cast<int>(active.size()) == P) break;
-      bool gained = true;
-      for (const bool hold : {true, false}) {
-        // The processes of a distributed solve decide together (the same
-        // values everywhere, and one agreed stop flag).
-        if (!result.usable || !std::isfinite(result.cost) || used >= options.max_iterations ||
-            any_of(options.communicator, options.should_abort && options.should_abort()))
-          break;
-        const double before = result.cost;
-        const std::vector<double> theta_before = theta_;
-        const std::vector<std::vector<double>> states_before = states_;  // same sizes: assigned back in place
-        so.max_num_iterations = options.max_iterations - used;
-        abort.continue_numbering();
-        if (hold) ceres_->problem->SetManifold(theta_.data(), new ceres::SubsetManifold(P, active));
-        ceres::Solver::Summary again;
-        ceres::Solve(so, ceres_->problem.get(), &again);
-        if (hold) ceres_->problem->SetManifold(theta_.data(), nullptr);
-        if (cut_short()) {
-          // This solve's iteration 0 is the point it started from.
-          for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
-          keep_accepted();
-          stopped = true;
-          break;
-        }
-        // A re-solve that fails keeps the usable result it started from.
-        if (!again.IsSolutionUsable() || !(again.final_cost <= before)) {
-          std::copy(theta_before.begin(), theta_before.end(), theta_.begin());
-          for (size_t k = 0; k < states_.size(); ++k)
-            std::copy(states_before[k].begin(), states_before[k].end(), states_[k].begin());
-          gained = false;
-          break;
-        }
-        for (size_t k = 1; k < again.iterations.size(); ++k) result.cost_history.push_back(again.iterations[k].cost);
-        used += static_cast<int>(again.iterations.size()) - 1;
-        result.iterations = used + 1;
-        result.cost = again.final_cost;
-        result.stopped = again.termination_type == ceres::USER_SUCCESS;
-        result.report = again.BriefReport() + (hold ? " (the " + std::to_string(active.size()) +
-                                                          " variable(s) at a bound held there, round " +
-                                                          std::to_string(round + 1) + ")"
-                                                    : " (released again, round " + std::to_string(round + 1) + ")");
-        // Nothing gained: the previous solve had converged.
-        gained = before - result.cost > options.function_tolerance * before;
-        if (!gained || !hold) break;
-        // Release only if a held variable would move inside (KKT, Nocedal &
-        // Wright (16.37)): the cost decreases away from its bound.
-        double cost = 0;
-        std::vector<double> g;
-        ceres::Problem::EvaluateOptions eo;
-        eo.parameter_blocks = {theta_.data()};
-        if (!ceres_->problem->Evaluate(eo, &cost, nullptr, &g, nullptr)) break;
-        bool release = false;
-        for (const int i : active) {
-          const double x = theta_[static_cast<size_t>(i)], lo = joint_->variable_lower(i);
-          const bool at_lower = std::isfinite(lo) && x - lo <= 1e-9 * std::max(1.0, std::abs(x));
-          const double inward = at_lower ? -g[static_cast<size_t>(i)] : g[static_cast<size_t>(i)];
-          release = release || inward > options.gradient_tolerance * std::max(1.0, cost);
-        }
-        if (!release) {
-          gained = false;
-          break;
-        }
-      }
-      if (!gained || used >= options.max_iterations) break;
+    if (cut_short()) {
+      keep_accepted();
+    } else {
+      BoundSolve bounds{options, so, abort, cut_short, keep_accepted};
+      solve_at_bounds(bounds, result);  // the variables that end at a bound held there
     }
   } else {
     const int P = joint_->size();

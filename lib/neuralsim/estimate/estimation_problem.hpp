@@ -203,6 +203,10 @@ class EstimationProblem {
   bool use_regressor(const ResidualContext& ctx);  // sets torque_route_
   void add_prior();      // the prior's block, last
   void reset_states();
+  // After a Levenberg–Marquardt solve: the rounds that hold the variables at
+  // their bounds (an active-set method; estimation_problem.cpp).
+  struct BoundSolve;
+  void solve_at_bounds(BoundSolve& b, LocalResult& result);
 
   const ParameterSet* joint_ = nullptr;  // the variables: the parts' parameters, each once
   std::vector<ProblemPart> parts_;

@@ -33,24 +33,33 @@ struct MultipleShooting {
       if (!sensors.active()) {
         written = sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r);
       } else {
-        sensors.record(k, qk, qdk);
         const DelayedJointChannels<T> seen = sensors.observe(k);
         written = sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, r, &seen);
       }
       return written + shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, r + written, delay);
     };
-    int n = residuals_at(w.start, q, qd, residuals);
     const int end = w.start + w.length;
-    const bool finite = replay_window(
-        stepper, tr, w.start, w.length, q, qd,
-        [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
-          if (k < end || last) {
-            n += residuals_at(k, qk, qdk, residuals + n);
-          } else if (sensors.active()) {
-            sensors.record(k, qk, qdk);
-          }
-        },
-        delay);
+    int n = 0;
+    bool finite = true;
+    if (!sensors.active()) {
+      n = residuals_at(w.start, q, qd, residuals);
+      finite = replay_window(
+          stepper, tr, w.start, w.length, q, qd,
+          [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
+            if (k < end || last) n += residuals_at(k, qk, qdk, residuals + n);
+          },
+          delay);
+    } else {
+      // Sample k observes the model at t_k − d, which a lead (d < 0) puts
+      // after t_k: the whole segment first, then its residuals.
+      sensors.record(w.start, q, qd);
+      finite = replay_window(
+          stepper, tr, w.start, w.length, q, qd,
+          [&](int k, const VecX<T>& qk, const VecX<T>& qdk) { sensors.record(k, qk, qdk); }, delay);
+      if (finite)
+        for (int k = w.start; k < end || (last && k == end); ++k)
+          n += residuals_at(k, sensors.q(k), sensors.qd(k), residuals + n);
+    }
     if (!finite) return false;
     if (!last) {
       VecX<T> q_next(nq);

@@ -2,6 +2,7 @@
 
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/estimate/residual_common.hpp"
+#include "neuralsim/estimate/sensor_prediction.hpp"
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/link_poses.hpp"
 #include "neuralsim/step/replay.hpp"
@@ -71,11 +72,34 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
   }
   Eigen::VectorXd qd0 = data.qd.row(0).transpose();
   ctx.parameters->apply_initial_velocity(x.data(), qd0);
-  Trajectory out = predict_recording(stepper, data, window, &qd0, starts);
+  // Sensor delays: each window's joint channels read at t_k − d, as the
+  // residuals read them, once the window is simulated (a lead reads later
+  // samples); what they mask, the recording.
+  const bool delayed =
+      ctx.observe.q_delay != 0 || ctx.observe.qd_delay != 0 || ctx.parameters->has(ParameterKind::kSensorDelay);
+  RowMatrixXd seen_q = data.q, seen_qd = data.qd;
+  const auto readout = [&](long long start, long long length, const Trajectory& simulated) {
+    const int first = static_cast<int>(start), last = static_cast<int>(start + length);
+    if (last == first) return;  // the recording's last sample alone: masked
+    residual_internal::SensorDelays<double> sensors(ctx, x.data(), model, data, first, last - first);
+    for (int k = first; k <= last; ++k)
+      sensors.record(k, simulated.q.row(k).transpose(), simulated.qd.row(k).transpose());
+    for (int k = first; k <= last; ++k) {
+      const residual_internal::DelayedJointChannels<double> seen = sensors.observe(k);
+      if (seen.q) seen_q.row(k) = seen.q->transpose();
+      if (seen.qd) seen_qd.row(k) = seen.qd->transpose();
+    }
+  };
+  Trajectory out = predict_recording(stepper, data, window, &qd0, starts, delayed ? readout : WindowCallback{});
   std::vector<LinkRef> links;
   for (const auto& [name, pose] : data.link_poses)
     if (const auto link = find_link(model, name)) links.push_back(*link);
   record_link_poses(model, links, out);
+  predict_sensors(ctx, x, data, out);
+  if (delayed) {
+    out.q = seen_q;
+    out.qd = seen_qd;
+  }
   return out;
 }
 

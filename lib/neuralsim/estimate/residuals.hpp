@@ -140,7 +140,15 @@ StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double
 // state (or from `starts`, the fitted states, at the samples they hold),
 // with the parameters x applied exactly as the residuals apply them (model,
 // contact, initial velocities and control delay; used for reporting and
-// plots). Link poses are recorded for every link the data has.
+// plots). Link poses are recorded for every link the data has, and the
+// sensor channels' readings (sensor_prediction.hpp: IMUs, joint torques,
+// currents), both from the model's state at t_k. With sensor delays (fixed
+// or fitted) the q and q̇ columns are what the residuals compare with the
+// recording (sensor_delays.hpp): the model's state at t_k − d of that
+// channel within the window; a sample that the residuals mask (t_k − d
+// outside its window at the delay's bound; a restart sample under a
+// positive delay) holds the recorded value, so it adds no error, as its
+// residual is 0.
 Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<double>& x, const Trajectory& data,
                                int window, const StartStates* starts = nullptr);
 

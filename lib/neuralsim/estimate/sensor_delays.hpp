@@ -24,27 +24,31 @@ struct DelayedJointChannels {
 };
 
 // Sensor delays of the joint channels (observe.q.delay, observe.qd.delay,
-// fixed or fitted): the sample at t_k observes the model at t_k − d. The
-// simulated samples of the window are kept, and the state between two of
-// them is the cubic Hermite in (q, q̇) (C¹): with H = t_{j+1} − t_j, x the
-// fraction of the interval and Δ = q_{j+1} ⊖ q_j,
+// fixed or fitted, of either sign): the sample at t_k observes the model at
+// t_k − d (a negative d, a lead: the model at a later time). The simulated
+// samples of the window are kept, and the state between two of them is the
+// cubic Hermite in (q, q̇) (C¹): with H = t_{j+1} − t_j, x the fraction of
+// the interval and Δ = q_{j+1} ⊖ q_j,
 //   q(t)  = q_j ⊕ v(x),  v = h01(x) Δ + H (h10(x) q̇_j + h11(x) q̇_{j+1}),
 //   q̇(t) = h01'(x) Δ / H + h10'(x) q̇_j + h11'(x) q̇_{j+1}   (v's derivative),
 // evaluated at t_k − value(d); d's derivatives enter through the time
 // derivative of the basis (∂/∂d = −∂/∂t), exact to first order. A sample
 // whose t_k − d_max (the delay's upper bound, or the fixed delay) lies
-// before the window's first sample is masked for that channel in every
-// evaluation, so the residual count does not depend on d.
+// before the window's first sample, or whose t_k − d_min (the lower bound,
+// or the fixed delay) lies after its last simulated sample, is masked for
+// that channel in every evaluation, so the residual count does not depend
+// on d. observe(k) reads the samples around t_k − d: the caller records
+// every sample of the window first (a lead reads samples after k).
 template <class T>
 class SensorDelays {
  public:
   SensorDelays(const ResidualContext& ctx, const T* theta, const Model<T>& model, const Trajectory& tr, int start,
                int length)
-      : model_(model), tr_(tr), start_(start) {
+      : model_(model), tr_(tr), start_(start), end_(start + length) {
     const double fixed[2] = {ctx.observe.q_delay, ctx.observe.qd_delay};
     for (int c = 0; c < 2; ++c) {
       delay_[c] = T(fixed[c]);
-      max_[c] = fixed[c];
+      min_[c] = max_[c] = fixed[c];
       active_[c] = fixed[c] != 0;
     }
     const ParameterSet& ps = *ctx.parameters;
@@ -52,6 +56,7 @@ class SensorDelays {
       if (ps[i].kind() == ParameterKind::kSensorDelay) {
         const int c = ps[i].target.channel;
         delay_[c] = ps.physical<T>(i, theta[i]);
+        min_[c] = ps[i].lower;
         max_[c] = ps[i].upper;
         active_[c] = true;
       }
@@ -74,15 +79,21 @@ class SensorDelays {
     qd_[static_cast<size_t>(k - start_)] = qd;
   }
 
-  // What the channels of sample k (recorded already) observe.
+  // The simulated state of sample k, recorded already.
+  const VecX<T>& q(int k) const { return q_[static_cast<size_t>(k - start_)]; }
+  const VecX<T>& qd(int k) const { return qd_[static_cast<size_t>(k - start_)]; }
+
+  // What the channels of sample k observe (every sample of the window
+  // recorded already).
   DelayedJointChannels<T> observe(int k) {
     DelayedJointChannels<T> out;
-    const double tolerance = 1e-9 * (tr_.time[k] - tr_.time[start_] + 1e-3);
+    const double tolerance = 1e-9 * (tr_.time[end_] - tr_.time[start_] + 1e-3);
     for (int c = 0; c < 2; ++c) {
       const VecX<T>* seen = nullptr;
       if (!active_[c]) {
         seen = c == 0 ? &q_[static_cast<size_t>(k - start_)] : &qd_[static_cast<size_t>(k - start_)];
-      } else if (tr_.time[k] - max_[c] >= tr_.time[start_] - tolerance) {
+      } else if (tr_.time[k] - max_[c] >= tr_.time[start_] - tolerance &&
+                 tr_.time[k] - min_[c] <= tr_.time[end_] + tolerance) {
         interpolate(k, delay_[c], seen_q_[c], seen_qd_[c]);
         seen = c == 0 ? &seen_q_[c] : &seen_qd_[c];
       }
@@ -92,19 +103,14 @@ class SensorDelays {
   }
 
  private:
-  // (q, q̇) at t_k − d, from the samples of the window up to k.
+  // (q, q̇) at t_k − d, from the samples of the window. At the window's
+  // ends (a delay whose value lies at the bound that masks none), x is
+  // clamped: the end sample, moving at its q̇ through d's derivatives.
   void interpolate(int k, const T& d, VecX<T>& q, VecX<T>& qd) {
     const double t = tr_.time[k] - to_double(d);
-    if (k == start_) {  // only possible at d's value 0 (else masked): the sample, moving back at q̇
-      const T delta = d - T(to_double(d));
-      const VecX<T>& q0 = q_[0];
-      v_ = -delta * qd_[0];
-      integrate_configuration(model_, q0, v_, q);
-      qd = qd_[0];
-      return;
-    }
-    int j = k - 1;  // interval [t_j, t_{j+1}] holding t (clamped to the window)
+    int j = std::clamp(k, start_, end_ - 1);  // interval [t_j, t_{j+1}] holding t (clamped to the window)
     while (j > start_ && tr_.time[j] > t) --j;
+    while (j < end_ - 1 && tr_.time[j + 1] < t) ++j;
     const double H = tr_.time[j + 1] - tr_.time[j];
     const double x = std::clamp((t - tr_.time[j]) / H, 0.0, 1.0);
     const VecX<T>& qa = q_[static_cast<size_t>(j - start_)];
@@ -129,9 +135,9 @@ class SensorDelays {
 
   const Model<T>& model_;
   const Trajectory& tr_;
-  int start_;
+  int start_, end_;
   T delay_[2];
-  double max_[2];
+  double min_[2], max_[2];
   bool active_[2];
   std::vector<VecX<T>> q_, qd_;
   VecX<T> seen_q_[2], seen_qd_[2], delta_, v_, rate_;

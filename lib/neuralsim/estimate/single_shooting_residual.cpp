@@ -25,22 +25,29 @@ struct SingleShooting {
     T delay_storage;
     const T* delay = fitted_control_delay(ctx, blocks[0], delay_storage);
     SensorDelays<T> sensors(ctx, blocks[0], model, tr, w.start, w.length);
-    if (sensors.active()) sensors.record(w.start, q, qd);
     const std::vector<ImuCalibration<T>> imus = imu_calibrations(ctx, blocks[0]);
     const std::vector<T> k_t = torque_constants(ctx, blocks[0]);
-    return replay_window(
-        stepper, tr, w.start, w.length, q, qd,
-        [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
-          if (!sensors.active()) {
+    if (!sensors.active())
+      return replay_window(
+          stepper, tr, w.start, w.length, q, qd,
+          [&](int k, const VecX<T>& qk, const VecX<T>& qdk) {
             n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n);
-          } else {
-            sensors.record(k, qk, qdk);
-            const DelayedJointChannels<T> seen = sensors.observe(k);
-            n += sample_residuals(ctx, model, stepper.data(), tr, k, qk, qdk, dq, residuals + n, &seen);
-          }
-          n += shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, residuals + n, delay);
-        },
-        delay);
+            n += shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, qk, qdk, residuals + n, delay);
+          },
+          delay);
+    // Sensor delays: sample k observes the model at t_k − d, which a lead
+    // (d < 0) puts after t_k: the whole window first, then its residuals.
+    sensors.record(w.start, q, qd);
+    if (!replay_window(
+            stepper, tr, w.start, w.length, q, qd,
+            [&](int k, const VecX<T>& qk, const VecX<T>& qdk) { sensors.record(k, qk, qdk); }, delay))
+      return false;
+    for (int k = w.start + 1; k <= w.start + w.length; ++k) {
+      const DelayedJointChannels<T> seen = sensors.observe(k);
+      n += sample_residuals(ctx, model, stepper.data(), tr, k, sensors.q(k), sensors.qd(k), dq, residuals + n, &seen);
+      n += shooting_sensor_residuals(ctx, imus, k_t, stepper, tr, k, sensors.q(k), sensors.qd(k), residuals + n, delay);
+    }
+    return true;
   }
 };
 

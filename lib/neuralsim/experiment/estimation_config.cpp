@@ -49,13 +49,16 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
 
 // A fitted controls.delay: only where recorded controls are replayed with a
 // delay (`controls` not null: simid), with a signal whose derivative in d
-// is not zero almost everywhere, and between finite bounds >= 0.
+// is not zero almost everywhere, and between finite bounds (of either sign:
+// a negative delay is a lead).
 void check_fitted_delay(const Config& c, const ControlSignal* controls, ParameterKind kind) {
   const std::string name = c.get<std::string>("name");
   if (!controls)
     c.fail("name", "'" + name + "' delays a recorded signal, and only simid fits a delay");
   if (!c.has("bounds"))
-    c.fail("name", "a fitted '" + name + "' needs bounds: [lower >= 0, upper] in seconds, upper shorter than the data");
+    c.fail("name",
+           "a fitted '" + name +
+               "' needs bounds: [lower, upper] in seconds (a negative delay is a lead), each shorter than the data");
   if (kind == ParameterKind::kSensorDelay) return;
   if (!controls->is_continuous())
     c.fail("name", std::string("fitting 'controls.delay' needs controls that vary between samples: with "
@@ -148,7 +151,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
                                                                 p.target.model.kind == ParameterRef::Kind::kDragQuadratic);
       if (drag && p.lower < 0)
         c.fail("bounds", "drag coefficient '" + name + "' must be >= 0: lower bound " + number(p.lower) + " is below 0");
-      if (delay && !(p.lower >= 0)) c.fail("bounds.0", "expected a delay bound >= 0 s, got " + number(p.lower));
+      if (delay && !std::isfinite(p.lower))
+        c.fail("bounds.0", "expected a finite delay bound (seconds, shorter than the data), got " + number(p.lower));
       if (delay && !std::isfinite(p.upper))
         c.fail("bounds.1", "expected a finite delay bound (seconds, shorter than the data), got " + number(p.upper));
     }
@@ -371,8 +375,8 @@ void read_joint_channel(const Config& c, const std::string& key, double default_
   ch.check_known_keys({"weight", "delay", "joints"});
   weight = ch.get_in_range("weight", 1.0, 0, 1e12);
   delay = ch.get_limit("delay", 0.0);
-  if (!(delay >= 0) || !std::isfinite(delay))
-    ch.fail("delay", "expected a finite sensor delay >= 0 s, got " + number(delay));
+  if (!std::isfinite(delay))
+    ch.fail("delay", "expected a finite sensor delay in s (negative: a lead), got " + number(delay));
   if (!ch.has("joints")) return;
   // The joints this channel observes (an unencoded or passive joint is left
   // out), in model order.

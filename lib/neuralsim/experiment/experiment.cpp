@@ -272,8 +272,9 @@ ControlSignal read_control_signal(const Config& c, const StepOptions& o) {
   for (int i = 0; i < 4; ++i)
     if (name == names[static_cast<size_t>(i)]) signal.interpolation = static_cast<ControlInterpolation>(i);
   signal.delay = c.get_limit("delay", 0.0);
-  if (!(signal.delay >= 0) || !std::isfinite(signal.delay))
-    c.fail("delay", "expected a finite actuation delay >= 0 s, got " + seconds(signal.delay));
+  // Either sign: a negative delay is a lead (the recorded controls lag the ones that acted).
+  if (!std::isfinite(signal.delay))
+    c.fail("delay", "expected a finite actuation delay in s, got " + seconds(signal.delay));
   if (signal.interpolation != ControlInterpolation::kHold) {
     for (const char* key : {"period", "tick_values", "tick_offset"})
       if (c.has(key))
@@ -334,9 +335,9 @@ void check_delay_within_data(const Config& owner, const std::string& key, double
   for (const Trajectory& tr : data.trajectories) {
     if (tr.size() < 2) continue;
     const double duration = tr.time[tr.size() - 1] - tr.time[0];
-    if (delay >= duration)
+    if (std::abs(delay) >= duration)
       owner.fail(key, "a delay of " + experiment_control_timing::seconds(delay) +
-                          " s is not shorter than the data: expected less than the duration " +
+                          " s is not shorter than the data: expected |delay| less than the duration " +
                           experiment_control_timing::seconds(duration) + " s of trajectory '" + tr.name + "' (" +
                           source + ")");
   }
@@ -345,7 +346,7 @@ void check_delay_within_data(const Config& owner, const std::string& key, double
 void check_control_timing(const Config& sim, const StepOptions& options, const TrajectorySet& data,
                           const std::string& source) {
   using experiment_control_timing::seconds;
-  if (options.controls.delay > 0) {
+  if (options.controls.delay != 0) {
     const auto [owner, key] = experiment_control_timing::control_delay_key(sim);
     check_delay_within_data(owner, key, options.controls.delay, data, source);
   }
@@ -393,8 +394,8 @@ Experiment load_experiment(const Config& root, bool require_sim) {
   for (RawParameter& raw : read_raw_parameters(root, e.notes)) {
     const auto target = resolve_named_parameter(raw.name, e.model, e.contact.has_value());
     if (!target) throw ConfigError(raw.source + ": " + unknown_parameter_message(raw.name, e.model, e.contact.has_value()));
-    if (target->kind == ParameterKind::kControlDelay && !(raw.value >= 0 && std::isfinite(raw.value)))
-      throw ConfigError(raw.source + ": parameter '" + raw.name + "': expected a finite actuation delay >= 0 s, got " +
+    if (target->kind == ParameterKind::kControlDelay && !std::isfinite(raw.value))
+      throw ConfigError(raw.source + ": parameter '" + raw.name + "': expected a finite actuation delay in s, got " +
                         format_number(raw.value));
     if (target->kind == ParameterKind::kTorqueConstant && !(raw.value > 0 && std::isfinite(raw.value)))
       throw ConfigError(raw.source + ": parameter '" + raw.name + "': expected a finite torque constant > 0, got " +

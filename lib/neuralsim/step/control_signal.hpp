@@ -31,10 +31,14 @@
 // time stamps alone. The controls themselves may therefore be of any scalar
 // type (a parameter that carries derivatives), and nothing is allocated.
 //
-// A control delay d ≥ 0 (actuation latency, `sim.controls.delay` or the
-// fitted parameter `controls.delay`): the robot applies u(t − d), the
-// recorded controls interpolated at t − d as above; before the first sample
-// the control is the first sample. The stencil also holds du/dt (the time
+// A control delay d (actuation latency, `sim.controls.delay` or the fitted
+// parameter `controls.delay`): the robot applies u(t − d), the recorded
+// controls interpolated at t − d as above; before the first sample the
+// control is the first sample. A negative d is a lead (the recorded
+// controls lag the ones that acted, as a log that stamps a command when its
+// reply arrives): u(t + |d|), and after the last sample the last sample,
+// held (so the last |d| of a recording sees a held control; its du/dt, and
+// ∂u/∂d there, are 0). The stencil also holds du/dt (the time
 // derivative of its weights), so that ∂u(t − d)/∂d = −du/dt(t − d) is exact
 // for the linear and cubic signals (at a sample time, where linear has a
 // kink, the derivative from the right). The piecewise-constant signals
@@ -66,8 +70,9 @@ struct ControlSignal {
   // kHold only: how the value at a tick between samples is found
   // (kLinear or kCubic; the other two are not allowed).
   ControlInterpolation tick_values = ControlInterpolation::kLinear;
-  // The actuation latency d in seconds (finite, ≥ 0): the replay applies
-  // u(t − d). A fitted `controls.delay` overrides it (step/replay.hpp).
+  // The actuation latency d in seconds (finite; negative: a lead): the
+  // replay applies u(t − d). A fitted `controls.delay` overrides it
+  // (step/replay.hpp).
   double delay = 0.0;
 
   bool is_zero_order_hold() const { return interpolation == ControlInterpolation::kZeroOrderHold; }
@@ -105,8 +110,7 @@ ControlStencil control_stencil(const ControlSignal& signal, const Eigen::VectorX
 // continuous signals key it on t − delay, the piecewise-constant ones on
 // step_start − delay, as control_stencil does), and a time before the first
 // sample gives the first sample (rate 0). A time after the last sample (a
-// negative delay, from a finite difference at the bound 0) gives the last
-// sample. InvalidArgument as control_stencil, and for an empty `time`.
+// negative delay: a lead) gives the last sample (rate 0). InvalidArgument as control_stencil, and for an empty `time`.
 ControlStencil delayed_control_stencil(const ControlSignal& signal, const Eigen::VectorXd& time, double t,
                                        double step_start, double delay);
 

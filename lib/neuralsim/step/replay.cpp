@@ -7,7 +7,8 @@
 namespace neuralsim {
 
 Trajectory predict_recording(Stepper<double>& stepper, const Trajectory& recorded, long long window,
-                             const Eigen::VectorXd* qd0, const StartStates* starts) {
+                             const Eigen::VectorXd* qd0, const StartStates* starts,
+                             const WindowCallback& after_window) {
   const Model<double>& model = stepper.model();
   const long long T = recorded.size();
   if (window < 1) throw InvalidArgument("predict_recording: window must be >= 1");
@@ -39,6 +40,7 @@ Trajectory predict_recording(Stepper<double>& stepper, const Trajectory& recorde
                     out.q.row(k) = qk.transpose();
                     out.qd.row(k) = qdk.transpose();
                   });
+    if (after_window) after_window(start, length, out);
     if (length < window) break;
   }
   return out;

@@ -11,11 +11,13 @@
 // substep and RK4 stage. A control delay d (options().controls.delay, or
 // a fitted one that carries derivatives) applies u(t − d) at every stage
 // (control_signal.hpp: delayed_control_stencil; before the recording's first
-// sample, its first sample). Only the recorded samples are handed to
+// sample, its first sample; a negative d, a lead, after its last sample,
+// its last sample). Only the recorded samples are handed to
 // on_sample, so every loss and metric compares at recorded samples. With
 // no `tau` in the recording the controls are zero.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "neuralsim/core/scalar.hpp"
@@ -126,13 +128,21 @@ struct StartStates {
   RowMatrixXd q, qd;  // rows = samples.size(); nq and nv columns
 };
 
+// Called by predict_recording after each window (start, length, the
+// prediction so far): rows start … start + length of its q and qd hold the
+// window's simulated states (row start + length until the next window's
+// restart replaces it).
+using WindowCallback = std::function<void(long long start, long long length, const Trajectory& predicted)>;
+
 // The prediction of a whole recording that restarts from the measured state
 // every `window` samples (window ≥ length: one open-loop rollout from the
 // first sample). `qd0` (optional) replaces the measured velocity at sample
 // 0; `starts` (optional) replace the measured state at the restarts whose
-// sample they hold (and then win over qd0). The result has the recording's
-// name, time and controls.
+// sample they hold (and then win over qd0); `after_window` (optional) sees
+// each window's simulated states. The result has the recording's name, time
+// and controls.
 Trajectory predict_recording(Stepper<double>& stepper, const Trajectory& recorded, long long window,
-                             const Eigen::VectorXd* qd0 = nullptr, const StartStates* starts = nullptr);
+                             const Eigen::VectorXd* qd0 = nullptr, const StartStates* starts = nullptr,
+                             const WindowCallback& after_window = {});
 
 }  // namespace neuralsim

@@ -391,18 +391,19 @@ Setup read_setup(const Config& cfg, long long seed, const std::string& configura
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.train, s.data.train_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.validation, s.data.validation_source);
   check_control_timing(cfg.at("sim"), s.exp.step, s.data.test, s.data.test_source);
-  // Every delay (its upper bound when fitted) shorter than every trajectory.
+  // Every delay (both bounds when fitted), of either sign, shorter than every trajectory.
   for (const auto& [set, source] : {std::pair{&s.data.train, &s.data.train_source},
                                     std::pair{&s.data.validation, &s.data.validation_source},
                                     std::pair{&s.data.test, &s.data.test_source}}) {
     for (int i = 0; i < s.params.size(); ++i)
       if (s.params[i].kind() == ParameterKind::kControlDelay || s.params[i].kind() == ParameterKind::kSensorDelay)
-        check_delay_within_data(delay_parameter_config(est, s.params[i].name()), "bounds.1", s.params[i].upper, *set,
-                                *source);
+        for (const int b : {0, 1})
+          check_delay_within_data(delay_parameter_config(est, s.params[i].name()), b == 0 ? "bounds.0" : "bounds.1",
+                                  b == 0 ? s.params[i].lower : s.params[i].upper, *set, *source);
     const char* channels[2] = {"q", "qd"};
     const double fixed[2] = {s.observe.q_delay, s.observe.qd_delay};
     for (int c = 0; c < 2; ++c)
-      if (fixed[c] > 0 && est.has("observe") && est.at("observe").is_map(channels[c]))
+      if (fixed[c] != 0 && est.has("observe") && est.at("observe").is_map(channels[c]))
         check_delay_within_data(est.at("observe").at(channels[c]), "delay", fixed[c], *set, *source);
   }
   // A target is reached from the start state: predictions never restart.
@@ -521,7 +522,6 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
       pred = windowed_prediction(ctx, x, tr, window, starts && t < starts->size() ? &(*starts)[t] : nullptr);
       if (!targets) r = prediction_error(*ctx.model, tr, pred).rmse_q;
       if (!links.empty()) rl = link_position_rmse(links, tr, pred);
-      predict_sensors(ctx, x, tr, pred);  // fit.h5 holds them beside q
     } catch (const NumericalError& err) {
       context.warn("prediction of '" + tr.name + "' diverged: " + err.what());
     }
