@@ -34,7 +34,7 @@ def main():
         t, q, qd, tau = (traj[k][:] for k in ("time", "q", "qd", "tau"))
     keep = t <= period * (1 + 1e-9)
     rows = [("q", q, "q_index", "rad | m", ("q_lower", "q_upper")),
-            ("q̇", qd, "v_index", "rad/s | m/s", ("qd",)),
+            ("dq/dt", qd, "v_index", "rad/s | m/s", ("qd",)),
             ("u (command)", tau, "v_index", "N·m | N before the gear", ("tau",))]
     n = len(joints)
     fig, axes = plt.subplots(3, n, figsize=(3.6 * n + 0.8, 7.0), squeeze=False, sharex=True)

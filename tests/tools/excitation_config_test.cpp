@@ -37,6 +37,12 @@ TEST(ExcitationConfig, BadValuesNameTheKey) {
       {"  joint_terms: [damping, coulomb]\n  limits: {qd: 1}\n", "excitation.joint_terms.1"},
       {"  joint_terms: [damping, damping]\n  limits: {qd: 1}\n", "excitation.joint_terms.1"},
       {"  joint_terms: damping\n  limits: {qd: 1}\n", "excitation.joint_terms"},
+      {"  parameters: [gravity.y, link.link1.nope]\n  limits: {qd: 1}\n", "excitation.parameters.1"},
+      {"  parameters: [controls.delay]\n  limits: {qd: 1}\n", "excitation.parameters.0"},  // no model quantity
+      {"  parameters: [gravity.y, gravity.y]\n  limits: {qd: 1}\n", "excitation.parameters.1"},
+      {"  parameters: gravity.y\n  limits: {qd: 1}\n", "excitation.parameters"},
+      {"  mount: {wrench: true}\n  limits: {qd: 1}\n", "excitation.mount"},  // a fixed-base model
+      {"  links: []\n  limits: {qd: 1}\n", "excitation.links"},                // nothing to identify
   };
   for (const auto& entry : cases) {
     const std::string& yaml = entry.first;

@@ -330,11 +330,7 @@ void ExcitationObjective::select_named(const Eigen::MatrixXd& Wb, const Eigen::M
   constexpr double kTol = 1e-7;
   std::vector<Eigen::VectorXd> basis;  // orthonormal
   std::vector<Eigen::VectorXd> kept_cols;
-  std::vector<std::string> kept_names;
-  for (Eigen::Index c = 0; c < Wb.cols(); ++c) {
-    kept_cols.push_back(Wb.col(c) / Wb.col(c).norm());
-    kept_names.push_back("base parameter " + std::to_string(c + 1));
-  }
+  for (Eigen::Index c = 0; c < Wb.cols(); ++c) kept_cols.push_back(Wb.col(c) / Wb.col(c).norm());
   auto orthogonalize = [&](Eigen::VectorXd v) {
     for (int pass = 0; pass < 2; ++pass)
       for (const Eigen::VectorXd& b : basis) v -= b.dot(v) * b;
@@ -348,7 +344,7 @@ void ExcitationObjective::select_named(const Eigen::MatrixXd& Wb, const Eigen::M
     const std::string& name = all.parameters()[static_cast<size_t>(c)].name;
     const double effect = Wn.col(c).norm() * std::max(1.0, std::abs(all.values()[static_cast<size_t>(c)]));
     if (!(effect > 1e-9 * y_scale.norm())) {
-      unidentifiable_.push_back({name, "it has no effect on any observed torque or wrench"});
+      unidentifiable_.push_back({name, {}});
       continue;
     }
     const Eigen::VectorXd u = Wn.col(c) / Wn.col(c).norm();
@@ -356,7 +352,6 @@ void ExcitationObjective::select_named(const Eigen::MatrixXd& Wb, const Eigen::M
     if (v.norm() > kTol) {
       basis.push_back(v / v.norm());
       kept_cols.push_back(u);
-      kept_names.push_back(name);
       named_names_.push_back(name);
       continue;
     }
@@ -367,10 +362,10 @@ void ExcitationObjective::select_named(const Eigen::MatrixXd& Wb, const Eigen::M
     std::vector<int> order(static_cast<size_t>(w.size()));
     for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return std::abs(w[a]) > std::abs(w[b]); });
-    std::string with;
+    std::vector<int> with;
     for (size_t k = 0; k < std::min<size_t>(3, order.size()) && std::abs(w[order[k]]) > 1e-3 * std::abs(w[order[0]]); ++k)
-      with += (k ? ", " : "") + kept_names[static_cast<size_t>(order[k])];
-    unidentifiable_.push_back({name, "its effect on the torques is a combination of those of " + with});
+      with.push_back(order[k]);
+    unidentifiable_.push_back({name, with});
   }
 }
 
@@ -889,7 +884,6 @@ void describe_design(const ExcitationObjective& objective, const FourierTrajecto
   res.coordinates = objective.coordinates();
   res.named = objective.named();
   if (objective.named_jacobian()) res.named_values = objective.named_jacobian()->values();
-  res.unidentifiable = objective.unidentifiable();
   // Names and model values of the columns: π's, then the joint terms'.
   std::vector<std::string> all = standard_parameter_names(model);
   const int T = static_cast<int>(options.joint_terms.size());
@@ -916,6 +910,17 @@ void describe_design(const ExcitationObjective& objective, const FourierTrajecto
     pi[static_cast<Eigen::Index>(c)] = pi_all[objective.selected()[c]];
   }
   for (int k = 0; k < res.base.rank; ++k) res.parameter_names.push_back(base_parameter_expression(res.base, k, names));
+  // Why each left-out named parameter is: no effect, or the columns it is a combination of.
+  for (const auto& [name, with] : objective.unidentifiable()) {
+    std::string why = with.empty() ? "it has no effect on any observed torque or wrench"
+                                   : "its effect on the torques is a combination of those of ";
+    for (size_t k = 0; k < with.size(); ++k) {
+      const int c = with[k];
+      why += (k ? "; " : "") + (c < res.base.rank ? "the base parameter " + res.parameter_names[static_cast<size_t>(c)]
+                                                  : res.named[static_cast<size_t>(c - res.base.rank)]);
+    }
+    res.unidentifiable.push_back({name, why});
+  }
   res.base_values = res.base.base_values(pi);
   // The sampled result: `periods` periods at output_rate, both ends.
   const double rate = options.output_rate > 0 ? options.output_rate : options.sample_rate;

@@ -191,7 +191,9 @@ class ExcitationObjective {
   const std::vector<int>& rows() const { return rows_; }          // the observed velocity coordinates
   // The named parameters in F (after β, in this order) and those left out.
   const std::vector<std::string>& named() const { return named_names_; }
-  const std::vector<std::pair<std::string, std::string>>& unidentifiable() const { return unidentifiable_; }
+  // Each left out: its name and the columns of F (β's, then named()) its
+  // column is a combination of (largest first; empty: no effect at all).
+  const std::vector<std::pair<std::string, std::vector<int>>>& unidentifiable() const { return unidentifiable_; }
   int size() const { return static_cast<int>(columns_.size() + named_names_.size()); }  // F's dimension
   // The model's q, q̇, q̈ at designed coordinates s (the base at its mount).
   void full_state(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd, Eigen::VectorXd& fq,
@@ -217,7 +219,7 @@ class ExcitationObjective {
   std::vector<int> selected_, columns_, joint_of_, coords_, q_index_, rows_;
   Eigen::VectorXd weights_, row_scale_, mount_q_;
   std::vector<std::string> named_names_;
-  std::vector<std::pair<std::string, std::string>> unidentifiable_;  // name, why
+  std::vector<std::pair<std::string, std::vector<int>>> unidentifiable_;
   std::unique_ptr<ExcitationParameterJacobian> named_;
   Eigen::MatrixXd P_;
   Eigen::VectorXd grid_;
