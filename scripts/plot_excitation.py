@@ -37,10 +37,17 @@ def main():
             ("dq/dt", qd, "v_index", "rad/s | m/s", ("qd",)),
             ("u (command)", tau, "v_index", "N·m | N before the gear", ("tau",))]
     n = len(joints)
-    fig, axes = plt.subplots(3, n, figsize=(3.6 * n + 0.8, 7.0), squeeze=False, sharex=True)
-    for c, joint in enumerate(joints):
+    cols = min(n, 6)  # more joints: blocks of three rows, six joints each
+    blocks = (n + cols - 1) // cols
+    fig, axes = plt.subplots(3 * blocks, cols, figsize=(3.6 * cols + 0.8, 6.6 * blocks + 0.4), squeeze=False,
+                             sharex=True)
+    for i in range(n, blocks * cols):
+        for r in range(3):
+            axes[3 * (i // cols) + r][i % cols].axis("off")
+    for i, joint in enumerate(joints):
+        c = i % cols
         for r, (label, data, index, unit, keys) in enumerate(rows):
-            ax = axes[r][c]
+            ax = axes[3 * (i // cols) + r][c]
             ax.plot(t[keep], data[keep, joint[index]], "k-", lw=1.2)
             lim = joint["limits"]
             for key in keys:
@@ -57,8 +64,9 @@ def main():
                 ax.set_ylabel(f"{label}\n[{unit}]")
             if r == 2:
                 ax.set_xlabel("time [s]")
+                ax.xaxis.set_tick_params(labelbottom=True)
     fig.suptitle(f"designed excitation: one period of {period:g} s (dashed red: limits)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(sys.stdout.buffer if out == "-" else out, dpi=90, format="png")
     return 0
 
