@@ -62,8 +62,9 @@
 // effect on u at all, as the first joint's origin or gravity along a
 // planar arm's joint axes) is not identifiable from torques: it is kept
 // out of F and reported as such, with the combination it cannot be told
-// from. The gradient stays exact: the state's Jet8 lanes sit under the
-// parameters' (ceres::Jet<Jet8, 4>), so one evaluation gives ∂²u/∂θ∂s.
+// from. The gradient needs ∂J/∂s: exact in the state (Jet8 lanes), a
+// central difference in θ (excitation_parameters.hpp says why: the engine
+// does not compile on nested Jets).
 //
 // Floating base on a stand (`mount`): a model whose root joint is free is
 // held at `mount.pose` (q̇ = q̈ = 0 for the base); the design moves the
