@@ -29,6 +29,7 @@
 #include "neuralsim/estimate/excitation_design.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/step/passive_forces.hpp"
+#include "support/excitation_support.hpp"
 #include "support/files.hpp"
 #include "support/test_models.hpp"
 
@@ -48,15 +49,10 @@ Model<double> named_arm() {
 }
 
 ExcitationDesignOptions named_options() {
-  ExcitationDesignOptions o;
-  o.period = 2;
+  ExcitationDesignOptions o = testing::two_link_excitation_options();
   o.harmonics = 2;
   o.sample_rate = 10;
-  o.limits.q_lower = Eigen::Vector2d(-1.5, -2.0);
-  o.limits.q_upper = Eigen::Vector2d(1.0, 2.0);
-  o.limits.qd = Eigen::Vector2d(3.0, 4.0);
-  o.limits.tau = Eigen::Vector2d(6.0, 3.0);
-  o.noise = Eigen::Vector2d(0.05, 0.02);
+  o.limits.qdd = Eigen::Vector2d::Constant(std::numeric_limits<double>::infinity());
   o.max_iterations = 15;
   o.seed = 3;
   return o;
@@ -112,16 +108,9 @@ TEST(ExcitationNamed, GradientWithNamedParametersMatchesCentralDifferences) {
   for (Eigen::Index i = 0; i < z.size(); ++i) z[i] = 0.6 * n(rng);
   double value = 0;
   ASSERT_TRUE(objective.evaluate(z, &value, &g));
-  for (Eigen::Index i = 0; i < z.size(); ++i) {
-    const double h = 1e-6 * std::max(1.0, std::abs(z[i]));
-    Eigen::VectorXd zp = z, zm = z;
-    zp[i] += h;
-    zm[i] -= h;
-    double fp = 0, fm = 0;
-    ASSERT_TRUE(objective.evaluate(zp, &fp, nullptr));
-    ASSERT_TRUE(objective.evaluate(zm, &fm, nullptr));
-    EXPECT_NEAR(g[i], (fp - fm) / (2 * h), 1e-5 * (1 + g.cwiseAbs().maxCoeff())) << "variable " << i;
-  }
+  const Eigen::VectorXd fd = testing::excitation_central_differences(objective, z);
+  for (Eigen::Index i = 0; i < z.size(); ++i)
+    EXPECT_NEAR(g[i], fd[i], 1e-5 * (1 + g.cwiseAbs().maxCoeff())) << "variable " << i;
 }
 
 bool named_in_f(const ExcitationObjective& o, const std::string& name) {

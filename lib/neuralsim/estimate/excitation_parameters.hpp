@@ -14,7 +14,7 @@
 // compile on nested Jets (ceres::Jet<Jet8, N> has no constructor from a
 // literal, and the model writes S(0)), so ∂²y/∂θ_c∂s ≈ (∂y/∂s(θ + h e_c) −
 // ∂y/∂s(θ − h e_c)) / 2h, h = 6e-6 · max(|θ_c|, 0.01) (≈ ε^⅓, the step that
-// balances truncation and rounding), relative error ~1e-10.
+// balances truncation and rounding; relative error ≈ ε^⅔ for a smooth y).
 //
 //   ExcitationParameterJacobian jac(model, {"link.l2.length", "gravity.z"}, rows, command_rows);
 //   ExcitationParameterJacobian::Workspace w(jac);
