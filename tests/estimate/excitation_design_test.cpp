@@ -14,13 +14,14 @@
 //    noise σ on the recorded command) fitted by weighted least squares on
 //    the regressor's β columns (link inertias, damping, friction, offset)
 //    give an empirical spread within 25 % of √diag F⁻¹.
+#include "neuralsim/estimate/excitation_design.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
-#include "neuralsim/estimate/excitation_design.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/step/passive_forces.hpp"
 #include "support/excitation_support.hpp"
@@ -129,7 +130,8 @@ TEST(ExcitationDesign, GradientMatchesCentralDifferences) {
     }
     const Eigen::VectorXd fd = testing::excitation_central_differences(objective, z);
     for (Eigen::Index i = 0; i < z.size(); ++i)
-      EXPECT_NEAR(g[i], fd[i], 1e-5 * (1 + g.cwiseAbs().maxCoeff())) << excitation_criterion_name(c) << " variable " << i;
+      EXPECT_NEAR(g[i], fd[i], 1e-5 * (1 + g.cwiseAbs().maxCoeff()))
+          << excitation_criterion_name(c) << " variable " << i;
   }
 }
 

@@ -21,9 +21,8 @@
 //    see (at rest they read −M g in base axes).
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include <Eigen/Geometry>
+#include <random>
 
 #include "neuralsim/dynamics/rnea.hpp"
 #include "neuralsim/estimate/excitation_design.hpp"
@@ -184,7 +183,8 @@ TEST(ExcitationNamed, PredictedErrorsOfNonlinearParametersAreTheSpreadOfFits) {
     for (int k = 0; k < N; ++k)
       for (int j = 0; j < 2; ++j) y[2 * k + j] += o.noise[j] * n(rng);
     Eigen::Vector3d theta = truth;
-    for (int it = 0; it < 2; ++it) {  // Gauss–Newton from the truth (the noise moves it little), Jacobian by central differences
+    for (int it = 0; it < 2;
+         ++it) {  // Gauss–Newton from the truth (the noise moves it little), Jacobian by central differences
       Eigen::MatrixXd J(2 * N, P);
       for (int c = 0; c < P; ++c) {
         const double h = 1e-6 * std::max(1.0, std::abs(theta[c]));

@@ -9,12 +9,12 @@
 #include <tbb/parallel_for.h>
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <random>
-#include <algorithm>
 #include <memory>
+#include <random>
 
 #include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
@@ -217,7 +217,8 @@ std::vector<int> excitation_coordinates(const Model<double>& model) {
     if (j.type == JointType::kFree && &j == &model.joints.front()) continue;  // the mounted base
     if (j.nv == 0) continue;
     if (j.nv != 1 || j.nq != 1)
-      throw InvalidArgument("excitation design: joint '" + j.name + "' is a ball joint or a free joint below the root: "
+      throw InvalidArgument("excitation design: joint '" + j.name +
+                            "' is a ball joint or a free joint below the root: "
                             "a design moves revolute and prismatic joints (a free root joint is held by a mount)");
     c.push_back(j.idx_v);
   }
@@ -261,13 +262,17 @@ void ExcitationObjective::setup_rows() {
       check_argument_size("excitation design", "mount.pose", mount.pose.size(), 7);
       const double n = mount.pose.tail(4).norm();
       if (!mount.pose.allFinite() || !(std::abs(n - 1) < 1e-6))
-        throw InvalidArgument("excitation design: mount.pose must be finite with a unit quaternion (x y z qx qy qz qw), "
-                              "got a quaternion of norm " + std::to_string(n));
+        throw InvalidArgument(
+            "excitation design: mount.pose must be finite with a unit quaternion (x y z qx qy qz qw), "
+            "got a quaternion of norm " +
+            std::to_string(n));
       q0.head(7) = mount.pose;
     }
   } else if (mount.wrench || mount.pose.size()) {
-    throw InvalidArgument("excitation design: mount is for a floating-base model (a free root joint); this model's "
-                          "root joint is '" + model.joints.front().name + "'");
+    throw InvalidArgument(
+        "excitation design: mount is for a floating-base model (a free root joint); this model's "
+        "root joint is '" +
+        model.joints.front().name + "'");
   }
   mount_q_ = q0;
   const Eigen::VectorXd gear = gear_ratios(model);
@@ -290,7 +295,8 @@ void ExcitationObjective::setup_rows() {
   }
   row_scale_ = Eigen::Map<Eigen::VectorXd>(scale.data(), static_cast<Eigen::Index>(scale.size()));
   weights_.resize(row_scale_.size());
-  for (Eigen::Index i = 0; i < weights_.size(); ++i) weights_[i] = 1 / std::pow(row_scale_[i] * s[static_cast<size_t>(i)], 2);
+  for (Eigen::Index i = 0; i < weights_.size(); ++i)
+    weights_[i] = 1 / std::pow(row_scale_[i] * s[static_cast<size_t>(i)], 2);
 }
 
 void ExcitationObjective::full_state(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd,
@@ -363,7 +369,8 @@ void ExcitationObjective::select_named(const Eigen::MatrixXd& Wb, const Eigen::M
     for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return std::abs(w[a]) > std::abs(w[b]); });
     std::vector<int> with;
-    for (size_t k = 0; k < std::min<size_t>(3, order.size()) && std::abs(w[order[k]]) > 1e-3 * std::abs(w[order[0]]); ++k)
+    for (size_t k = 0; k < std::min<size_t>(3, order.size()) && std::abs(w[order[k]]) > 1e-3 * std::abs(w[order[0]]);
+         ++k)
       with.push_back(order[k]);
     unidentifiable_.push_back({name, with});
   }
@@ -398,7 +405,8 @@ ExcitationObjective::ExcitationObjective(const Model<double>& model, const Excit
     if (q_range && !(limits_.q_upper[i] > limits_.q_lower[i]))
       throw InvalidArgument("excitation design: joint coordinate " + std::to_string(i) + " has q_upper ≤ q_lower");
     if (!q_range && !limited(limits_.qd[i]) && !limited(limits_.qdd[i]) && !limited(limits_.tau[i]))
-      throw InvalidArgument("excitation design: velocity coordinate '" + model.velocity_names()[static_cast<size_t>(coords_[static_cast<size_t>(i)])] +
+      throw InvalidArgument("excitation design: velocity coordinate '" +
+                            model.velocity_names()[static_cast<size_t>(coords_[static_cast<size_t>(i)])] +
                             "' has no finite limit (q range, qd, qdd or tau): its amplitude would grow without bound");
     torque_limited_ = torque_limited_ || limited(limits_.tau[i]);
   }
@@ -419,7 +427,8 @@ ExcitationObjective::ExcitationObjective(const Model<double>& model, const Excit
     for (int j : coords_) selected_.push_back(10 * nb + t * nv + j);
   joint_of_.assign(static_cast<size_t>(nv), -1);
   for (const Joint<double>& j : model.joints) {
-    for (int k = 0; k < j.nv; ++k) joint_of_[static_cast<size_t>(j.idx_v + k)] = static_cast<int>(&j - model.joints.data());
+    for (int k = 0; k < j.nv; ++k)
+      joint_of_[static_cast<size_t>(j.idx_v + k)] = static_cast<int>(&j - model.joints.data());
     for (ExcitationJointTerm t : options.joint_terms)
       if (t == ExcitationJointTerm::kFriction && j.nv > 0 && j.dynamics.friction_law == FrictionLaw::kStribeck)
         throw InvalidArgument("excitation design: joint '" + j.name + "' has a Stribeck friction law, whose torque is "
@@ -450,7 +459,8 @@ ExcitationObjective::ExcitationObjective(const Model<double>& model, const Excit
     full_state(q, qd, qdd, fq, fqd, fqdd);
     excitation_regressor(model, data, options.joint_terms, fq, fqd, fqdd, Y);
     for (size_t c = 0; c < selected_.size(); ++c)
-      for (int i = 0; i < R; ++i) Ws(r * R + i, static_cast<Eigen::Index>(c)) = Y(rows_[static_cast<size_t>(i)], selected_[c]);
+      for (int i = 0; i < R; ++i)
+        Ws(r * R + i, static_cast<Eigen::Index>(c)) = Y(rows_[static_cast<size_t>(i)], selected_[c]);
     if (all.size() == 0) continue;
     all.evaluate(ws, fq, fqd, fqdd, Jn);
     Wn.middleRows(r * R, R) = row_scale_.asDiagonal() * Jn;
@@ -460,10 +470,12 @@ ExcitationObjective::ExcitationObjective(const Model<double>& model, const Excit
   if (!selected_.empty()) base_ = compute_base_parameters(Ws);
   for (int k : base_.independent) columns_.push_back(selected_[static_cast<size_t>(k)]);
   Eigen::MatrixXd Wb(Ws.rows(), static_cast<Eigen::Index>(base_.independent.size()));
-  for (size_t k = 0; k < base_.independent.size(); ++k) Wb.col(static_cast<Eigen::Index>(k)) = Ws.col(base_.independent[k]);
+  for (size_t k = 0; k < base_.independent.size(); ++k)
+    Wb.col(static_cast<Eigen::Index>(k)) = Ws.col(base_.independent[k]);
   select_named(Wb, Wn, all, ys);
   if (size() == 0) throw InvalidArgument("excitation design: no chosen parameter acts on a torque");
-  if (!named_names_.empty()) named_ = std::make_unique<ExcitationParameterJacobian>(model, named_names_, rows_, command_rows);
+  if (!named_names_.empty())
+    named_ = std::make_unique<ExcitationParameterJacobian>(model, named_names_, rows_, command_rows);
   // P: x = P z. Under start_at_rest a_1 = −Σ_{l≥2} a_l, b_1 = −Σ_{l≥2} l b_l.
   const int mf = options.start_at_rest ? m - 2 : m;
   P_ = Eigen::MatrixXd::Zero(nd * m, nd * mf);
@@ -493,7 +505,8 @@ void ExcitationObjective::check_named_overlap(const std::vector<int>& bodies) co
     const std::optional<NamedParameter> p = resolve_named_parameter(name, model_, false);
     if (!p) continue;  // the Jacobian's constructor names it
     if (p->kind == ParameterKind::kLogCholesky)
-      throw InvalidArgument("excitation design: '" + name + "' is a log-Cholesky coordinate: a link's inertias enter "
+      throw InvalidArgument("excitation design: '" + name +
+                            "' is a log-Cholesky coordinate: a link's inertias enter "
                             "through links (their base parameters), or give its mass, com or inertia by name");
     if (p->kind != ParameterKind::kModel) continue;
     const K k = p->model.kind;
@@ -534,7 +547,8 @@ FourierTrajectory ExcitationObjective::trajectory(const Eigen::VectorXd& z) cons
 // with M = 2 Σ⁻¹ A ∂crit/∂F, and the torque penalty's.
 void ExcitationObjective::state_gradient(const Model<Jet8>& jm, Data<Jet8>& jd,
                                          ExcitationParameterJacobian::Workspace* ws, const Eigen::RowVectorXd& s,
-                                         const Eigen::MatrixXd* M, double* pen, Eigen::Ref<Eigen::RowVectorXd> dS) const {
+                                         const Eigen::MatrixXd* M, double* pen,
+                                         Eigen::Ref<Eigen::RowVectorXd> dS) const {
   const int nd = static_cast<int>(coords_.size()), nv = model_.nv, nb = model_.num_bodies();
   const int p = static_cast<int>(columns_.size()), R = static_cast<int>(rows_.size());
   VecX<Jet8> q(model_.nq), qd(nv), qdd(nv), u(nv);
@@ -583,7 +597,8 @@ void ExcitationObjective::state_gradient(const Model<Jet8>& jm, Data<Jet8>& jd,
     if (pass == 0) {
       du.setZero();
       for (int j = 0; j < nd; ++j)
-        *pen += limit_penalty(u[coords_[static_cast<size_t>(j)]].a, 0, limits_.tau[j], options_.margin, options_.penalty, &du[j]);
+        *pen += limit_penalty(u[coords_[static_cast<size_t>(j)]].a, 0, limits_.tau[j], options_.margin,
+                              options_.penalty, &du[j]);
     }
     for (int l = 0; l < lanes; ++l)
       for (int j = 0; j < nd; ++j) dS[8 * pass + l] += du[j] * u[coords_[static_cast<size_t>(j)]].v[l];
@@ -624,7 +639,8 @@ bool ExcitationObjective::evaluate(const Eigen::VectorXd& z, double* value, Eige
     }
   });
   Eigen::MatrixXd F = Eigen::MatrixXd::Zero(P, P);
-  for (int k = 0; k < N; ++k) F.noalias() += A[static_cast<size_t>(k)].transpose() * weights_.asDiagonal() * A[static_cast<size_t>(k)];
+  for (int k = 0; k < N; ++k)
+    F.noalias() += A[static_cast<size_t>(k)].transpose() * weights_.asDiagonal() * A[static_cast<size_t>(k)];
   double crit = 0;
   Eigen::MatrixXd dF;
   if (!criterion_of(options_.criterion, F, &crit, gradient ? &dF : nullptr)) return false;
@@ -773,8 +789,8 @@ double limit_ratio(const ExcitationObjective& o, const FourierTrajectory& f, con
   return worst;
 }
 
-void describe_design(const ExcitationObjective& objective, const FourierTrajectory& initial, const Eigen::VectorXd& check,
-                     ExcitationDesignResult& res);
+void describe_design(const ExcitationObjective& objective, const FourierTrajectory& initial,
+                     const Eigen::VectorXd& check, ExcitationDesignResult& res);
 
 FourierTrajectory scaled(FourierTrajectory f, double s) {
   f.a *= s;
@@ -788,7 +804,8 @@ ExcitationDesignResult design_excitation(const Model<double>& model, const Excit
   const auto started = std::chrono::steady_clock::now();
   const ExcitationObjective objective(model, options);
   const ExcitationLimits& lim = objective.limits();
-  const int nv = static_cast<int>(objective.coordinates().size()), L = options.harmonics, mf = objective.num_free() / nv;
+  const int nv = static_cast<int>(objective.coordinates().size()), L = options.harmonics,
+            mf = objective.num_free() / nv;
   const Eigen::VectorXd& grid = objective.grid();
   const int n_check = std::max(2, static_cast<int>(grid.size()) * std::max(1, options.check_refinement));
   const Eigen::VectorXd check = Eigen::VectorXd::LinSpaced(n_check, 0, options.period * (n_check - 1) / n_check);
@@ -874,8 +891,8 @@ ExcitationDesignResult design_excitation(const Model<double>& model, const Excit
 namespace {
 
 // The result's names, model values, samples, information and margins.
-void describe_design(const ExcitationObjective& objective, const FourierTrajectory& initial, const Eigen::VectorXd& check,
-                     ExcitationDesignResult& res) {
+void describe_design(const ExcitationObjective& objective, const FourierTrajectory& initial,
+                     const Eigen::VectorXd& check, ExcitationDesignResult& res) {
   const Model<double>& model = objective.model();
   const ExcitationDesignOptions& options = objective.options();
   const int nv = model.nv, nd = static_cast<int>(objective.coordinates().size());
@@ -937,7 +954,8 @@ void describe_design(const ExcitationObjective& objective, const FourierTrajecto
   Data<double> data(model);
   Eigen::VectorXd uk(nv), fq, fqd, fqdd;
   for (int k = 0; k < n; ++k) {
-    objective.full_state(res.q.row(k).transpose(), res.qd.row(k).transpose(), res.qdd.row(k).transpose(), fq, fqd, fqdd);
+    objective.full_state(res.q.row(k).transpose(), res.qd.row(k).transpose(), res.qdd.row(k).transpose(), fq, fqd,
+                         fqdd);
     model_command(model, data, fq, fqd, fqdd, uk);
     for (int j = 0; j < nd; ++j) res.tau(k, j) = uk[res.coordinates[static_cast<size_t>(j)]];
     if (mounted) res.wrench.row(k) = data.tau.head(6).transpose();  // RNEA's free-joint rows: the stand's wrench

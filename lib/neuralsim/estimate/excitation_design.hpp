@@ -76,12 +76,11 @@
 // the joint torques cannot: more base parameters become identifiable.
 #pragma once
 
+#include <Eigen/Core>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <Eigen/Core>
 
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/estimate/base_parameters.hpp"
@@ -128,10 +127,10 @@ ExcitationLimits model_excitation_limits(const Model<double>& model);
 
 // A floating base held by a stand (ignored for a fixed-base model).
 struct ExcitationMount {
-  Eigen::VectorXd pose;       // the free joint's q: x y z qx qy qz qw (empty: origin, identity)
-  bool wrench = false;        // the stand's force/torque sensor observes the free joint's rows
-  double force_noise = 1;     // σ of each force row (N)
-  double torque_noise = 1;    // σ of each moment row (N·m)
+  Eigen::VectorXd pose;     // the free joint's q: x y z qx qy qz qw (empty: origin, identity)
+  bool wrench = false;      // the stand's force/torque sensor observes the free joint's rows
+  double force_noise = 1;   // σ of each force row (N)
+  double torque_noise = 1;  // σ of each moment row (N·m)
 };
 
 struct ExcitationDesignOptions {
@@ -145,8 +144,8 @@ struct ExcitationDesignOptions {
   std::vector<int> bodies;     // the bodies whose inertial parameters are identified; empty: every body
   bool link_inertias = true;   // false (and `bodies` empty): no link's inertial parameters
   std::vector<ExcitationJointTerm> joint_terms;  // joint-local parameters identified too (every joint)
-  std::vector<std::string> parameters;  // named model parameters (local information at the model's values)
-  ExcitationMount mount;                // a floating base's stand
+  std::vector<std::string> parameters;           // named model parameters (local information at the model's values)
+  ExcitationMount mount;                         // a floating base's stand
   bool start_at_rest = true;
   double margin = 0.05;        // the penalty starts at (1 − margin)·limit
   double penalty = 1e4;        // weight of the penalty's Σ over samples of (excess ratio)²
@@ -187,9 +186,9 @@ class ExcitationObjective {
   const Model<double>& model() const { return model_; }
   const ExcitationDesignOptions& options() const { return options_; }
   const ExcitationParameterJacobian* named_jacobian() const { return named_.get(); }  // null without named parameters
-  const Eigen::VectorXd& weights() const { return weights_; }   // 1/(scale σ)² per observed row
+  const Eigen::VectorXd& weights() const { return weights_; }                         // 1/(scale σ)² per observed row
   const std::vector<int>& coordinates() const { return coords_; }  // the designed velocity coordinates
-  const std::vector<int>& rows() const { return rows_; }          // the observed velocity coordinates
+  const std::vector<int>& rows() const { return rows_; }           // the observed velocity coordinates
   // The named parameters in F (after β, in this order) and those left out.
   const std::vector<std::string>& named() const { return named_names_; }
   // Each left out: its name and the columns of F (β's, then named()) its
@@ -275,7 +274,7 @@ struct ExcitationDesignResult {
   // designed coordinates.
   Eigen::VectorXd time;
   RowMatrixXd q, qd, qdd, tau;              // tau: the recorded command u = (RNEA − passive)/gear
-  RowMatrixXd wrench;                       // a mounted base: the stand's wrench [moment; force] (base axes); else empty
+  RowMatrixXd wrench;  // a mounted base: the stand's wrench [moment; force] (base axes); else empty
   // The same samples in the model's coordinates (a mounted base held at its
   // pose; tau: u per joint, the stand's wrench in the free joint's rows):
   // what excitation.h5 holds.

@@ -11,7 +11,8 @@
 
 namespace neuralsim {
 
-ExcitationParameterJacobian::ExcitationParameterJacobian(const Model<double>& model, const std::vector<std::string>& names,
+ExcitationParameterJacobian::ExcitationParameterJacobian(const Model<double>& model,
+                                                         const std::vector<std::string>& names,
                                                          const std::vector<int>& rows,
                                                          const std::vector<bool>& command_rows)
     : model_(model), rows_(rows), command_rows_(command_rows) {
@@ -24,7 +25,8 @@ ExcitationParameterJacobian::ExcitationParameterJacobian(const Model<double>& mo
     const std::optional<NamedParameter> p = resolve_named_parameter(name, model, false);
     if (!p) throw InvalidArgument("excitation design: " + unknown_parameter_message(name, model, false));
     if (p->kind != ParameterKind::kModel)
-      throw InvalidArgument("excitation design: '" + name + "' is no model quantity the torques depend on (model "
+      throw InvalidArgument("excitation design: '" + name +
+                            "' is no model quantity the torques depend on (model "
                             "parameters only: link.*, joint.*, gravity.*; a link's inertias enter through links)");
     params_.push_back(*p);
     values_.push_back(get_parameter(model, p->model));
@@ -32,7 +34,11 @@ ExcitationParameterJacobian::ExcitationParameterJacobian(const Model<double>& mo
 }
 
 ExcitationParameterJacobian::Workspace::Workspace(const ExcitationParameterJacobian& jac)
-    : clean(jac.model_.template cast<Jet8>()), work(clean), data(work), q(jac.model_.nq), qd(jac.model_.nv),
+    : clean(jac.model_.template cast<Jet8>()),
+      work(clean),
+      data(work),
+      q(jac.model_.nq),
+      qd(jac.model_.nv),
       qdd(jac.model_.nv) {}
 
 void ExcitationParameterJacobian::observe(Workspace& w, VecX<Jet8>& y) const {
@@ -41,9 +47,10 @@ void ExcitationParameterJacobian::observe(Workspace& w, VecX<Jet8>& y) const {
   y.resize(static_cast<Eigen::Index>(rows_.size()));
   for (size_t i = 0; i < rows_.size(); ++i) {
     const int v = rows_[i];
-    y[static_cast<Eigen::Index>(i)] =
-        command_rows_[i] ? Jet8((w.data.tau[v] - w.data.tau_passive[v]) / w.work.joints[static_cast<size_t>(row_joints_[i])].dynamics.gear_ratio)
-                         : w.data.tau[v];
+    y[static_cast<Eigen::Index>(i)] = command_rows_[i]
+                                          ? Jet8((w.data.tau[v] - w.data.tau_passive[v]) /
+                                                 w.work.joints[static_cast<size_t>(row_joints_[i])].dynamics.gear_ratio)
+                                          : w.data.tau[v];
   }
 }
 

@@ -27,15 +27,17 @@ void read_bound(const Config& limits, const std::string& key, const std::vector<
 // floating base's stand).
 void read_named_and_mount(const Config& s, const Model<double>& model, ExcitationDesignOptions& o) {
   if (s.has("parameters")) {
-    if (!s.is_list("parameters")) s.fail("parameters", "expected a list of parameter names (estimate.parameters names)");
+    if (!s.is_list("parameters"))
+      s.fail("parameters", "expected a list of parameter names (estimate.parameters names)");
     o.parameters = s.get<std::vector<std::string>>("parameters");
     for (size_t i = 0; i < o.parameters.size(); ++i) {
       const std::string key = "parameters." + std::to_string(i), &name = o.parameters[i];
       const std::optional<NamedParameter> p = resolve_named_parameter(name, model, false);
       if (!p) s.fail(key, unknown_parameter_message(name, model, false));
       if (p->kind != ParameterKind::kModel)
-        s.fail(key, "'" + name + "' is no model quantity the torques depend on: expected link.*, joint.* or gravity.* "
-                    "names (a link's whole inertia enters through links)");
+        s.fail(key, "'" + name +
+                        "' is no model quantity the torques depend on: expected link.*, joint.* or gravity.* "
+                        "names (a link's whole inertia enters through links)");
       for (size_t k = 0; k < i; ++k)
         if (o.parameters[k] == name) s.fail(key, "'" + name + "' is listed twice");
     }
@@ -51,7 +53,8 @@ void read_named_and_mount(const Config& s, const Model<double>& model, Excitatio
     o.mount.pose = read_coordinate_vector(m, "pose", 7, 0, CoordinateValues::kList);
     const double n = o.mount.pose.tail(4).norm();
     if (!(std::abs(n - 1) < 1e-6))
-      m.fail("pose", "expected x y z qx qy qz qw with a unit quaternion, got a quaternion of norm " + std::to_string(n));
+      m.fail("pose",
+             "expected x y z qx qy qz qw with a unit quaternion, got a quaternion of norm " + std::to_string(n));
   }
   o.mount.wrench = m.get_or<bool>("wrench", false);
   o.mount.force_noise = m.get_in_range("force_noise", 1.0, 1e-12, 1e12);
@@ -63,8 +66,8 @@ void read_named_and_mount(const Config& s, const Model<double>& model, Excitatio
 ExcitationDesignOptions read_excitation_options(const Config& s, const Model<double>& model, long long seed,
                                                 std::vector<std::string>* links) {
   s.check_known_keys({"period", "harmonics", "sample_rate", "check_refinement", "output_rate", "periods", "criterion",
-                      "noise", "links", "joint_terms", "parameters", "mount", "limits", "start_at_rest", "margin", "penalty",
-                      "initial_fill", "restarts", "max_iterations"});
+                      "noise", "links", "joint_terms", "parameters", "mount", "limits", "start_at_rest", "margin",
+                      "penalty", "initial_fill", "restarts", "max_iterations"});
   std::vector<int> coords;
   try {
     coords = excitation_coordinates(model);
@@ -146,8 +149,10 @@ ExcitationDesignOptions read_excitation_options(const Config& s, const Model<dou
   if (s.has("limits")) {
     const Config l = s.at("limits");
     l.check_known_keys({"q_lower", "q_upper", "qd", "qdd", "tau"});
-    if (l.has("q_lower")) o.limits.q_lower = read_coordinate_vector(l, "q_lower", nd, 0, CoordinateValues::kListOrNumber);
-    if (l.has("q_upper")) o.limits.q_upper = read_coordinate_vector(l, "q_upper", nd, 0, CoordinateValues::kListOrNumber);
+    if (l.has("q_lower"))
+      o.limits.q_lower = read_coordinate_vector(l, "q_lower", nd, 0, CoordinateValues::kListOrNumber);
+    if (l.has("q_upper"))
+      o.limits.q_upper = read_coordinate_vector(l, "q_upper", nd, 0, CoordinateValues::kListOrNumber);
     read_bound(l, "qd", joints, o.limits.qd);
     read_bound(l, "qdd", joints, o.limits.qdd);
     read_bound(l, "tau", joints, o.limits.tau);
@@ -155,8 +160,8 @@ ExcitationDesignOptions read_excitation_options(const Config& s, const Model<dou
       if (std::isfinite(o.limits.q_lower[j]) != std::isfinite(o.limits.q_upper[j]) ||
           !(o.limits.q_upper[j] > o.limits.q_lower[j]))
         l.fail(l.has("q_upper") ? "q_upper" : "q_lower",
-               "expected q_lower < q_upper, both given, for joint '" + joints[static_cast<size_t>(j)] +
-                   "', got [" + std::to_string(o.limits.q_lower[j]) + ", " + std::to_string(o.limits.q_upper[j]) + "]");
+               "expected q_lower < q_upper, both given, for joint '" + joints[static_cast<size_t>(j)] + "', got [" +
+                   std::to_string(o.limits.q_lower[j]) + ", " + std::to_string(o.limits.q_upper[j]) + "]");
   }
   for (int j = 0; j < nd; ++j) {
     const ExcitationLimits& m = o.limits;
@@ -181,8 +186,8 @@ ExcitationRun design_excitation_from_config(const ExcitationRequest& request, co
   const Config section = cfg.at("excitation");
   run.options = read_excitation_options(section, run.model, request.seed, &run.links);
   context.started();
-  context.info(format_printf("excitation design: %d joints, %d harmonics, period %g s, criterion %s", static_cast<int>(run.options.noise.size()),
-                             run.options.harmonics, run.options.period,
+  context.info(format_printf("excitation design: %d joints, %d harmonics, period %g s, criterion %s",
+                             static_cast<int>(run.options.noise.size()), run.options.harmonics, run.options.period,
                              excitation_criterion_name(run.options.criterion)));
   try {
     run.result = design_excitation(run.model, run.options);
