@@ -135,7 +135,6 @@ TEST(SimidExcitation, BadKeysAreRefusedWithExitTwo) {
       {"  limits: {qd: [1, 2, 3]}\n", "excitation.limits.qd"},
       {"  links: [link1, nope]\n  limits: {qd: 1}\n", "excitation.links.1"},
       {"  harmonics: 3\n", "excitation.limits"},  // the model sets no limit: amplitude unbounded
-      {"  parameters: [link.link2.mass]\n  limits: {qd: 1}\n", "excitation.parameters"},  // in link2's base parameters
   };
   int i = 0;
   for (const auto& [lines, key] : cases) {

@@ -10,7 +10,8 @@
 //    in uniform gravity) have no effect; the elbow's origin together with
 //    gravity and every inertia is one direction of dimensional analysis
 //    (lengths × α, gravity × α, masses × α⁻²: the same torques), while either
-//    alone with the inertias is identifiable;
+//    alone with the inertias is identifiable; a name already in F (a chosen
+//    link's mass, a joint term) is refused;
 //  - the predicted standard errors of nonlinear parameters (a length, the
 //    gravity, a gear ratio) are the spread of Gauss–Newton fits of them to
 //    noisy commands along the same trajectory;
@@ -141,6 +142,16 @@ TEST(ExcitationNamed, WhatTheTorquesCannotSeeIsNotIdentifiable) {
     ASSERT_EQ(obj.unidentifiable().size(), 1u);
     EXPECT_FALSE(obj.unidentifiable()[0].second.empty());
   }
+  // Already in F: a chosen link's inertia (its base parameters), a joint term.
+  o.parameters = {"link.link2.mass"};
+  EXPECT_THROW(ExcitationObjective(model, o), InvalidArgument);
+  o.bodies = {0};  // link1 only: link2's mass is a named parameter of its own
+  EXPECT_TRUE(named_in_f(ExcitationObjective(model, o), "link.link2.mass"));
+  o.bodies.clear();
+  o.parameters = {"joint.elbow.damping"};
+  o.joint_terms = {ExcitationJointTerm::kDamping};
+  EXPECT_THROW(ExcitationObjective(model, o), InvalidArgument);
+  o.joint_terms.clear();
   for (const char* alone : {"gravity.y", "joint.elbow.origin.x"}) {
     o.parameters = {alone};
     const ExcitationObjective obj(model, o);
