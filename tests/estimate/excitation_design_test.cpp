@@ -14,15 +14,17 @@
 //    noise σ on the recorded command) fitted by weighted least squares on
 //    the regressor's β columns (link inertias, damping, friction, offset)
 //    give an empirical spread within 25 % of √diag F⁻¹.
+#include "neuralsim/estimate/excitation_design.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "neuralsim/dynamics/inverse_dynamics_regressor.hpp"
 #include "neuralsim/dynamics/rnea.hpp"
-#include "neuralsim/estimate/excitation_design.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/step/passive_forces.hpp"
+#include "support/excitation_support.hpp"
 #include "support/files.hpp"
 
 namespace neuralsim {
@@ -31,21 +33,7 @@ namespace {
 
 Model<double> excitation_arm() { return load_yaml_model(testing::source_path("configs/models/geared_arm.yaml")); }
 
-ExcitationDesignOptions excitation_small_options() {
-  ExcitationDesignOptions o;
-  o.period = 2;
-  o.harmonics = 3;
-  o.sample_rate = 25;
-  o.limits.q_lower = Eigen::Vector2d(-1.5, -2.0);
-  o.limits.q_upper = Eigen::Vector2d(1.0, 2.0);
-  o.limits.qd = Eigen::Vector2d(3.0, 4.0);
-  o.limits.qdd = Eigen::Vector2d(30.0, 40.0);
-  o.limits.tau = Eigen::Vector2d(6.0, 3.0);
-  o.noise = Eigen::Vector2d(0.05, 0.02);
-  o.max_iterations = 60;
-  o.seed = 7;
-  return o;
-}
+ExcitationDesignOptions excitation_small_options() { return testing::two_link_excitation_options(); }
 
 TEST(ExcitationDesign, FourierDerivativesAreCentralDifferencesOfQ) {
   std::mt19937 rng(3);
@@ -140,17 +128,10 @@ TEST(ExcitationDesign, GradientMatchesCentralDifferences) {
       if (kind != 3) one.limits.tau = none;
       EXPECT_GT(ExcitationObjective(model, one).penalty(z), 0) << "limit kind " << kind;
     }
-    for (Eigen::Index i = 0; i < z.size(); ++i) {
-      const double h = 1e-6 * std::max(1.0, std::abs(z[i]));
-      Eigen::VectorXd zp = z, zm = z;
-      zp[i] += h;
-      zm[i] -= h;
-      double fp = 0, fm = 0;
-      ASSERT_TRUE(objective.evaluate(zp, &fp, nullptr));
-      ASSERT_TRUE(objective.evaluate(zm, &fm, nullptr));
-      EXPECT_NEAR(g[i], (fp - fm) / (2 * h), 1e-5 * (1 + g.cwiseAbs().maxCoeff()))
+    const Eigen::VectorXd fd = testing::excitation_central_differences(objective, z);
+    for (Eigen::Index i = 0; i < z.size(); ++i)
+      EXPECT_NEAR(g[i], fd[i], 1e-5 * (1 + g.cwiseAbs().maxCoeff()))
           << excitation_criterion_name(c) << " variable " << i;
-    }
   }
 }
 

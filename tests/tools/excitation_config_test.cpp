@@ -26,7 +26,8 @@ TEST(ExcitationConfig, BadValuesNameTheKey) {
       {"  limits: {qd: 1, q_lower: [1, 1]}\n", "excitation.limits.q_lower"},  // no upper bound
       {"  period: .nan\n  limits: {qd: 1}\n", "excitation.period"},
       {"  criterion: a_optimal\n  limits: {qd: 1}\n", "excitation.criterion"},
-      {"  period: 1\n  harmonics: 5\n  sample_rate: 10\n  limits: {qd: 1}\n", "excitation.sample_rate"},  // < 2L + 1 samples
+      {"  period: 1\n  harmonics: 5\n  sample_rate: 10\n  limits: {qd: 1}\n",
+       "excitation.sample_rate"},  // < 2L + 1 samples
       {"  limits: {qdd: [1, 0]}\n", "excitation.limits.qdd"},
       {"  limits: {qd: 1, tau_max: 2}\n", "excitation.limits.tau_max"},
       {"  links: [link1, link1]\n  limits: {qd: 1}\n", "excitation.links.1"},
@@ -37,6 +38,12 @@ TEST(ExcitationConfig, BadValuesNameTheKey) {
       {"  joint_terms: [damping, coulomb]\n  limits: {qd: 1}\n", "excitation.joint_terms.1"},
       {"  joint_terms: [damping, damping]\n  limits: {qd: 1}\n", "excitation.joint_terms.1"},
       {"  joint_terms: damping\n  limits: {qd: 1}\n", "excitation.joint_terms"},
+      {"  parameters: [gravity.y, link.link1.nope]\n  limits: {qd: 1}\n", "excitation.parameters.1"},
+      {"  parameters: [controls.delay]\n  limits: {qd: 1}\n", "excitation.parameters.0"},  // no model quantity
+      {"  parameters: [gravity.y, gravity.y]\n  limits: {qd: 1}\n", "excitation.parameters.1"},
+      {"  parameters: gravity.y\n  limits: {qd: 1}\n", "excitation.parameters"},
+      {"  mount: {wrench: true}\n  limits: {qd: 1}\n", "excitation.mount"},  // a fixed-base model
+      {"  links: []\n  limits: {qd: 1}\n", "excitation.links"},              // nothing to identify
   };
   for (const auto& entry : cases) {
     const std::string& yaml = entry.first;

@@ -44,17 +44,47 @@
 // parameters and, with `joint_terms`, of every joint's armature, viscous
 // damping, Coulomb friction level and torque offset, which enter the
 // torque linearly too (columns q̈_j, q̇_j, the friction law's shape s(q̇_j),
-// 1 in joint j's row; passive_forces.hpp). Other parameters (lengths,
-// gravity, gear ratios, a Stribeck law's static level) are not in F.
+// 1 in joint j's row; passive_forces.hpp).
+//
+// Named parameters (`parameters`: any model name simid can fit, resolved
+// by parameters/named_parameter.hpp: link lengths, joint origins, gravity,
+// gear ratios, a Stribeck law's static level, ...): the torque need not be
+// linear in them, so their information is local, at the model's values:
+// their columns of the observation Jacobian are J_k = ∂u_k/∂θ (u the
+// recorded command by inverse dynamics at the sample's q, q̇, q̈), exact by
+// Jets (excitation_parameters.hpp), appended to the base parameters'
+// columns: F = Σ_k A_kᵀ Σ⁻¹ A_k with A_k = [∂u/∂β, ∂u/∂θ]. The predicted
+// errors of θ are those of the linearized (Gauss–Newton) fit about the
+// model's values: a local design, as good as the model's values are.
+// A named parameter whose column, over random states of the chosen limits,
+// lies in the span of the base parameters' and the earlier named ones'
+// (relative residual ≤ 1e-7 after unit-norm scaling; zero when it has no
+// effect on u at all, as the first joint's origin or gravity along a
+// planar arm's joint axes) is not identifiable from torques: it is kept
+// out of F and reported as such, with the combination it cannot be told
+// from. The gradient needs ∂J/∂s: exact in the state (Jet8 lanes), a
+// central difference in θ (excitation_parameters.hpp says why: the engine
+// does not compile on nested Jets).
+//
+// Floating base on a stand (`mount`): a model whose root joint is free is
+// held at `mount.pose` (q̇ = q̈ = 0 for the base); the design moves the
+// other joints. With `mount.wrench` the stand's 6-axis force/torque sensor
+// is observed too: the free joint's rows of inverse dynamics (the wrench
+// [moment; force] the stand exerts on the base, base axes) with noise σ
+// `force_noise` (N) and `torque_noise` (N·m). Those rows see the base
+// link's and the whole robot's mass (statically: −M g in base axes), which
+// the joint torques cannot: more base parameters become identifiable.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include <Eigen/Core>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "neuralsim/core/trajectory.hpp"
 #include "neuralsim/estimate/base_parameters.hpp"
+#include "neuralsim/estimate/excitation_parameters.hpp"
 #include "neuralsim/model/model.hpp"
 
 namespace neuralsim {
@@ -81,14 +111,27 @@ enum class ExcitationJointTerm { kArmature, kDamping, kFriction, kTorqueOffset }
 const char* excitation_joint_term_name(ExcitationJointTerm t);  // armature, damping, friction, torque_offset
 const char* excitation_criterion_name(ExcitationCriterion c);
 
-// Per velocity coordinate; a non-finite entry is no limit. `tau` bounds
+// The velocity coordinates a design moves: every 1-DOF joint's (revolute,
+// prismatic). A free root joint is the mounted base (not designed); ball
+// joints and a free joint elsewhere: InvalidArgument.
+std::vector<int> excitation_coordinates(const Model<double>& model);
+
+// Per designed coordinate; a non-finite entry is no limit. `tau` bounds
 // the recorded command u (the joint torque divided by the gear ratio).
 struct ExcitationLimits {
   Eigen::VectorXd q_lower, q_upper, qd, qdd, tau;
 };
-// The model's limits: joint lower/upper, velocity and effort where they are
+// The model's limits of the designed coordinates: joint lower/upper, velocity and effort where they are
 // set (below 1e29), none on q̈.
 ExcitationLimits model_excitation_limits(const Model<double>& model);
+
+// A floating base held by a stand (ignored for a fixed-base model).
+struct ExcitationMount {
+  Eigen::VectorXd pose;     // the free joint's q: x y z qx qy qz qw (empty: origin, identity)
+  bool wrench = false;      // the stand's force/torque sensor observes the free joint's rows
+  double force_noise = 1;   // σ of each force row (N)
+  double torque_noise = 1;  // σ of each moment row (N·m)
+};
 
 struct ExcitationDesignOptions {
   double period = 10;          // T (s)
@@ -99,7 +142,10 @@ struct ExcitationDesignOptions {
   ExcitationCriterion criterion = ExcitationCriterion::kLogDet;
   Eigen::VectorXd noise;       // σ of each joint's recorded command; empty: 1
   std::vector<int> bodies;     // the bodies whose inertial parameters are identified; empty: every body
+  bool link_inertias = true;   // false (and `bodies` empty): no link's inertial parameters
   std::vector<ExcitationJointTerm> joint_terms;  // joint-local parameters identified too (every joint)
+  std::vector<std::string> parameters;           // named model parameters (local information at the model's values)
+  ExcitationMount mount;                         // a floating base's stand
   bool start_at_rest = true;
   double margin = 0.05;        // the penalty starts at (1 − margin)·limit
   double penalty = 1e4;        // weight of the penalty's Σ over samples of (excess ratio)²
@@ -137,15 +183,44 @@ class ExcitationObjective {
   const std::vector<int>& columns() const { return columns_; }    // the columns of β in excitation_regressor
   const Eigen::VectorXd& grid() const { return grid_; }           // the optimization grid (s)
   const ExcitationLimits& limits() const { return limits_; }
-  const Eigen::VectorXd& weights() const { return weights_; }   // 1/(gear σ)² per joint
+  const Model<double>& model() const { return model_; }
+  const ExcitationDesignOptions& options() const { return options_; }
+  const ExcitationParameterJacobian* named_jacobian() const { return named_.get(); }  // null without named parameters
+  const Eigen::VectorXd& weights() const { return weights_; }                         // 1/(scale σ)² per observed row
+  const std::vector<int>& coordinates() const { return coords_; }  // the designed velocity coordinates
+  const std::vector<int>& rows() const { return rows_; }           // the observed velocity coordinates
+  // The named parameters in F (after β, in this order) and those left out.
+  const std::vector<std::string>& named() const { return named_names_; }
+  // Each left out: its name and the columns of F (β's, then named()) its
+  // column is a combination of (largest first; empty: no effect at all).
+  const std::vector<std::pair<std::string, std::vector<int>>>& unidentifiable() const { return unidentifiable_; }
+  int size() const { return static_cast<int>(columns_.size() + named_names_.size()); }  // F's dimension
+  // The model's q, q̇, q̈ at designed coordinates s (the base at its mount).
+  void full_state(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd, Eigen::VectorXd& fq,
+                  Eigen::VectorXd& fqd, Eigen::VectorXd& fqdd) const;
+  // A (rows × size()): the observations' derivatives in [β; θ], scaled to
+  // τ units (gear·∂u for the joints' rows), at one full state.
+  void observation(Data<double>& data, ExcitationParameterJacobian::Workspace* ws, const Eigen::VectorXd& q,
+                   const Eigen::VectorXd& qd, const Eigen::VectorXd& qdd, Eigen::MatrixXd& A) const;
 
  private:
+  void setup_rows();
+  void check_named_overlap(const std::vector<int>& bodies) const;
+  void select_named(const Eigen::MatrixXd& Wb, const Eigen::MatrixXd& Wn, const ExcitationParameterJacobian& all,
+                    const Eigen::VectorXd& y_scale);
+  void state_gradient(const Model<Jet8>& jm, Data<Jet8>& jd, ExcitationParameterJacobian::Workspace* ws,
+                      const Eigen::RowVectorXd& s, const Eigen::MatrixXd* M, double* pen,
+                      Eigen::Ref<Eigen::RowVectorXd> dS) const;
+
   const Model<double>& model_;
   ExcitationDesignOptions options_;
   ExcitationLimits limits_;
   BaseParameters base_;
-  std::vector<int> selected_, columns_, joint_of_;
-  Eigen::VectorXd weights_;
+  std::vector<int> selected_, columns_, joint_of_, coords_, q_index_, rows_;
+  Eigen::VectorXd weights_, row_scale_, mount_q_;
+  std::vector<std::string> named_names_;
+  std::vector<std::pair<std::string, std::vector<int>>> unidentifiable_;
+  std::unique_ptr<ExcitationParameterJacobian> named_;
   Eigen::MatrixXd P_;
   Eigen::VectorXd grid_;
   bool torque_limited_ = false;
@@ -170,9 +245,9 @@ struct ExcitationInformation {
 void sample_trajectory(const FourierTrajectory& f, const Eigen::VectorXd& times, RowMatrixXd& q, RowMatrixXd& qd,
                        RowMatrixXd& qdd);
 
-ExcitationInformation excitation_information(const Model<double>& model, const std::vector<ExcitationJointTerm>& terms,
-                                             const std::vector<int>& columns,
-                                             const Eigen::VectorXd& weights, const RowMatrixXd& q,
+// On samples of the designed coordinates (rows: samples). std_errors:
+// β's, then the named parameters in F (objective.named()).
+ExcitationInformation excitation_information(const ExcitationObjective& objective, const RowMatrixXd& q,
                                              const RowMatrixXd& qd, const RowMatrixXd& qdd);
 
 // A limit's worst case over the checked grid, per joint: the largest |x|
@@ -191,9 +266,19 @@ struct ExcitationDesignResult {
   std::vector<int> columns;                 // the columns of β in excitation_regressor
   std::vector<std::string> parameter_names; // β_k written out (base_parameter_expression)
   Eigen::VectorXd base_values;              // β of the model
-  // The sampled result (output_rate, `periods` periods, both ends).
+  std::vector<int> coordinates;             // the designed velocity coordinates
+  std::vector<std::string> named;           // the named parameters in F (std_errors after β's), model values:
+  std::vector<double> named_values;
+  std::vector<std::pair<std::string, std::string>> unidentifiable;  // named parameters the torques cannot see: why
+  // The sampled result (output_rate, `periods` periods, both ends), in the
+  // designed coordinates.
   Eigen::VectorXd time;
   RowMatrixXd q, qd, qdd, tau;              // tau: the recorded command u = (RNEA − passive)/gear
+  RowMatrixXd wrench;  // a mounted base: the stand's wrench [moment; force] (base axes); else empty
+  // The same samples in the model's coordinates (a mounted base held at its
+  // pose; tau: u per joint, the stand's wrench in the free joint's rows):
+  // what excitation.h5 holds.
+  RowMatrixXd model_q, model_qd, model_tau;
   ExcitationInformation initial;            // the best start's random coefficients, on the output samples
   ExcitationInformation designed;           // the design, on the output samples
   std::vector<ExcitationLimitMargin> margins;  // on the check grid over one period
@@ -206,7 +291,7 @@ struct ExcitationDesignResult {
 
 // Throws InvalidArgument for options that cannot work (a joint without
 // any finite limit, L < 2 with start_at_rest, a torque limit the model
-// exceeds at rest, nq ≠ nv) and NumericalError when no start gives a
+// exceeds at rest, a ball joint, an unknown or non-model named parameter) and NumericalError when no start gives a
 // positive-definite F or no scaling makes the design feasible.
 ExcitationDesignResult design_excitation(const Model<double>& model, const ExcitationDesignOptions& options);
 
