@@ -1,6 +1,7 @@
 #include "neuralsim/core/dense.hpp"
 
 #include <Eigen/Eigenvalues>
+#include <Eigen/QR>
 #include <Eigen/SVD>
 
 namespace neuralsim {
@@ -33,6 +34,10 @@ SingularValueDecomposition singular_value_decomposition(const Eigen::MatrixXd& A
   if (svd.computeU()) r.U = svd.matrixU();
   if (svd.computeV()) r.V = svd.matrixV();
   return r;
+}
+
+Eigen::VectorXd least_squares(const Eigen::MatrixXd& A, const Eigen::VectorXd& b) {
+  return A.colPivHouseholderQr().solve(b);
 }
 
 }  // namespace neuralsim

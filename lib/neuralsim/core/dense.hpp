@@ -31,4 +31,9 @@ enum class SingularVectors {
 };
 SingularValueDecomposition singular_value_decomposition(const Eigen::MatrixXd& A, SingularVectors vectors);
 
+// The least-squares solution of A x ≈ b (QR with column pivoting; the basic
+// solution when A is rank deficient). Compiled once here: the factorization's
+// templates cost seconds in every translation unit that instantiates them.
+Eigen::VectorXd least_squares(const Eigen::MatrixXd& A, const Eigen::VectorXd& b);
+
 }  // namespace neuralsim

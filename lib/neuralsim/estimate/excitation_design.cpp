@@ -364,7 +364,7 @@ void ExcitationObjective::select_named(const Eigen::MatrixXd& Wb, const Eigen::M
     // Which kept columns it is a combination of (least squares, largest first).
     Eigen::MatrixXd K(u.size(), static_cast<Eigen::Index>(kept_cols.size()));
     for (size_t k = 0; k < kept_cols.size(); ++k) K.col(static_cast<Eigen::Index>(k)) = kept_cols[k];
-    const Eigen::VectorXd w = K.colPivHouseholderQr().solve(u);
+    const Eigen::VectorXd w = least_squares(K, u);
     std::vector<int> order(static_cast<size_t>(w.size()));
     for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return std::abs(w[a]) > std::abs(w[b]); });
@@ -535,7 +535,7 @@ void ExcitationObjective::check_named_overlap(const std::vector<int>& bodies) co
 ExcitationObjective::~ExcitationObjective() = default;
 
 Eigen::VectorXd ExcitationObjective::free_variables(const Eigen::VectorXd& x) const {
-  return P_.colPivHouseholderQr().solve(x);
+  return least_squares(P_, x);
 }
 
 FourierTrajectory ExcitationObjective::trajectory(const Eigen::VectorXd& z) const {

@@ -1,12 +1,12 @@
 #include "neuralsim/estimate/inertia_prior.hpp"
 
 #include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "neuralsim/core/dense.hpp"
 #include "neuralsim/core/errors.hpp"
 #include "neuralsim/model/parameterization.hpp"
 
@@ -45,11 +45,11 @@ bool GeometricInertiaDistance::residual(const Eigen::Matrix4d& J, Vec10* r, cons
   if (!J.allFinite()) return false;
   Eigen::Matrix4d A = L0_inverse_ * J * L0_inverse_.transpose();
   A = 0.5 * (A + A.transpose()).eval();
-  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix4d> eig(A);
-  if (eig.info() != Eigen::Success) return false;
-  const Eigen::Vector4d& l = eig.eigenvalues();
+  const SymmetricEigen eig = symmetric_eigen(A);  // core/dense.hpp: compiled once for every caller
+  if (!eig.converged) return false;
+  const Eigen::Vector4d l = eig.values;
   if (!(l.minCoeff() > 0)) return false;
-  const Eigen::Matrix4d& V = eig.eigenvectors();
+  const Eigen::Matrix4d V = eig.vectors;
   *r = svec(V * l.array().log().matrix().asDiagonal() * V.transpose());
   if (!dr) return true;
   Eigen::Matrix4d F;

@@ -2,8 +2,6 @@
 
 #include "neuralsim/estimate/sensor_prediction.hpp"
 
-#include <Eigen/Cholesky>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -332,11 +330,13 @@ Setup read_setup(const Config& cfg, long long seed, const std::string& configura
     if (bodies.empty())
       est.at("prior").fail("geometric", "no fitted parameter changes a link's inertia (mass, com, inertia or "
                                         "inertial): the geometric prior acts on links' inertias");
-    for (int b : bodies)
-      if (!(pseudo_inertia(model.bodies[static_cast<size_t>(b)].inertia).llt().info() == Eigen::Success))
+    for (int b : bodies) try {
+        GeometricInertiaDistance(pseudo_inertia(model.bodies[static_cast<size_t>(b)].inertia));
+      } catch (const InvalidArgument&) {
         est.at("prior").fail("geometric", "link '" + model.bodies[static_cast<size_t>(b)].name +
                                               "' has a model inertia that is not physically consistent (its "
                                               "pseudo-inertia is not positive definite): nothing to pull toward");
+      }
   }
   s.uncertainty = read_uncertainty_options(section_or_empty(est, "uncertainty"), seed);
   // Predictions restart from the measured state every `evaluation_window`
