@@ -123,15 +123,13 @@ Identifiability analyze_identifiability(const ParameterSet& params, const std::v
   // JᵀJ (truncated at the same relative threshold), scaled back, which keeps
   // it finite when J is rank-deficient; unidentifiable parameters get NaN
   // standard errors.
+  // The same decomposition as above (its first min(m, P) columns of V are
+  // the thin ones): a second SVD of the m × P Jacobian, with U, cost as much
+  // as the first on 10⁵ rows.
   Eigen::MatrixXd cov = Eigen::MatrixXd::Zero(P, P);
-  {
-    const SingularValueDecomposition svds = singular_value_decomposition(Js, SingularVectors::kThinUV);
-    const Eigen::VectorXd& s = svds.values;
-    const double smaxs = s.size() ? s[0] : 0;
-    for (int k = 0; k < s.size(); ++k)
-      if (s[k] > singular_threshold * smaxs) cov += svds.V.col(k) * svds.V.col(k).transpose() / (s[k] * s[k]);
-    cov = scale.asDiagonal() * cov * scale.asDiagonal();
-  }
+  for (int k = 0; k < sv.size(); ++k)
+    if (sv[k] > singular_threshold * smax) cov += svd.V.col(k) * svd.V.col(k).transpose() / (sv[k] * sv[k]);
+  cov = scale.asDiagonal() * cov * scale.asDiagonal();
   cov *= id.residual_variance;
   id.std_error.resize(P);
   id.correlation = Eigen::MatrixXd::Identity(P, P);
