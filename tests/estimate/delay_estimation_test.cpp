@@ -23,6 +23,7 @@
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/step/control_signal.hpp"
 #include "support/files.hpp"
+#include "support/fit_support.hpp"
 
 namespace neuralsim {
 namespace delay_estimation_test {
@@ -62,12 +63,7 @@ Trajectory delay_test_recording(unsigned seed, double sensor_delay = 0.0, double
     u[0] = delay_test_command(std::max(t - *static_cast<const double*>(d), 0.0));
   };
   const int n = 1001, per_sample = 20;
-  Trajectory tr;
-  tr.name = "delayed_pendulum";
-  tr.time.resize(n);
-  tr.q.resize(n, 1);
-  tr.qd.resize(n, 1);
-  tr.tau.resize(n, 1);
+  Trajectory tr = testing::sized_trajectory("delayed_pendulum", n, 1, 1);
   Eigen::VectorXd q = Eigen::VectorXd::Constant(1, 0.3), qd = Eigen::VectorXd::Zero(1);
   std::vector<double> fine_q;  // the angle every 0.1 ms
   for (int k = 0; k < n; ++k) {

@@ -18,17 +18,13 @@
 #include "neuralsim/model/configuration.hpp"
 #include "neuralsim/step/link_poses.hpp"
 #include "neuralsim/step/simulate.hpp"
+#include "support/fit_support.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
 namespace fitted_start_test {
 
-StepOptions rk4_step(double dt) {
-  StepOptions s;
-  s.integrator = Integrator::kRK4;
-  s.dt = dt;
-  return s;
-}
+using testing::rk4_step;
 
 // A free swing from (q0, qd0), `steps` steps.
 Trajectory free_swing(const Model<double>& model, const StepOptions& step, const Eigen::VectorXd& q0,
@@ -58,10 +54,11 @@ struct StartFit {
 };
 
 StartFit fit_with_starts(const Model<double>& model, const ParameterSet& params, const StepOptions& step,
-                         const std::vector<Trajectory>& data, int window, StartStateFit fit) {
+                         const std::vector<Trajectory>& data, int window, StartStateFit fit,
+                         const ObservationSpec& observe = ObservationSpec{}) {
   std::vector<const Trajectory*> train;
   for (const Trajectory& t : data) train.push_back(&t);
-  const ResidualContext ctx{&model, &params, step, ObservationSpec{}};
+  const ResidualContext ctx{&model, &params, step, observe};
   ProblemOptions po;
   po.window = window;
   po.fit_initial_state = fit;
@@ -165,26 +162,11 @@ TEST(FittedStartStates, MarkersAloneRecoverEachStartAndPredictAtEveryHorizon) {
   ObservationSpec observe;
   observe.q_weight = 0;
   for (const char* name : {"link2", "tip"}) observe.link_positions.push_back({name, truth.body_index(name), 1.0});
-  std::vector<const Trajectory*> train;
-  for (const Trajectory& t : data) train.push_back(&t);
-  auto fit = [&](StartStateFit starts) {
-    ProblemOptions po;
-    po.window = 100;
-    po.fit_initial_state = starts;
-    EstimationProblem problem(ResidualContext{&truth, &params, step, observe}, train, po);
-    SolverOptions so;
-    so.max_iterations = 60;
-    StartFit f;
-    f.result = problem.solve(params.initial_variables(), so);
-    f.starts = problem.start_states();
-    for (int i = 0; i < params.size(); ++i) f.physical.push_back(params.physical<double>(i, f.result.x[i]));
-    return f;
-  };
-  const StartFit fitted = fit({true, true});
+  const StartFit fitted = fit_with_starts(truth, params, step, data, 100, {true, true}, observe);
   ASSERT_TRUE(fitted.result.usable) << fitted.result.report;
   EXPECT_NEAR(fitted.physical[0], 3.0, 0.01);
   EXPECT_NEAR(fitted.physical[1], 4.0, 0.01);
-  const StartFit recorded = fit({});
+  const StartFit recorded = fit_with_starts(truth, params, step, data, 100, {}, observe);
   ASSERT_TRUE(recorded.result.usable) << recorded.result.report;
   // The marker error of a free prediction from each start, at horizons of
   // 10, 50 and 100 steps (pooled over the swings: RMS over markers, axes and

@@ -15,57 +15,18 @@
 #include "neuralsim/model/parameters.hpp"
 #include "neuralsim/step/controllers.hpp"
 #include "neuralsim/step/simulate.hpp"
+#include "support/fit_support.hpp"
 #include "support/test_models.hpp"
 
 namespace neuralsim {
 namespace parallel_solve_test_ns {
 
-StepOptions psolve_rk4() {
-  StepOptions s;
-  s.integrator = Integrator::kRK4;
-  s.dt = 0.01;
-  return s;
-}
-
 // A damped double pendulum driven by sinusoidal torques (so that inverse
-// dynamics has τ), n trajectories of `steps` steps.
-struct PsolveSetup {
-  Model<double> truth = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
-  ParameterSet params;
-  std::vector<Trajectory> data;
-  std::vector<const Trajectory*> train;
-
-  explicit PsolveSetup(int n = 3, int steps = 120) {
-    set_parameter(truth, resolve_parameter(truth, "joint.joint1.damping"), 0.3);
-    std::mt19937 rng(3);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (int k = 0; k < n; ++k) {
-      Stepper<double> stepper(truth, psolve_rk4());
-      Sinusoid s;
-      s.offset = s.phase = Eigen::VectorXd::Zero(truth.nv);
-      s.amplitude = Eigen::VectorXd::Constant(truth.nv, 2.0);
-      s.frequency_hz = Eigen::VectorXd::LinSpaced(truth.nv, 0.5, 1.1);
-      SinusoidControl<double> control(s);
-      Eigen::VectorXd q0(truth.nq), qd0 = Eigen::VectorXd::Zero(truth.nv);
-      for (int i = 0; i < truth.nq; ++i) q0[i] = u(rng);
-      Trajectory tr = simulate(stepper, q0, qd0, control, steps, [] { return false; });
-      tr.name = std::to_string(k);
-      data.push_back(tr);
-    }
-    for (const auto& t : data) train.push_back(&t);
-    params = read_parameter_set(Config::parse("p: [{name: link.link1.length, initial: 2.6, bounds: [0.1, 10]},"
-                                              " {name: link.link2.length, initial: 4.5, bounds: [0.1, 10]},"
-                                              " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 5]}]",
-                                              "parallel_solve_test.yaml"),
-                                "p", truth);
-  }
-  ResidualContext ctx() const { return ResidualContext{&truth, &params, psolve_rk4(), ObservationSpec{}}; }
+// dynamics has τ; testing::DampedPendulumFit, seed 3), n trajectories of
+// `steps` steps.
+struct PsolveSetup : testing::DampedPendulumFit {
+  explicit PsolveSetup(int n = 3, int steps = 120) : DampedPendulumFit(n, steps, 3) {}
 };
-
-bool psolve_bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-bool psolve_bitwise_equal(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // Solves from the same start with TBB capped to `threads`.
 LocalResult psolve_at(const PsolveSetup& s, const ProblemOptions& po, SolverOptions so, int threads) {
@@ -80,9 +41,9 @@ void psolve_expect_identical_and_correct(const PsolveSetup& s, const ProblemOpti
   const LocalResult one = psolve_at(s, po, so, 1);
   const LocalResult two = psolve_at(s, po, so, 2);
   ASSERT_TRUE(one.usable) << one.report;
-  EXPECT_TRUE(psolve_bitwise_equal(one.x, two.x));
-  EXPECT_TRUE(psolve_bitwise_equal(one.cost, two.cost)) << one.cost << " vs " << two.cost;
-  EXPECT_TRUE(psolve_bitwise_equal(one.initial_cost, two.initial_cost));
+  EXPECT_TRUE(testing::bitwise_equal(one.x, two.x));
+  EXPECT_TRUE(testing::bitwise_equal(one.cost, two.cost)) << one.cost << " vs " << two.cost;
+  EXPECT_TRUE(testing::bitwise_equal(one.initial_cost, two.initial_cost));
   EXPECT_EQ(one.iterations, two.iterations);
   // And the fit is right (the data are noise-free): the cached, parallel
   // evaluation computes the residuals and Jacobians of the problem.
@@ -131,8 +92,8 @@ TEST(ParallelSolve, LbfgsIsBitIdenticalAtOneAndTwoThreads) {
   const LocalResult one = psolve_at(s, po, so, 1);
   const LocalResult two = psolve_at(s, po, so, 2);
   ASSERT_TRUE(one.usable) << one.report;
-  EXPECT_TRUE(psolve_bitwise_equal(one.x, two.x));
-  EXPECT_TRUE(psolve_bitwise_equal(one.cost, two.cost));
+  EXPECT_TRUE(testing::bitwise_equal(one.x, two.x));
+  EXPECT_TRUE(testing::bitwise_equal(one.cost, two.cost));
   EXPECT_LT(one.cost, 1e-3 * one.initial_cost);
 }
 
@@ -159,7 +120,7 @@ TEST(ParallelSolve, CachedGradientMatchesFiniteDifferences) {
   }
   double again = 0;
   ASSERT_TRUE(problem.evaluate(x, &again, nullptr));
-  EXPECT_TRUE(psolve_bitwise_equal(cost, again));
+  EXPECT_TRUE(testing::bitwise_equal(cost, again));
   const std::vector<double> per = problem.cost_per_trajectory(x);
   ASSERT_EQ(per.size(), 3u);
   EXPECT_NEAR(per[0] + per[1] + per[2], cost, 1e-12 * cost);
@@ -295,8 +256,8 @@ TEST(ParallelSolve, AbortInsideTheSolveKeepsTheIterateReached) {
   capped.on_iteration = nullptr;
   const LocalResult reference = problem.solve(s.params.initial_variables(), capped);
   EXPECT_EQ(stopped.iterations, reference.iterations);
-  EXPECT_TRUE(psolve_bitwise_equal(stopped.x, reference.x));
-  EXPECT_TRUE(psolve_bitwise_equal(stopped.cost, reference.cost));
+  EXPECT_TRUE(testing::bitwise_equal(stopped.x, reference.x));
+  EXPECT_TRUE(testing::bitwise_equal(stopped.cost, reference.cost));
 }
 
 }  // namespace parallel_solve_test_ns

@@ -27,51 +27,14 @@ using Clock = std::chrono::steady_clock;
 
 double stop_seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-StepOptions stop_rk4() {
-  StepOptions s;
-  s.integrator = Integrator::kRK4;
-  s.dt = 0.01;
-  return s;
-}
-
-// A damped double pendulum under sinusoidal torques (testing::record_sinusoids):
-// n trajectories of `steps` steps, fitted for both lengths and a damping from wrong values.
-struct StopSetup {
-  Model<double> truth = load_yaml_model(testing::source_path("configs/models/double_pendulum.yaml"));
-  ParameterSet params;
-  std::vector<Trajectory> data;
-  std::vector<const Trajectory*> train;
-
-  // `bounds`: with bounds Ceres' Levenberg–Marquardt adds a projected line
-  // search whose gradient pass at the candidate precedes its residual pass.
-  StopSetup(int n, int steps, bool bounds = true) {
-    set_parameter(truth, resolve_parameter(truth, "joint.joint1.damping"), 0.3);
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    std::vector<testing::SinusoidRun> runs(static_cast<std::size_t>(n));
-    for (testing::SinusoidRun& run : runs) {
-      run.q0.resize(truth.nq);
-      for (int i = 0; i < truth.nq; ++i) run.q0[i] = u(rng);
-      run.amplitude = Eigen::VectorXd::Constant(truth.nv, 2.0);
-      run.frequency_hz = Eigen::VectorXd::LinSpaced(truth.nv, 0.5, 1.1);
-    }
-    data = testing::record_sinusoids(truth, stop_rk4(), runs, steps);
-    for (const auto& t : data) train.push_back(&t);
-    params = read_parameter_set(
-        Config::parse(bounds ? "p: [{name: link.link1.length, initial: 2.6, bounds: [0.1, 10]},"
-                               " {name: link.link2.length, initial: 4.5, bounds: [0.1, 10]},"
-                               " {name: joint.joint1.damping, initial: 0.1, bounds: [0, 5]}]"
-                             : "p: [{name: link.link1.length, initial: 2.6}, {name: link.link2.length, initial: 4.5},"
-                               " {name: joint.joint1.damping, initial: 0.1}]",
-                      "stop_latency_test.yaml"),
-        "p", truth);
-  }
-  ResidualContext ctx() const { return ResidualContext{&truth, &params, stop_rk4(), ObservationSpec{}}; }
+// A damped double pendulum under sinusoidal torques (testing::DampedPendulumFit,
+// seed 7): n trajectories of `steps` steps, fitted for both lengths and a
+// damping from wrong values. `bounds`: with bounds Ceres' Levenberg–Marquardt
+// adds a projected line search whose gradient pass at the candidate precedes
+// its residual pass.
+struct StopSetup : testing::DampedPendulumFit {
+  StopSetup(int n, int steps, bool bounds = true) : DampedPendulumFit(n, steps, 7, bounds) {}
 };
-
-bool stop_bitwise_equal(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
 
 // The cost a fresh problem gives at the kept point: the point is one the
 // solve really evaluated, at the cost it reports.
@@ -159,7 +122,7 @@ TEST(StopLatency, StopInsideTheJacobianOfAnAcceptedStepKeepsTheLastIterate) {
   const LocalResult r = problem.solve(x0, so);
   EXPECT_TRUE(r.stopped);
   ASSERT_TRUE(r.usable) << r.report;
-  EXPECT_TRUE(stop_bitwise_equal(r.x, first.x));
+  EXPECT_TRUE(testing::bitwise_equal(r.x, first.x));
   EXPECT_EQ(r.cost, first.cost);
   EXPECT_EQ(r.cost_history, first.cost_history);
   EXPECT_NE(r.report.find("STOPPED inside an evaluation"), std::string::npos) << r.report;
@@ -171,7 +134,7 @@ TEST(StopLatency, StopInsideTheJacobianOfAnAcceptedStepKeepsTheLastIterate) {
   ASSERT_TRUE(problem.evaluate(first.x, &cost, &gradient));
   EstimationProblem fresh(s.ctx(), s.train, po);
   ASSERT_TRUE(fresh.evaluate(first.x, &cost, &reference));
-  EXPECT_TRUE(stop_bitwise_equal(gradient, reference));
+  EXPECT_TRUE(testing::bitwise_equal(gradient, reference));
 }
 
 // A stop before any iterate: nothing to keep, no failure message pretending

@@ -23,6 +23,7 @@
 #include "neuralsim/experiment/evaluation.hpp"
 #include "neuralsim/io/yaml_model.hpp"
 #include "neuralsim/step/replay.hpp"
+#include "support/fit_support.hpp"
 
 namespace neuralsim {
 namespace delayed_evaluation_test {
@@ -72,12 +73,7 @@ Trajectory recording(double d_u, double d_q, double d_qd, unsigned seed, StartSt
   auto at = [&](const std::vector<double>& v, int k, double d) {
     return v[static_cast<size_t>(lead + k * per_sample - std::lround(d / kFine))];
   };
-  Trajectory tr;
-  tr.name = "delayed";
-  tr.time.resize(n);
-  tr.q.resize(n, 1);
-  tr.qd.resize(n, 1);
-  tr.tau.resize(n, 1);
+  Trajectory tr = testing::sized_trajectory("delayed", n, 1, 1);
   for (int k = 0; k < n; ++k) {
     tr.time[k] = k * kSample;
     tr.q(k, 0) = at(fine_q, k, d_q) + noise(rng);

@@ -258,13 +258,8 @@ void scf_record_torques(const std::string& dir, const std::string& name, const s
   set.meta.model = model.name;
   set.meta.joint_names = model.velocity_names();
   for (int r = 0; r < 2; ++r) {
-    Trajectory tr;
-    tr.name = std::to_string(r);
     const int n = 300;
-    tr.time.resize(n);
-    tr.q.resize(n, 2);
-    tr.qd.resize(n, 2);
-    tr.tau.resize(n, 2);
+    Trajectory tr = testing::sized_trajectory(std::to_string(r), n, 2, 2);
     for (int k = 0; k < n; ++k) {
       const double t = 0.005 * k;
       Eigen::Vector2d q, qd, qdd;

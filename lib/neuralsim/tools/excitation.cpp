@@ -134,7 +134,7 @@ ExcitationDesignOptions read_excitation_options(const Config& s, const Model<dou
                                     : name == "damping" ? ExcitationJointTerm::kDamping
                                     : name == "friction" ? ExcitationJointTerm::kFriction
                                                          : ExcitationJointTerm::kTorqueOffset;
-      for (ExcitationJointTerm u : o.joint_terms)  // NOLINT
+      for (ExcitationJointTerm u : o.joint_terms)
         if (u == t) s.fail(key, "'" + name + "' is listed twice");
       if (t == ExcitationJointTerm::kFriction)
         for (const Joint<double>& j : model.joints)
