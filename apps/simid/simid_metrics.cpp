@@ -78,6 +78,25 @@ void estimate_metrics(const IdentificationResult& r, nlohmann::json& m) {
                           {"rank", b.base.rank},
                           {"rank_tolerance", b.base.tolerance},
                           {"estimates", list}};
+  if (!r.base_least_squares) return;
+  const BaseParameterLeastSquares& ls = *r.base_least_squares;
+  nlohmann::json direct = nlohmann::json::array(), others = nlohmann::json::object();
+  for (size_t k = 0; k < ls.estimates.size(); ++k)
+    direct.push_back({{"combination", ls.estimates[k].expression},
+                      {"value", ls.estimates[k].value},
+                      {"std_error", finite_or_null(ls.estimates[k].std_error)},
+                      {"z", finite_or_null(ls.z[k])}});
+  for (size_t i = 0; i < r.parameters.size() && i < ls.value.size(); ++i)
+    if (std::isfinite(ls.value[i]))
+      others[r.parameters[i].name] = {{"value", ls.value[i]}, {"std_error", finite_or_null(ls.std_error[i])}};
+  m["base_parameters"]["least_squares"] = {{"estimates", direct},
+                                           {"parameters", others},
+                                           {"cost", ls.cost},
+                                           {"torque_rmse", ls.rmse},
+                                           {"validation_torque_rmse", finite_or_null(ls.validation_rmse)},
+                                           {"residuals", ls.residuals},
+                                           {"iterations", ls.iterations},
+                                           {"converged", ls.converged}};
 }
 
 }  // namespace neuralsim

@@ -329,6 +329,14 @@ INSTANTIATE_TEST_SUITE_P(
                  3, "/tau", "real-data/multiarm-pendulum"},
         SimidBadCase{"missing_data", std::string(kLengthsConfig) + " --set data.train=datasets/no_such_file.h5", 3,
                  "no_such_file.h5"},
+        // β fitted directly: torque residuals of link inertias only.
+        SimidBadCase{"base_parameters_shooting",
+                 std::string(kLengthsConfig) + " --set estimate.residual.base_parameters=least_squares", 2,
+                 "estimate.residual.base_parameters"},
+        SimidBadCase{"base_parameters_without_inertias",
+                 std::string(kLengthsConfig) + " --set estimate.residual.type=inverse_dynamics"
+                                               " --set estimate.residual.base_parameters=least_squares",
+                 2, "needs link inertias"},
         // Fitted starting states: only where a window is simulated, not beside
         // a shared initial.qd.* (both would set the starting velocity), not
         // with lbfgs (which moves θ only).

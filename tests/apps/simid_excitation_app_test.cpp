@@ -4,7 +4,8 @@
 // parameter standard errors (Gauss–Newton, with the residual variance
 // estimated from that one recording) equal to the design's predicted ones
 // within 10 %, for the links' base parameters and for the joints' damping
-// and Coulomb friction; and a bad `excitation:` key is refused with exit 2 and a
+// and Coulomb friction, also when simid fits β directly
+// (residual.base_parameters: least_squares); and a bad `excitation:` key is refused with exit 2 and a
 // message naming the file and the key.
 #include <gtest/gtest.h>
 
@@ -91,7 +92,8 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
                           "    - {name: joint.shoulder.friction}\n"
                           "    - {name: joint.elbow.friction}\n"
                           "  observe: {q: 1.0}\n"
-                          "  residual: {type: inverse_dynamics, derivatives: {method: savitzky_golay, window: 9, order: 4}}\n"
+                          "  residual: {type: inverse_dynamics, derivatives: {method: savitzky_golay, window: 9, order: 4},\n"
+                          "             base_parameters: least_squares}\n"
                           "  solver: {max_iterations: 30}\n"
                           "  basin_hopping: {enabled: false}\n"
                           "output: {plot: false}\n");
@@ -114,6 +116,22 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
     std::printf("%s: predicted %.4g, simid's Gauss-Newton %.4g\n", it->first.c_str(), it->second, reported);
   }
   EXPECT_GE(compared, 4);
+  // β fitted directly (residual.base_parameters: least_squares): the linear
+  // least squares whose errors the design predicts; the recording comes
+  // from a physical arm, so the consistency constraint is not active and
+  // the consistent fit's β are the direct fit's (z ≈ 0).
+  const nlohmann::json& direct = fit["metrics"]["base_parameters"]["least_squares"];
+  ASSERT_EQ(direct["estimates"].size(), estimates.size());
+  EXPECT_TRUE(direct["converged"].get<bool>());
+  for (size_t k = 0; k < estimates.size(); ++k) {
+    const nlohmann::json& e = direct["estimates"][k];
+    EXPECT_EQ(e["combination"], estimates[k]["combination"]);
+    EXPECT_LT(std::abs(e["z"].get<double>()), 0.05) << e["combination"];
+    const auto it = predicted.find(e["combination"].get<std::string>());
+    if (it != predicted.end()) EXPECT_NEAR(e["std_error"].get<double>() / it->second, 1.0, 0.10) << it->first;
+  }
+  EXPECT_EQ(direct["parameters"].size(), 4u);  // the joints' damping and friction
+  EXPECT_TRUE(direct["validation_torque_rmse"].is_null());
   // The joint terms: their own base parameters, the fit's own parameters.
   const nlohmann::json params = read_json(excitation_app_file(fit_dir, "params.json"));
   for (const char* joint : {"shoulder", "elbow"})

@@ -565,10 +565,7 @@ void EstimationProblem::build() {
         torque_ctx.observe.joint_torques = {};
         torque_ctx.observe.motor_currents = {};
       }
-      DerivativeOptions derivatives = options_.derivatives;
-      if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = options_.filter_window;
-      auto samples = std::make_shared<const InverseDynamicsSamples>(
-          prepare_inverse_dynamics(*trajectory, derivatives, options_.sample_stride));
+      auto samples = std::make_shared<const InverseDynamicsSamples>(options_.torque_samples(*trajectory));
       const int n = static_cast<int>(samples->q.rows());
       if (regressor[static_cast<size_t>(train_part_[t])]) {  // never with IMU rows (use_regressor)
         // One block per run of `window` samples (the clusters' runs).

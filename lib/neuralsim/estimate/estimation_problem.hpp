@@ -33,6 +33,12 @@ struct ProblemOptions {
   // with central_difference its window is filter_window.
   DerivativeOptions derivatives;
   int sample_stride = 1;           // inverse dynamics: use every n-th sample
+  // The torque residuals' samples of trajectory `tr`, as the problem forms them.
+  InverseDynamicsSamples torque_samples(const Trajectory& tr) const {
+    DerivativeOptions d = derivatives;
+    if (d.method == DerivativeMethod::kCentralDifference) d.window = filter_window;
+    return prepare_inverse_dynamics(tr, d, sample_stride);
+  }
   // Shooting formulations: > 0 adds the inverse-dynamics residuals of every
   // trajectory with recorded τ, times this weight (rad per N·m), to the
   // simulation residuals: one objective for both measures, whose weight
@@ -49,6 +55,11 @@ struct ProblemOptions {
   // robust loss is set (a loss acts on each sample's residuals, the regressor
   // route's blocks hold `window` samples); false: always RNEA on Jets.
   bool regressor = true;
+  // After an inverse-dynamics fit of link inertias, also fit the base
+  // parameters themselves, unconstrained (residual.base_parameters:
+  // least_squares; estimate/base_parameter_least_squares.hpp). The problem
+  // itself does not read it.
+  bool base_parameter_least_squares = false;
   // Prior toward the model's values (estimate.prior: {weight: w}): one
   // residual √w·(x_i − x_nominal,i) per fitted parameter, in the optimizer's
   // variables x (identity: (p − p₀)/scale; log: log(p/p₀); a log-Cholesky

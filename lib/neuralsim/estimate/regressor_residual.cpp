@@ -32,10 +32,14 @@ bool joint_local_or_inertial(ParameterRef::Kind k) {
 class RegressorCost final : public ceres::CostFunction {
  public:
   RegressorCost(const ResidualContext& ctx, std::shared_ptr<const RegressorSamples> samples, int first, int count,
-                double weight)
+                double weight, const BaseColumns* base = nullptr)
       : ctx_(ctx), rs_(std::move(samples)), first_(first), count_(count), weight_(weight) {
     set_num_residuals(count * ctx.model->nv);
     mutable_parameter_block_sizes()->push_back(ctx.parameters->size());
+    if (base) {
+      base_ = *base;
+      mutable_parameter_block_sizes()->push_back(static_cast<int>(base_.beta.size()));
+    }
   }
 
   bool Evaluate(double const* const* parameters, double* residuals, double** jacobians) const override {
@@ -44,13 +48,18 @@ class RegressorCost final : public ceres::CostFunction {
     const InverseDynamicsSamples& s = *rs_->samples;
     Model<double> model = nominal;
     ctx_.parameters->apply(parameters[0], model);
-    const Eigen::VectorXd pi = model_inertial_parameters(model);
+    Eigen::VectorXd pi = model_inertial_parameters(model);
+    for (int c : base_.replaced) pi[c] = 0;
+    const bool in_base = !base_.beta.empty();
     Data<double> data(model);
     for (int n = 0; n < count_; ++n) {
       const int row = first_ + n;
       const Eigen::VectorXd q = s.q.row(row).transpose(), qd = s.qd.row(row).transpose();
       passive_forces(model, data, q, qd);
-      const Eigen::VectorXd tau = rs_->Y[static_cast<size_t>(row)] * pi + rs_->tau_rotor.row(row).transpose();
+      const Eigen::MatrixXd& Y = rs_->Y[static_cast<size_t>(row)];
+      Eigen::VectorXd tau = Y * pi + rs_->tau_rotor.row(row).transpose();
+      if (in_base)
+        for (size_t k = 0; k < base_.beta.size(); ++k) tau += Y.col(base_.beta[k]) * parameters[1][k];
       for (const Joint<double>& j : model.joints)
         for (int k = 0; k < j.nv; ++k) {
           const int i = j.idx_v + k;
@@ -59,7 +68,15 @@ class RegressorCost final : public ceres::CostFunction {
           residuals[n * nv + i] = weight_ * t;
         }
     }
-    if (!jacobians || !jacobians[0]) return std::isfinite(pi.sum());
+    if (!jacobians) return std::isfinite(pi.sum());
+    if (in_base && jacobians[1]) {
+      const Eigen::Index B = static_cast<Eigen::Index>(base_.beta.size());
+      Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> Jb(jacobians[1], count_ * nv, B);
+      for (int n = 0; n < count_; ++n)
+        for (Eigen::Index k = 0; k < B; ++k)
+          Jb.block(n * nv, k, nv, 1) = weight_ * rs_->Y[static_cast<size_t>(first_ + n)].col(base_.beta[static_cast<size_t>(k)]);
+    }
+    if (!jacobians[0]) return std::isfinite(pi.sum());
     // Row-major count·nv × P.
     Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> J(jacobians[0], count_ * nv, P);
     Eigen::MatrixXd dpi(10 * nb, P);  // ∂π/∂θ
@@ -79,6 +96,7 @@ class RegressorCost final : public ceres::CostFunction {
         for (int c = 0; c < 10; ++c)
           for (int l = 0; l < lanes; ++l) dpi(10 * b + c, pass + l) = p[c].v[l];
       }
+      for (int c : base_.replaced) dpi.row(c).setZero();
       Data<Jet8> jd(jm);
       for (int n = 0; n < count_; ++n) {
         const int row = first_ + n;
@@ -104,6 +122,7 @@ class RegressorCost final : public ceres::CostFunction {
   std::shared_ptr<const RegressorSamples> rs_;
   int first_, count_;
   double weight_;
+  BaseColumns base_;  // empty: standard coordinates
 };
 
 }  // namespace
@@ -156,6 +175,20 @@ ceres::CostFunction* make_regressor_inverse_dynamics_cost(const ResidualContext&
                                                           const std::shared_ptr<const RegressorSamples>& samples,
                                                           int first, int count, double weight) {
   return new RegressorCost(ctx, samples, first, count, weight);
+}
+
+ceres::CostFunction* make_base_parameter_inverse_dynamics_cost(const ResidualContext& ctx,
+                                                               const std::shared_ptr<const RegressorSamples>& samples,
+                                                               const BaseColumns& base, int first, int count,
+                                                               double weight) {
+  const int columns = 10 * ctx.model->num_bodies();
+  for (const std::vector<int>* v : {&base.beta, &base.replaced})
+    for (int c : *v)
+      if (c < 0 || c >= columns)
+        throw InvalidArgument("make_base_parameter_inverse_dynamics_cost: column " + std::to_string(c) +
+                              " outside the model's " + std::to_string(columns) + " standard parameters");
+  if (base.beta.empty()) throw InvalidArgument("make_base_parameter_inverse_dynamics_cost: no base parameter");
+  return new RegressorCost(ctx, samples, first, count, weight, &base);
 }
 
 }  // namespace neuralsim

@@ -132,6 +132,22 @@ ceres::CostFunction* make_regressor_inverse_dynamics_cost(const ResidualContext&
                                                           const std::shared_ptr<const RegressorSamples>& samples,
                                                           int first, int count, double weight);
 
+// The same residual with the fitted links' inertias in base-parameter
+// coordinates (estimate/base_parameters.hpp): `replaced` are the columns of
+// π (10·body + coordinate) of those links, `beta` the column of each base
+// parameter β_k (its independent column). Y_s π becomes
+// Y_s π|replaced = 0 + Σ_k Y_s[:, beta_k] β_k, exact on the samples whose
+// stacked regressor defined β (W_2 = W_1 K). Parameter blocks: [θ, β]; θ's
+// coordinates of those links' inertias have no effect (hold them constant).
+struct BaseColumns {
+  std::vector<int> beta;
+  std::vector<int> replaced;
+};
+ceres::CostFunction* make_base_parameter_inverse_dynamics_cost(const ResidualContext& ctx,
+                                                               const std::shared_ptr<const RegressorSamples>& samples,
+                                                               const BaseColumns& base, int first, int count,
+                                                               double weight);
+
 // The step options of a simulation at parameters x: ctx.step with the
 // fitted control delay (controls.delay) in place of sim.controls.delay.
 StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double>& x);

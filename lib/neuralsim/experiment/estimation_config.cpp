@@ -221,7 +221,8 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 
 ProblemOptions read_problem_options(const Config& r, const Model<double>* model) {
   r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
-                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state", "regressor"});
+                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state", "regressor",
+                      "base_parameters"});
   ProblemOptions o;
   const std::string type =
       r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
@@ -254,6 +255,11 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
   o.loss_scale = r.get_or<double>("loss_scale", 1.0);
   if (!(o.loss_scale > 0)) r.fail("loss_scale", "must be > 0");
   o.regressor = r.get_choice("regressor", {"auto", "off"}, "auto") == "auto";
+  o.base_parameter_least_squares =
+      r.get_choice("base_parameters", {"report", "least_squares"}, "report") == "least_squares";
+  if (o.base_parameter_least_squares && o.formulation != Formulation::kInverseDynamics)
+    r.fail("base_parameters", "least_squares fits the base parameters to torques: needs type inverse_dynamics, got " +
+                                  type);
   return o;
 }
 

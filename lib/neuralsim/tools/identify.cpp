@@ -306,6 +306,25 @@ void apply_joint_force_channels(const Config& est, Setup& s) {
 // `configuration` (with the list of every configuration's name): one
 // configuration of a joint fit, `cfg` its view of the config
 // (experiment/configurations.hpp).
+// residual.base_parameters: least_squares fits β to the torque rows of the
+// regressor route, one configuration at a time.
+void check_base_parameter_least_squares(const Config& est, const Setup& s,
+                                        const std::vector<std::string>& configurations) {
+  if (!s.problem.base_parameter_least_squares) return;
+  const Config r = est.at("residual");
+  std::string why_not;
+  if (inertial_bodies(s.params).empty())
+    r.fail("base_parameters", "least_squares needs link inertias among estimate.parameters (mass, com, inertia or "
+                              "inertial): none is fitted");
+  if (!regressor_route_applies(s.exp.model, s.params, &why_not))
+    r.fail("base_parameters", "least_squares needs the regressor route: " + why_not);
+  if (!s.observe.commanded_torques.is_default() || !s.observe.imus.empty() || s.observe.joint_force_residuals() > 0)
+    r.fail("base_parameters", "least_squares fits the commanded torques alone: not with observe.commanded_torques, "
+                              "imus, joint_torques or motor_currents");
+  if (!configurations.empty())
+    r.fail("base_parameters", "least_squares is not available for a joint fit over configurations");
+}
+
 Setup read_setup(const Config& cfg, long long seed, const std::string& configuration = {},
                  const std::vector<std::string>& configurations = {}) {
   cfg.check_known_keys(
@@ -384,6 +403,7 @@ Setup read_setup(const Config& cfg, long long seed, const std::string& configura
   refuse_delay_without_replay(cfg, est, s);
   apply_imus(est, s);
   apply_joint_force_channels(est, s);
+  check_base_parameter_least_squares(est, s, configurations);
 
   // NaN in q, q̇ and link poses is a missing sample (docs/simid.md, gaps):
   // check_missing_data says where it cannot be skipped.
@@ -873,8 +893,9 @@ Setups read_setups(const Config& cfg, long long seed, std::vector<std::string>& 
 // inverse-dynamics fit of torque rows alone, its base parameters, with
 // errors from the whole problem's covariance and Jacobian (a joint fit: the
 // configuration's columns of the joint vector, every configuration's rows).
-void physical_estimates(const Setups& setups, const Eigen::MatrixXd& J, const Eigen::MatrixXd& covariance,
-                        IdentificationResult& r, std::vector<IdentificationResult>& parts) {
+void physical_estimates(const Setups& setups, const std::vector<ResidualContext>& ctxs, const Eigen::MatrixXd& J,
+                        const Eigen::MatrixXd& covariance, IdentificationResult& r,
+                        std::vector<IdentificationResult>& parts) {
   const Setup& s = setups.parts.front();
   const bool joint = setups.is_joint();
   // The base parameters read J's rows as nv torque rows per sample, in
@@ -887,10 +908,8 @@ void physical_estimates(const Setups& setups, const Eigen::MatrixXd& J, const Ei
   Eigen::Index rows = 0;
   for (size_t c = 0; base && c < setups.parts.size(); ++c) {
     const Setup& part = setups.parts[c];
-    DerivativeOptions derivatives = part.problem.derivatives;
-    if (derivatives.method == DerivativeMethod::kCentralDifference) derivatives.window = part.problem.filter_window;
     for (const Trajectory& t : part.data.train.trajectories) {
-      samples[c].push_back(prepare_inverse_dynamics(t, derivatives, part.problem.sample_stride));
+      samples[c].push_back(part.problem.torque_samples(t));
       rows += samples[c].back().q.rows() * part.exp.model.nv;
     }
   }
@@ -914,6 +933,13 @@ void physical_estimates(const Setups& setups, const Eigen::MatrixXd& J, const Ei
     for (const InverseDynamicsSamples& k : samples[c]) ptrs.push_back(&k);
     p.base_parameters = fit_base_parameters(part.exp.model, part.params, setups.local(c, r.best.x), ptrs,
                                             J.topRows(rows), r.identifiability.residual_variance, columns);
+    if (!part.problem.base_parameter_least_squares || p.base_parameters.links.empty()) continue;
+    std::vector<std::shared_ptr<const InverseDynamicsSamples>> train, validation;
+    for (const InverseDynamicsSamples& k : samples[c]) train.push_back(std::make_shared<InverseDynamicsSamples>(k));
+    for (const Trajectory& t : part.data.validation.trajectories)
+      if (t.has_tau()) validation.push_back(std::make_shared<InverseDynamicsSamples>(part.problem.torque_samples(t)));
+    p.base_least_squares = fit_base_parameters_least_squares(ctxs[c], train, p.base_parameters,
+                                                             setups.local(c, r.best.x), {}, validation);
   }
 }
 
@@ -949,7 +975,7 @@ void analyze(const Setups& setups, const ParameterSet& params, bool joint, const
     deadline.check();
     progress.add(train_samples);
     const Eigen::MatrixXd covariance = analyze_fit(s, params, *problem, J, residuals, r, deadline);
-    physical_estimates(setups, J, covariance, r, parts);
+    physical_estimates(setups, ctxs, J, covariance, r, parts);
   }
   deadline.check();
   for (const auto& d : r.identifiability.weak_directions) context.warn("identifiability: " + d.description);
@@ -1312,6 +1338,14 @@ std::string IdentificationResult::full_report() const {
            << "of the fitted links (QR rank tolerance " << b.base.tolerance << "):\n";
     for (const BaseParameterEstimate& e : b.estimates)
       report << "  " << e.expression << " = " << e.value << " ± " << e.std_error << "\n";
+    if (!m->base_least_squares) continue;
+    const BaseParameterLeastSquares& ls = *m->base_least_squares;
+    report << "Base parameters fitted directly" << in << " (least squares without the consistency constraint; z = "
+           << "(consistent − direct)/σ_direct; torque RMSE " << ls.rmse << ", held out " << ls.validation_rmse
+           << (ls.converged ? "" : "; not converged: " + ls.report) << "):\n";
+    for (size_t k = 0; k < ls.estimates.size(); ++k)
+      report << "  " << ls.estimates[k].expression << " = " << ls.estimates[k].value << " ± "
+             << ls.estimates[k].std_error << "  (z = " << ls.z[k] << ")\n";
   }
   report << "Singular values of the scaled Jacobian:";
   for (double v : identifiability.singular_values) report << " " << v;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "neuralsim/core/trajectory.hpp"
+#include "neuralsim/estimate/base_parameter_least_squares.hpp"
 #include "neuralsim/estimate/base_parameters.hpp"
 #include "neuralsim/estimate/basin_hopping.hpp"
 #include "neuralsim/estimate/covariance.hpp"
@@ -128,6 +129,10 @@ struct IdentificationResult : RunReport {
   // Gautier & Khalil) with their estimates and standard errors
   // (estimate/base_parameters.hpp); `links` empty otherwise.
   BaseParameterFit base_parameters;
+  // residual.base_parameters: least_squares: β fitted directly, without the
+  // consistency constraint, with the joint-local parameters
+  // (estimate/base_parameter_least_squares.hpp).
+  std::optional<BaseParameterLeastSquares> base_least_squares;
 
   bool targets = false;       // the data are reach targets
   int prediction_window = 0;  // samples between restarts of the evaluation's predictions
