@@ -251,6 +251,94 @@ TEST(RegressorFit, PriorKeepsPoorlyExcitedInertiasNearNominal) {
   EXPECT_NEAR(mass_prior, 2.4, 0.1);
 }
 
+// Bounds on a log-Cholesky block's mass and centre of mass (`mass:`, `com:`
+// of link.<body>.inertial): they bound α and t directly, so a fit that
+// drives link 1's mass and COM far off without them (the poorly excited arm
+// above, no prior) ends with both inside the given ranges, with them.
+struct BoundedBlockFit {
+  double mass[2];
+  Eigen::Vector3d com[2];
+};
+BoundedBlockFit poor_excitation_block_fit(const PoorExcitation& p, const std::string& link1_bounds) {
+  const ParameterSet params = read_parameter_set(
+      Config::parse("p: [{name: link.link1.inertial, transform: log_cholesky" + link1_bounds +
+                        "}, {name: link.link2.inertial, transform: log_cholesky}]",
+                    "test.yaml"),
+      "p", p.model);
+  const ResidualContext ctx{&p.model, &params, StepOptions{}, ObservationSpec{}};
+  ProblemOptions po;
+  po.formulation = Formulation::kInverseDynamics;
+  EstimationProblem problem(ctx, p.train, po);
+  const LocalResult r = problem.solve(params.initial_variables(), SolverOptions{});
+  EXPECT_TRUE(r.usable) << r.report;
+  Model<double> fitted = p.model;
+  params.apply(r.x.data(), fitted);
+  BoundedBlockFit out;
+  for (int b = 0; b < 2; ++b) {
+    const Inertia<double>& I = fitted.bodies[static_cast<size_t>(b)].inertia;
+    out.mass[b] = I.mass;
+    out.com[b] = I.h / I.mass;
+  }
+  return out;
+}
+
+TEST(RegressorFit, MassAndComBoundsHoldALogCholeskyBlock) {
+  const PoorExcitation p;
+  const Inertia<double>& nominal = p.model.bodies[0].inertia;
+  const Eigen::Vector3d c0 = nominal.h / nominal.mass;
+  const BoundedBlockFit free = poor_excitation_block_fit(p, "");
+  std::printf("  link1 free: mass %.4g (model %.4g), COM (%.4g, %.4g, %.4g) (model (%.4g, %.4g, %.4g))\n", free.mass[0],
+              nominal.mass, free.com[0].x(), free.com[0].y(), free.com[0].z(), c0.x(), c0.y(), c0.z());
+  // Ranges that hold the model's values and exclude the free fit's: mass
+  // within +10 % / -1 %, the COM within 1 cm of the model's but only 5 mm
+  // towards the joint.
+  const double lo = 0.99 * nominal.mass, hi = 1.1 * nominal.mass;
+  const Eigen::Vector3d lower = c0 - Eigen::Vector3d::Constant(0.01), upper = c0 + Eigen::Vector3d(0.01, 0.01, 0.005);
+  char bounds[320];
+  std::snprintf(bounds, sizeof bounds,
+                ", mass: [%.17g, %.17g], com: {lower: [%.17g, %.17g, %.17g], upper: [%.17g, %.17g, %.17g]}", lo, hi,
+                lower.x(), lower.y(), lower.z(), upper.x(), upper.y(), upper.z());
+  // Without the bounds the fit leaves them (so they are active below).
+  EXPECT_LT(free.mass[0], lo);
+  EXPECT_GT(free.com[0].z(), upper.z());
+  const BoundedBlockFit held = poor_excitation_block_fit(p, bounds);
+  std::printf("  link1 bounded: mass %.4g, COM (%.4g, %.4g, %.4g)\n", held.mass[0], held.com[0].x(), held.com[0].y(),
+              held.com[0].z());
+  EXPECT_GE(held.mass[0], lo * (1 - 1e-12));
+  EXPECT_LE(held.mass[0], hi * (1 + 1e-12));
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_GE(held.com[0][k], lower[k] - 1e-12);
+    EXPECT_LE(held.com[0][k], upper[k] + 1e-12);
+  }
+}
+
+// Bad mass and COM bounds: one-line config errors naming the key.
+TEST(RegressorFit, BadMassAndComBoundsAreConfigErrors) {
+  const Model<double> model = sigmoid_arm();  // link 1: 3 kg, COM (0, 0, -0.4)
+  const std::pair<const char*, const char*> cases[] = {
+      {"mass: [0, 4]", "p.0.mass"},
+      {"mass: [3.5, 4]", "outside [3.5, 4]"},
+      {"com: {lower: [-1, -1], upper: [1, 1, 1]}", "p.0.com.lower"},
+      {"com: {lower: [-1, -1, 0], upper: [1, 1, 1]}", "centre of mass at -0.4"},
+      {"com: {lower: [-1, -1, -1], upper: [1, 1, -2]}", "not below upper.2"},
+      {"com: {lower: [-1, -1, -1e4], upper: [1, 1, 1]}", "|value| <= 1000"},
+  };
+  for (const auto& [entry, expected] : cases) {
+    try {
+      read_parameter_set(
+          Config::parse(std::string("p: [{name: link.link1.inertial, transform: log_cholesky, ") + entry + "}]",
+                        "test.yaml"),
+          "p", model);
+      ADD_FAILURE() << entry << ": accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << entry << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("test.yaml:1:"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(read_parameter_set(Config::parse("p: [{name: link.link1.mass, mass: [1, 2]}]", "test.yaml"), "p", model),
+               ConfigError);
+}
+
 // The base parameters' standard errors (delta method through the
 // log-Cholesky coordinates, pseudo-inverse of JᵀJ) against linear least
 // squares written directly in β and the joint-local parameters: τ's rows in
@@ -265,10 +353,8 @@ TEST(RegressorFit, BaseParameterErrorsMatchLinearLeastSquares) {
   ASSERT_TRUE(fit.usable);
   Eigen::VectorXd res;
   const Eigen::MatrixXd J = problem->parameter_jacobian(fit.x, &res);
-  DerivativeOptions d = r.po.derivatives;
-  if (d.method == DerivativeMethod::kCentralDifference) d.window = r.po.filter_window;
   std::vector<InverseDynamicsSamples> samples;
-  for (const Trajectory& t : r.data) samples.push_back(prepare_inverse_dynamics(t, d, 1));
+  for (const Trajectory& t : r.data) samples.push_back(r.po.torque_samples(t));
   std::vector<const InverseDynamicsSamples*> ptrs;
   for (const auto& s : samples) ptrs.push_back(&s);
   ASSERT_EQ(r.params.size(), 24);  // 2 × 10 log-Cholesky, 4 joint-local

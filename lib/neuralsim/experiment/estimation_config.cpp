@@ -17,11 +17,58 @@ std::string number(double v) {
   return s.str();
 }
 
+// `mass: [lo, hi]` and `com: {lower: [x, y, z], upper: [x, y, z]}` of a
+// log-Cholesky block, as bounds on its coordinates: m = e^{2α} and c = (t1,
+// t2, t3) (J = U Uᵀ has last column e^{2α}·(t, 1): h = m t), so a mass
+// range bounds α alone and a box around the centre of mass bounds each t_k
+// alone (Rucker & Wensing, RA-L 2022, eq. 5). The model's own mass and COM,
+// where the fit starts, must lie inside.
+void bound_log_cholesky_block(const Config& c, const std::string& body_name, const Inertia<double>& inertia,
+                              EstimatedParameter* block) {
+  if (c.has("mass")) {
+    if (!c.is_list("mass") || c.list("mass").size() != 2) c.fail("mass", "expected [lower, upper] in kg");
+    const double lo = c.get_limit("mass.0", 0), hi = c.get_limit("mass.1", 0);
+    if (!(lo > 0) || !(lo < hi))
+      c.fail("mass", "expected 0 < lower < upper (kg), got [" + number(lo) + ", " + number(hi) + "]");
+    if (!(inertia.mass >= lo && inertia.mass <= hi))
+      c.fail("mass", "link '" + body_name + "' has mass " + number(inertia.mass) + " kg in the model, outside [" +
+                         number(lo) + ", " + number(hi) + "]: the fit starts at the model's inertia (set it with params:)");
+    block[0].lower = 0.5 * std::log(lo);
+    block[0].upper = 0.5 * std::log(hi);
+  }
+  if (!c.has("com")) return;
+  if (!c.is_map("com")) c.fail("com", "expected {lower: [x, y, z], upper: [x, y, z]} in the link frame (m)");
+  const Config box = c.at("com");
+  box.check_known_keys({"lower", "upper"});
+  const Eigen::Vector3d com = inertia.h / inertia.mass;
+  for (const char* side : {"lower", "upper"}) {
+    if (!box.has(side) || !box.is_list(side) || box.list(side).size() != 3)
+      box.fail(side, "expected [x, y, z] in the link frame (m); .inf for no bound");
+    for (int k = 0; k < 3; ++k) {
+      const std::string key = std::string(side) + "." + std::to_string(k);
+      const double v = box.get_limit(key, 0);
+      if (std::isfinite(v) && std::abs(v) > 1e3) box.fail(key, "expected |value| <= 1000 m, got " + number(v));
+      (side[0] == 'l' ? block[7 + k].lower : block[7 + k].upper) = v;
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    const EstimatedParameter& t = block[7 + k];
+    if (!(t.lower < t.upper))
+      box.fail("lower." + std::to_string(k), "is not below upper." + std::to_string(k) + ": [" + number(t.lower) +
+                                                 ", " + number(t.upper) + "]");
+    if (!(com[k] >= t.lower && com[k] <= t.upper))
+      box.fail("lower." + std::to_string(k), "link '" + body_name + "' has its centre of mass at " + number(com[k]) +
+                                                 " m on axis " + std::to_string(k) + " in the model, outside [" +
+                                                 number(t.lower) + ", " + number(t.upper) +
+                                                 "]: the fit starts at the model's inertia (set it with params:)");
+  }
+}
+
 // The ten log-Cholesky entries of `link.<body>.inertial`, starting at the
 // link's current (physical) inertia.
 void add_log_cholesky_block(const Config& c, const std::string& name, const Model<double>& model,
                             std::vector<EstimatedParameter>& out) {
-  c.check_known_keys({"name", "transform", "prior"});
+  c.check_known_keys({"name", "transform", "prior", "mass", "com"});
   const std::string body_name = name.substr(5, name.size() - 5 - std::string(".inertial").size());
   const int body = model.body_index(body_name);
   if (body < 0) c.fail("name", "no link named '" + body_name + "'");
@@ -45,6 +92,7 @@ void add_log_cholesky_block(const Config& c, const std::string& name, const Mode
     if (c.has("prior")) p.prior_weight = c.get_in_range("prior", 0.0, 0, 1e12);
     out.push_back(p);
   }
+  bound_log_cholesky_block(c, body_name, model.bodies[body].inertia, &out[out.size() - 10]);
 }
 
 // A fitted controls.delay: only where recorded controls are replayed with a
@@ -105,7 +153,7 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
   if (items.empty()) owner.fail(key, "no parameters to estimate");
   for (const Config& c : items) {
     c.check_known_keys({"name", "initial", "range", "bounds", "scale", "transform", "prior", "configurations",
-                        "per_configuration"});
+                        "per_configuration", "mass", "com"});
     const std::vector<std::string> applies = entry_configurations(c, all_configurations);
     if (!configuration.empty() && std::find(applies.begin(), applies.end(), configuration) == applies.end())
       continue;
@@ -121,6 +169,9 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
       add_log_cholesky_block(c, name, model, params);
       continue;
     }
+    for (const char* key : {"mass", "com"})
+      if (c.has(key))
+        c.fail(key, "bounds a log_cholesky block ('link.<body>.inertial'); '" + name + "' takes bounds: [lower, upper]");
     const auto target = resolve_named_parameter(name, model, contact != nullptr);
     if (!target || target->kind == ParameterKind::kLogCholesky)
       c.fail("name", target ? "estimate a log-Cholesky block as 'link.<body>.inertial' with transform log_cholesky"
