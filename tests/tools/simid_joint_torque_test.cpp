@@ -150,6 +150,28 @@ TEST(SimidJointTorque, InverseDynamicsTakesTheSensorsAtTheFilteredAcceleration) 
       {1.5, kSjtTorqueConstant[0], kSjtTorqueConstant[1]}, 0.05);
 }
 
+// The default derivative window counts samples: at this recording's
+// 100 Hz its 31 samples span 0.3 s, and the fit says so (not with a window
+// given).
+TEST(SimidJointTorque, TheDefaultDerivativeWindowIsFlaggedAtALowRate) {
+  const SjtSetup s = sjt_setup("simid_joint_torque_window", false);
+  const std::string parameters = "    - {name: link.link2.mass, initial: 1.0, bounds: [0.1, 5]}\n";
+  auto flagged = [](const IdentificationResult& r) {
+    for (const std::string& w : r.warnings)
+      if (w.find("default Savitzky–Golay window of 31 samples spans 0.3 s") != std::string::npos &&
+          w.find("100 Hz") != std::string::npos && w.find("e.g. 5 samples") != std::string::npos)
+        return true;
+    return false;
+  };
+  const IdentificationResult by_default = sjt_fit(s, sjt_config(s.model_file, parameters, "{q: 1}", "{type: inverse_dynamics}"));
+  ASSERT_EQ(by_default.status, RunStatus::kOk) << by_default.message;
+  EXPECT_TRUE(flagged(by_default)) << ::testing::PrintToString(by_default.warnings);
+  const IdentificationResult given = sjt_fit(
+      s, sjt_config(s.model_file, parameters, "{q: 1}",
+                    "{type: inverse_dynamics, derivatives: {method: savitzky_golay, window: 9, order: 4}}"));
+  EXPECT_FALSE(flagged(given));
+}
+
 // estimate.observe.commanded_torques: inverse dynamics without the
 // commanded-torque rows (weight 0) fits the link mass from the torque
 // sensors alone, untouched by a recorded command that is wrong by a factor
