@@ -46,7 +46,9 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 // `configurations:` list, checked against `all` (default: all of them).
 std::vector<std::string> entry_configurations(const Config& entry, const std::vector<std::string>& all);
 
-// `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]};
+// `observe:` section: {q: w, qd: w, link_positions: [{link, point, data,
+// weight}]} (a marker at `point` on the link, compared with link_poses/<data>:
+// LinkPositionChannel), link_orientations: [{link, weight}];
 // a joint channel may be {weight, delay}: its sensor latency in seconds
 // (finite, >= 0; fitted as observe.q.delay / observe.qd.delay); `imus:`
 // [{name, link, position, rpy, gyro_weight, accel_weight}] (ImuChannel).

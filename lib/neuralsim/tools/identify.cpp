@@ -511,7 +511,7 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
   FitEvaluation e;
   e.predictions.meta = data.meta;
   std::vector<std::string> links;
-  for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.link);
+  for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.data_name());  // markers: their data names
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (size_t t = 0; t < data.trajectories.size(); ++t) {
     deadline.check();

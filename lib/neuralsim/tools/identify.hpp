@@ -61,7 +61,7 @@ struct IdentifiedParameter {
 struct TrajectoryFit {
   std::string name;
   double rmse_q = 0;              // NaN for reach targets; +inf when the prediction diverged
-  double rmse_link_position = 0;  // of the observed links (target data: the distance to the target); NaN without links
+  double rmse_link_position = 0;  // of the observed links or markers (target data: the distance to the target); NaN without links
   double cost = 0;                // ½Σr² of the trajectory's residuals (training data; NaN for validation)
   // The sensor channels' RMSE along the prediction (estimate/sensor_prediction.hpp):
   // "imus.<name>.gyro", "imus.<name>.accel", "joint_torques", "motor_currents".
@@ -143,7 +143,7 @@ struct IdentificationResult : RunReport {
   std::string torque_note;  // why a torque error is missing or what it leaves out
   // Missing (NaN) entries of the observed channels in the training data,
   // whose residuals are dropped: per channel ("q", "qd",
-  // "link_positions.<link>"), and the total against the observed entries.
+  // "link_positions.<data name>"), and the total against the observed entries.
   ObservationSpec::Missing missing;
   bool physically_consistent = true;
   std::map<std::string, double> relative_error;  // |fit − truth| / |truth| for each `ground_truth` entry
