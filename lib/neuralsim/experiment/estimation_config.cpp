@@ -530,13 +530,20 @@ void read_channel_joints(const Config& ch, const Model<double>& model, std::vect
 }
 }  // namespace
 
+std::vector<LinkPositionChannel> read_link_positions(const Config& section, const char* key,
+                                                     const Model<double>& model) {
+  std::vector<LinkPositionChannel> out;
+  read_link_channels(section, key, model, false, out);
+  return out;
+}
+
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
   c.check_known_keys({"q", "qd", "link_positions", "link_orientations", "imus", "joint_torques", "motor_currents",
                       "commanded_torques"});
   ObservationSpec spec;
   read_joint_channel(c, "q", 1.0, model, spec.q_weight, spec.q_delay, spec.q_joints);
   read_joint_channel(c, "qd", 0.0, model, spec.qd_weight, spec.qd_delay, spec.qd_joints);
-  read_link_channels(c, "link_positions", model, false, spec.link_positions);
+  spec.link_positions = read_link_positions(c, "link_positions", model);
   read_link_channels(c, "link_orientations", model, true, spec.link_orientations);
   if (c.has("imus")) read_imus(c, model, spec.imus);
   read_joint_force_channel(c, "joint_torques", model, spec.joint_torques);

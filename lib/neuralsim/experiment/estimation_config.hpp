@@ -54,6 +54,12 @@ std::vector<std::string> entry_configurations(const Config& entry, const std::ve
 // [{name, link, position, rpy, gyro_weight, accel_weight}] (ImuChannel).
 ObservationSpec read_observation(const Config& section, const Model<double>& model);
 
+// The list `key` of `section` as link positions and markers ([{link, point,
+// data, weight}]: estimate.observe.link_positions, rollout's
+// compare.markers), each checked as read_observation checks it.
+std::vector<LinkPositionChannel> read_link_positions(const Config& section, const char* key,
+                                                     const Model<double>& model);
+
 // `residual:` section: {type: single_shooting | multiple_shooting |
 // inverse_dynamics, window, stride, continuity_weight, filter_window,
 // derivatives, sample_stride, loss: none | huber | cauchy, loss_scale,
