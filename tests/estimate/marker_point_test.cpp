@@ -57,8 +57,8 @@ TEST(MarkerPoints, ResidualIsTheClosedFormWorldPositionOfThePoint) {
     ASSERT_EQ(residual_internal::sample_residuals(ctx, model, data, tr, 0, qv, qd, dq, r.data()), 9);
     const Eigen::Vector3d elbow = 3.0 * Eigen::Vector3d(-std::sin(q[0]), 0, -std::cos(q[0]));
     const Eigen::Vector3d expected[3] = {
-        Eigen::Vector3d::Zero(),                                              // link 1's origin, on the axis
-        1.5 * Eigen::Vector3d(-std::sin(q[0]), 0, -std::cos(q[0])),           // halfway down link 1
+        Eigen::Vector3d::Zero(),                                                // link 1's origin, on the axis
+        1.5 * Eigen::Vector3d(-std::sin(q[0]), 0, -std::cos(q[0])),             // halfway down link 1
         elbow + rotated_about_y(q[0] + q[1], Eigen::Vector3d(0.3, 0.2, -0.4)),  // off link 2's axis
     };
     const double weight[3] = {1.0, 0.5, 2.0};

@@ -7,10 +7,9 @@
 // reported marker error and the prediction under the marker's name follow.
 #include <gtest/gtest.h>
 
+#include <Eigen/Geometry>
 #include <cmath>
 #include <limits>
-
-#include <Eigen/Geometry>
 
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"

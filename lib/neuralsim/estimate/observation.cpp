@@ -76,8 +76,7 @@ ObservationSpec::Missing ObservationSpec::count_missing(const Model<double>& mod
       for (const auto& ch : link_positions) {
         const auto pose = tr.link_poses.find(ch.data_name());
         if (pose == tr.link_poses.end()) continue;
-        for (int c = 0; c < 3; ++c)
-          add("link_positions." + ch.data_name(), 1, std::isnan(pose->second(k, c)) ? 1 : 0);
+        for (int c = 0; c < 3; ++c) add("link_positions." + ch.data_name(), 1, std::isnan(pose->second(k, c)) ? 1 : 0);
       }
       for (const auto& ch : link_orientations) {
         const auto pose = tr.link_poses.find(ch.link);

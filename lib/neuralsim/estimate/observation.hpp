@@ -30,8 +30,8 @@ struct LinkPositionChannel {
   std::string link;
   int body = -1;
   double weight = 1;
-  std::string data;                                   // empty: the link's name
-  Eigen::Vector3d point = Eigen::Vector3d::Zero();    // link coordinates, metres
+  std::string data;                                 // empty: the link's name
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();  // link coordinates, metres
   const std::string& data_name() const { return data.empty() ? link : data; }
 };
 

@@ -445,13 +445,14 @@ void read_marker(const Config& l, const std::vector<LinkPositionChannel>& earlie
     if (v.size() != 3) l.fail("point", "expected 3 numbers [x, y, z] in metres, got " + std::to_string(v.size()));
     ch.point = Eigen::Vector3d(v[0], v[1], v[2]);
     if (!ch.point.allFinite() || ch.point.norm() > 1e3)
-      l.fail("point", "expected 3 finite numbers [x, y, z] in metres with |point| <= 1e3, got [" +
-                          format_number(v[0]) + ", " + format_number(v[1]) + ", " + format_number(v[2]) + "]");
+      l.fail("point", "expected 3 finite numbers [x, y, z] in metres with |point| <= 1e3, got [" + format_number(v[0]) +
+                          ", " + format_number(v[1]) + ", " + format_number(v[2]) + "]");
   }
   if (l.has("data")) {
     ch.data = l.get<std::string>("data");
     if (ch.data.empty() || ch.data == "." || ch.data == ".." || ch.data.find('/') != std::string::npos)
-      l.fail("data", "expected a plain name without '/' (the data's link_poses/<name>), got '" + printable(ch.data) + "'");
+      l.fail("data",
+             "expected a plain name without '/' (the data's link_poses/<name>), got '" + printable(ch.data) + "'");
   }
   for (const LinkPositionChannel& other : earlier)
     if (other.data_name() == ch.data_name())
@@ -468,8 +469,10 @@ void read_link_channels(const Config& c, const char* key, const Model<double>& m
   if (!c.has(key)) return;
   constexpr bool kMarker = std::is_same<Channel, LinkPositionChannel>::value;
   for (const Config& l : c.list(key)) {
-    if (kMarker) l.check_known_keys({"link", "weight", "point", "data"});
-    else l.check_known_keys({"link", "weight"});
+    if (kMarker)
+      l.check_known_keys({"link", "weight", "point", "data"});
+    else
+      l.check_known_keys({"link", "weight"});
     Channel ch;
     ch.link = l.get<std::string>("link");
     ch.body = model.body_index(ch.link);

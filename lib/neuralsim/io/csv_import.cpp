@@ -609,7 +609,7 @@ constexpr RowMatrixXd Trajectory::*kOptionalChannels[] = {&Trajectory::tau, &Tra
 // The named channels: IMU readings and link poses (markers: x y z alone
 // until load_trajectory writes their quaternion columns).
 constexpr std::map<std::string, RowMatrixXd> Trajectory::*kNamedChannels[] = {&Trajectory::imus,
-                                                                             &Trajectory::link_poses};
+                                                                              &Trajectory::link_poses};
 
 Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, const std::string& file) {
   const double t0 = in.time[0];
