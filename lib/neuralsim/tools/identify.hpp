@@ -61,7 +61,7 @@ struct IdentifiedParameter {
 struct TrajectoryFit {
   std::string name;
   double rmse_q = 0;              // NaN for reach targets; +inf when the prediction diverged
-  double rmse_link_position = 0;  // of the observed links or markers (target data: the distance to the target); NaN without links
+  double rmse_link_position = 0;  // of the observed links (target data: the distance to the target); NaN without links
   double cost = 0;                // ½Σr² of the trajectory's residuals (training data; NaN for validation)
   // The sensor channels' RMSE along the prediction (estimate/sensor_prediction.hpp):
   // "imus.<name>.gyro", "imus.<name>.accel", "joint_torques", "motor_currents".
