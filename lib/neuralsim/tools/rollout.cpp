@@ -459,7 +459,7 @@ ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data, co
   if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque", "markers"});
   if (cfg.has("compare.markers")) {
     c.markers = read_link_positions(cfg.at("compare"), "markers", model);
-    for (const Config& m : cfg.list("compare.markers"))
+    for (const Config& m : cfg.at("compare").list("markers"))
       if (m.has("weight")) m.fail("weight", "a compared marker has no weight (only simid's residuals weigh)");
   }
   for (double h : cfg.get_or<std::vector<double>>("compare.horizons", {10, 100, 1000})) {
