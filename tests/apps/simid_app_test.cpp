@@ -325,7 +325,7 @@ INSTANTIATE_TEST_SUITE_P(
         SimidBadCase{"marker_point_not_finite",
                  std::string(kLengthsConfig) +
                      " --set 'estimate.observe.link_positions=[{link: link2, point: [0, .nan, -1]}]'",
-                 2, "estimate.observe.link_positions.0.point: expected 3 finite numbers"},
+                 2, "estimate.observe.link_positions.0.point.1': expected a finite number"},
         SimidBadCase{"marker_data_twice",
                  std::string(kLengthsConfig) +
                      " --set 'estimate.observe.link_positions=[{link: link2}, {link: link2, point: [0, 0, -1]}]'",
