@@ -237,11 +237,13 @@ TEST(FittedStartStates, AMarkerPointFitsAsAMarkerFrame) {
       "    - {name: link2, parent: link1, joint: {name: joint2, axis: [0, 1, 0], origin: parent_length}, mass: 1,"
       " length: {value: 4, com_fraction: 1}}\n";
   const Model<double> framed = parse_yaml_model(
-      links + "    - {name: tip, parent: link2, joint: {name: marker, type: fixed, origin: {xyz: [0, 0, -4]}}, mass: 0}\n",
+      links +
+          "    - {name: tip, parent: link2, joint: {name: marker, type: fixed, origin: {xyz: [0, 0, -4]}}, mass: 0}\n",
       "framed.yaml");
   const Model<double> bare = parse_yaml_model(links, "bare.yaml");
   const StepOptions step = rk4_step(0.01);
-  const MarkedSwings swings = marked_swings(framed, step, {*find_link(framed, "link2"), *find_link(framed, "tip")}, 0.005);
+  const MarkedSwings swings =
+      marked_swings(framed, step, {*find_link(framed, "link2"), *find_link(framed, "tip")}, 0.005);
   const char* channels[] = {"{q: 0, link_positions: [{link: link2}, {link: tip}]}",
                             "{q: 0, link_positions: [{link: link2}, {link: link2, point: [0, 0, -4], data: tip}]}"};
   const StartFit frame = fit_with_starts(framed, pendulum_lengths(framed), step, swings.data, 100, {true, true},
@@ -250,9 +252,11 @@ TEST(FittedStartStates, AMarkerPointFitsAsAMarkerFrame) {
                                          read_observation(Config::parse(channels[1], "c.yaml"), bare));
   ASSERT_TRUE(frame.result.usable) << frame.result.report;
   ASSERT_TRUE(point.result.usable) << point.result.report;
-  std::printf("[ measured ] marker point vs frame: lengths %.12f %.12f vs %.12f %.12f, cost %.12g vs %.12g\n",
-              point.physical[0], point.physical[1], frame.physical[0], frame.physical[1], point.result.cost,
-              frame.result.cost);
+  std::printf(
+      "[ measured ] marker point vs frame: lengths %.12f %.12f vs %.12f %.12f (differences %.2g, %.2g), "
+      "cost %.12g vs %.12g\n",
+      point.physical[0], point.physical[1], frame.physical[0], frame.physical[1], point.physical[0] - frame.physical[0],
+      point.physical[1] - frame.physical[1], point.result.cost, frame.result.cost);
   EXPECT_NEAR(frame.physical[0], 3.0, 0.01);
   EXPECT_NEAR(frame.physical[1], 4.0, 0.01);
   for (int i = 0; i < 2; ++i) EXPECT_NEAR(point.physical[i], frame.physical[i], 1e-9) << i;
