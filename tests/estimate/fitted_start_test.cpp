@@ -177,7 +177,12 @@ TEST(FittedStartStates, MarkersAloneRecoverEachStartAndPredictAtEveryHorizon) {
   const ParameterSet params = pendulum_lengths(truth);
   ObservationSpec observe;
   observe.q_weight = 0;
-  for (const char* name : {"link2", "tip"}) observe.link_positions.push_back({name, truth.body_index(name), 1.0});
+  for (const char* name : {"link2", "tip"}) {
+    LinkPositionChannel marker;
+    marker.link = name;
+    marker.body = truth.body_index(name);
+    observe.link_positions.push_back(marker);
+  }
   const StartFit fitted = fit_with_starts(truth, params, step, data, 100, {true, true}, observe);
   ASSERT_TRUE(fitted.result.usable) << fitted.result.report;
   EXPECT_NEAR(fitted.physical[0], 3.0, 0.01);
