@@ -68,6 +68,8 @@ struct TrajectoryFit {
   std::map<std::string, double> rmse_sensors;
 };
 struct FitEvaluation {
+  // mean_rmse_link_position: over the trajectories that hold an observed
+  // link or marker (NaN when none does).
   double mean_rmse_q = 0, mean_rmse_link_position = 0;
   std::vector<TrajectoryFit> per_trajectory;
   TrajectorySet predictions;  // the predicted trajectories (diverged ones are left out)
