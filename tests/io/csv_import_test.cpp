@@ -469,14 +469,14 @@ TEST_F(CsvImportTest, MarkerColumnsBecomeAPositionOnlyLinkPose) {
   ASSERT_EQ(r.rows(), 3);
   EXPECT_NEAR(r(1, 0), 0.105, 1e-15);
   EXPECT_TRUE(r.rightCols<4>().array().isNaN().all());
-  expect_contains(testing::config_or_data_error(
-                      [&] { import_csv(write("import.yaml", synthetic_yaml("  link_poses: {tip: [mx, my]}\n"))); },
-                      true),
-                  {"csv_import.link_poses.tip", "expected 3 coordinates", "or 7", "got 2"});
-  expect_contains(testing::config_or_data_error(
-                      [&] { import_csv(write("import.yaml", synthetic_yaml("  link_poses: {\"a/b\": [mx, my, mz]}\n"))); },
-                      true),
-                  {"csv_import.link_poses", "a/b", "without '/'"});
+  expect_contains(
+      testing::config_or_data_error(
+          [&] { import_csv(write("import.yaml", synthetic_yaml("  link_poses: {tip: [mx, my]}\n"))); }, true),
+      {"csv_import.link_poses.tip", "expected 3 coordinates", "or 7", "got 2"});
+  expect_contains(
+      testing::config_or_data_error(
+          [&] { import_csv(write("import.yaml", synthetic_yaml("  link_poses: {\"a/b\": [mx, my, mz]}\n"))); }, true),
+      {"csv_import.link_poses", "a/b", "without '/'"});
 }
 
 TEST_F(CsvImportTest, WrongFieldCountAndBackwardsTime) {

@@ -9,9 +9,8 @@
 // is a warning.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include <Eigen/Geometry>
+#include <cmath>
 
 #include "neuralsim/io/config.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
@@ -45,8 +44,10 @@ output: {link_poses: [link2]}
   }
   write_trajectories(dir + "/markers.h5", recorded);
 
-  testing::write_file(dir + "/replay.yaml", model + "sim: {integrator: rk4, dt: 0.01}\ncompare: {horizons: [10, 40], markers: "
-                      "[{link: link2, point: [0.3, 0.2, -0.5], data: tip_marker}]}\n");
+  testing::write_file(dir + "/replay.yaml",
+                      model +
+                          "sim: {integrator: rk4, dt: 0.01}\ncompare: {horizons: [10, 40], markers: "
+                          "[{link: link2, point: [0.3, 0.2, -0.5], data: tip_marker}]}\n");
   const CompareResult r = compare({Config::load(dir + "/replay.yaml"), 0, dir + "/markers.h5", ""});
   ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
   const double expected = offset.norm() / std::sqrt(3.0);

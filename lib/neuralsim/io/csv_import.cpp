@@ -266,8 +266,8 @@ void parse_named_channels(const Config& root, const char* key, const char* what,
 
 ImportSpec parse_spec(const Config& root) {
   root.check_known_keys({"files", "delimiter", "header", "comment", "time", "sample_rate", "dt", "t0", "time_scale",
-                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "tau_measured", "current", "imus", "link_poses", "resample_dt", "segment",
-                         "split"});
+                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "tau_measured", "current",
+                         "imus", "link_poses", "resample_dt", "segment", "split"});
   ImportSpec spec;
   spec.source = root.file();
   spec.owner = root;
