@@ -44,9 +44,10 @@ std::vector<SimidChannel> simid_channels(const IdentificationResult& r, const Tr
     for (Eigen::Index j = 0; j < m.qd.cols() && j < f->qd.cols(); ++j)
       c.push_back({"qd " + name(meta.joint_names, j), "rad/s or m/s", &m, f, &m.qd, &f->qd, j});
   for (const LinkPositionChannel& l : r.observe.link_positions) {
-    const auto a = m.link_poses.find(l.link), b = f->link_poses.find(l.link);
+    const std::string& name = l.data_name();  // a marker's point, as the prediction records it
+    const auto a = m.link_poses.find(name), b = f->link_poses.find(name);
     if (a == m.link_poses.end() || b == f->link_poses.end()) continue;
-    for (Eigen::Index k = 0; k < 3; ++k) c.push_back({l.link + " " + "xyz"[k], "m", &m, f, &a->second, &b->second, k});
+    for (Eigen::Index k = 0; k < 3; ++k) c.push_back({name + " " + "xyz"[k], "m", &m, f, &a->second, &b->second, k});
   }
   // The sensor channels, as predicted along the fitted motion (estimate/sensor_prediction.hpp).
   static const char* imu_axes[6] = {"gyro x", "gyro y", "gyro z", "accel x", "accel y", "accel z"};

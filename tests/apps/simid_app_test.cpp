@@ -320,6 +320,20 @@ INSTANTIATE_TEST_SUITE_P(
         SimidBadCase{"missing_channel",
                  std::string(kLengthsConfig) + " --set 'estimate.observe.link_positions=[{link: link2}]'", 3,
                  "link_poses/link2"},
+        // Markers (a point on a link): a bad point or a data name twice is a
+        // config error, a data entry the file lacks a data error.
+        SimidBadCase{"marker_point_not_finite",
+                 std::string(kLengthsConfig) +
+                     " --set 'estimate.observe.link_positions=[{link: link2, point: [0, .nan, -1]}]'",
+                 2, "estimate.observe.link_positions.0.point.1': expected a finite number"},
+        SimidBadCase{"marker_data_twice",
+                 std::string(kLengthsConfig) +
+                     " --set 'estimate.observe.link_positions=[{link: link2}, {link: link2, point: [0, 0, -1]}]'",
+                 2, "data name 'link2' listed twice"},
+        SimidBadCase{"marker_missing_data",
+                 std::string(kLengthsConfig) +
+                     " --set 'estimate.observe.link_positions=[{link: link2, point: [0, 0, -1], data: tip_marker}]'",
+                 3, "link_poses/tip_marker: observation channel 'link_positions.tip_marker'"},
         // The real free-swing recordings have no torques.
         SimidBadCase{"inverse_dynamics_without_torque",
                  std::string(kLengthsConfig) +

@@ -438,6 +438,47 @@ TEST_F(CsvImportTest, ImuColumnsBecomeAnImuReading) {
                   {"csv_import.imus", "a/b", "without '/'"});
 }
 
+// A video tracker's marker (x y z in mm, no orientation) as
+// link_poses/<marker> with its quaternion columns NaN (missing), a frame the
+// tracker lost NaN too; a full pose (7 coordinates) beside it. Through the
+// HDF5 file for the readers that allow missing samples (simid); resampled,
+// the missing orientation stays missing.
+TEST_F(CsvImportTest, MarkerColumnsBecomeAPositionOnlyLinkPose) {
+  write("log.csv", "t,x,y,mx,my,mz\n0.0,1.0,0.0,100,-20,-400\n0.1,1.1,0.01,,,\n0.2,1.2,0.02,120,-20,-380\n");
+  const std::string mm = "[{terms: {mx: 0.001}}, {terms: {my: 0.001}}, {terms: {mz: 0.001}}]";
+  const std::string markers = "  link_poses:\n    tip_marker: " + mm +
+                              "\n    link1: [mx, my, mz, {value: 0}, {value: 0}, {value: 0}, {value: 1}]\n";
+  const TrajectorySet set = import_csv(write("import.yaml", synthetic_yaml(markers)));
+  const RowMatrixXd& m = set.trajectories.at(0).link_poses.at("tip_marker");
+  ASSERT_EQ(m.rows(), 3);
+  ASSERT_EQ(m.cols(), 7);
+  EXPECT_NEAR(m(0, 0), 0.1, 1e-15);
+  EXPECT_NEAR(m(2, 2), -0.38, 1e-15);
+  EXPECT_TRUE(m.row(1).hasNaN());
+  EXPECT_EQ(m.rightCols<4>().array().isNaN().count(), 12);
+  EXPECT_EQ(set.trajectories.at(0).link_poses.at("link1")(0, 6), 1.0);
+  write_trajectories(path("m.h5"), set, true);
+  const RowMatrixXd back = read_trajectories(path("m.h5"), true).trajectories.at(0).link_poses.at("tip_marker");
+  EXPECT_NEAR(back(2, 0), 0.12, 1e-15);
+  EXPECT_TRUE(std::isnan(back(0, 3)));
+  // Resampled at 0.05 s: the position interpolated, the orientation still missing.
+  write("log.csv", "t,x,y,mx,my,mz\n0.0,1.0,0.0,100,-20,-400\n0.1,1.1,0.01,110,-20,-390\n");
+  const TrajectorySet fine =
+      import_csv(write("import.yaml", synthetic_yaml("  link_poses: {tip_marker: " + mm + "}\n  resample_dt: 0.05\n")));
+  const RowMatrixXd& r = fine.trajectories.at(0).link_poses.at("tip_marker");
+  ASSERT_EQ(r.rows(), 3);
+  EXPECT_NEAR(r(1, 0), 0.105, 1e-15);
+  EXPECT_TRUE(r.rightCols<4>().array().isNaN().all());
+  expect_contains(
+      testing::config_or_data_error(
+          [&] { import_csv(write("import.yaml", synthetic_yaml("  link_poses: {tip: [mx, my]}\n"))); }, true),
+      {"csv_import.link_poses.tip", "expected 3 coordinates", "or 7", "got 2"});
+  expect_contains(
+      testing::config_or_data_error(
+          [&] { import_csv(write("import.yaml", synthetic_yaml("  link_poses: {\"a/b\": [mx, my, mz]}\n"))); }, true),
+      {"csv_import.link_poses", "a/b", "without '/'"});
+}
+
 TEST_F(CsvImportTest, WrongFieldCountAndBackwardsTime) {
   write("log.csv", "t,x,y\n0,1,0\n0.1,2\n");
   expect_contains(

@@ -18,10 +18,10 @@ std::vector<int> ObservationSpec::coordinates(const Model<double>& model, int ch
 }
 
 void ObservationSpec::check_available(const TrajectorySet& data, const std::string& source) const {
-  auto require = [&](const Trajectory& tr, const std::string& link, const char* channel) {
+  auto require = [&](const Trajectory& tr, const std::string& link, const char* channel, const char* columns) {
     if (!tr.link_poses.count(link))
       throw DataError(source + ":/trajectories/" + tr.name + "/link_poses/" + link + ": observation channel '" +
-                      channel + "." + link + "' is not in the data (expected shape (T, 7))");
+                      channel + "." + link + "' is not in the data (expected shape (T, 7): " + columns + ")");
   };
   for (const Trajectory& tr : data.trajectories) {
     for (const auto& ch : imus)
@@ -36,9 +36,10 @@ void ObservationSpec::check_available(const TrajectorySet& data, const std::stri
     };
     require_matrix(tr.tau_measured, joint_torques, "tau_measured", "joint_torques", "N·m or N");
     require_matrix(tr.current, motor_currents, "current", "motor_currents", "A");
-    for (const auto& ch : link_positions) require(tr, ch.link, "link_positions");
+    for (const auto& ch : link_positions)
+      require(tr, ch.data_name(), "link_positions", "x y z, then qx qy qz qw or NaN");
     for (const auto& ch : link_orientations) {
-      require(tr, ch.link, "link_orientations");
+      require(tr, ch.link, "link_orientations", "x y z qx qy qz qw");
       const RowMatrixXd& pose = tr.link_poses.at(ch.link);
       for (Eigen::Index k = 0; k < pose.rows(); ++k) {
         const double norm = pose.row(k).segment<4>(3).norm();
@@ -73,9 +74,9 @@ ObservationSpec::Missing ObservationSpec::count_missing(const Model<double>& mod
           for (int c = 0; c < joint.nv; ++c) add("qd", 1, std::isnan(tr.qd(k, joint.idx_v + c)) ? 1 : 0);
       }
       for (const auto& ch : link_positions) {
-        const auto pose = tr.link_poses.find(ch.link);
+        const auto pose = tr.link_poses.find(ch.data_name());
         if (pose == tr.link_poses.end()) continue;
-        for (int c = 0; c < 3; ++c) add("link_positions." + ch.link, 1, std::isnan(pose->second(k, c)) ? 1 : 0);
+        for (int c = 0; c < 3; ++c) add("link_positions." + ch.data_name(), 1, std::isnan(pose->second(k, c)) ? 1 : 0);
       }
       for (const auto& ch : link_orientations) {
         const auto pose = tr.link_poses.find(ch.link);

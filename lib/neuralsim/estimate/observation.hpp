@@ -17,10 +17,22 @@
 
 namespace neuralsim {
 
+// A link's position (`observe: {link_positions: [{link, point, data,
+// weight}]}`): the world position of `point`, a point fixed in the link's
+// frame (a marker glued on it; default its origin), p = r + R·point with r
+// the link origin and R its rotation to world coordinates
+// (dynamics/kinematics.hpp, body_point_world), against the data's
+// link_poses/<data> columns x y z (the quaternion columns are not read: a
+// tracked marker may leave them NaN). `data` defaults to the link's name;
+// two channels on one link need different data names. 3 residuals
+// weight·(p_model − p_data) in metres.
 struct LinkPositionChannel {
   std::string link;
   int body = -1;
   double weight = 1;
+  std::string data;                                 // empty: the link's name
+  Eigen::Vector3d point = Eigen::Vector3d::Zero();  // link coordinates, metres
+  const std::string& data_name() const { return data.empty() ? link : data; }
 };
 
 // A link's orientation (`observe: {link_orientations: [{link, weight}]}`):
@@ -111,7 +123,7 @@ struct ObservationSpec {
   // passive joint is left out: its motion is still simulated and seen
   // through the joints that are observed.
   std::vector<int> q_joints, qd_joints;
-  std::vector<LinkPositionChannel> link_positions;  // world position of a link origin vs. data link_poses
+  std::vector<LinkPositionChannel> link_positions;  // world position of a point on a link vs. data link_poses
   std::vector<LinkOrientationChannel> link_orientations;
   std::vector<ImuChannel> imus;
   JointForceChannel joint_torques, motor_currents;
@@ -150,7 +162,7 @@ struct ObservationSpec {
   // The entries of the residuals this spec compares over `data` (a joint
   // position missing when any coordinate of its joint is NaN; a link
   // position per component), and those missing, per channel: "q", "qd",
-  // "link_positions.<link>", "imus.<name>", "joint_torques",
+  // "link_positions.<data name>", "imus.<name>", "joint_torques",
   // "motor_currents" (channels with none missing are left out).
   struct Missing {
     long long observed = 0, missing = 0;

@@ -100,8 +100,8 @@ int sample_residuals(const ResidualContext& ctx, const Model<T>& model, Data<T>&
     }
   if (!obs.link_positions.empty() || !obs.link_orientations.empty()) forward_kinematics(model, data, q);
   for (const auto& ch : obs.link_positions) {
-    const auto& pose = tr.link_poses.at(ch.link);
-    const Vec3<T> p = data.X_world[ch.body].r;
+    const auto& pose = tr.link_poses.at(ch.data_name());
+    const Vec3<T> p = body_point_world(data, ch.body, Vec3<T>(ch.point.cast<T>()));
     for (int c = 0; c < 3; ++c)
       r[n++] = std::isnan(pose(k, c)) ? T(0) : T(ch.weight) * (p[c] - T(pose(k, c)));
   }

@@ -1,5 +1,7 @@
 #include "neuralsim/estimate/residuals.hpp"
 
+#include <algorithm>
+
 #include "neuralsim/contact/contact_system.hpp"
 #include "neuralsim/estimate/residual_common.hpp"
 #include "neuralsim/estimate/sensor_prediction.hpp"
@@ -91,10 +93,22 @@ Trajectory windowed_prediction(const ResidualContext& ctx, const std::vector<dou
     }
   };
   Trajectory out = predict_recording(stepper, data, window, &qd0, starts, delayed ? readout : WindowCallback{});
+  // The observed markers under their data names, then every other entry
+  // of the data that names a link or frame (its origin).
   std::vector<LinkRef> links;
-  for (const auto& [name, pose] : data.link_poses)
-    if (const auto link = find_link(model, name)) links.push_back(*link);
-  record_link_poses(model, links, out);
+  std::vector<Eigen::Vector3d> points;
+  for (const LinkPositionChannel& ch : ctx.observe.link_positions) {
+    links.emplace_back(ch.data_name(), ch.body);
+    points.push_back(ch.point);
+  }
+  for (const auto& [name, pose] : data.link_poses) {
+    const auto link = find_link(model, name);
+    const auto observed = [&name = name](const LinkRef& l) { return l.first == name; };
+    if (!link || std::any_of(links.begin(), links.end(), observed)) continue;
+    links.push_back(*link);
+    points.push_back(Eigen::Vector3d::Zero());
+  }
+  record_link_poses(model, links, out, points);
   predict_sensors(ctx, x, data, out);
   if (delayed) {
     out.q = seen_q;

@@ -156,7 +156,9 @@ StepOptions step_options_at(const ResidualContext& ctx, const std::vector<double
 // state (or from `starts`, the fitted states, at the samples they hold),
 // with the parameters x applied exactly as the residuals apply them (model,
 // contact, initial velocities and control delay; used for reporting and
-// plots). Link poses are recorded for every link the data has, and the
+// plots). Link poses are recorded for every observed link position under
+// its data name, at its point (observation.hpp: a marker's world position
+// beside its link's orientation), and for every other link the data has, and the
 // sensor channels' readings (sensor_prediction.hpp: IMUs, joint torques,
 // currents), both from the model's state at t_k. With sensor delays (fixed
 // or fitted) the q and q̇ columns are what the residuals compare with the

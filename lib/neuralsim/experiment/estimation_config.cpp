@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "neuralsim/core/errors.hpp"
+#include "neuralsim/core/format.hpp"
 #include "neuralsim/core/names.hpp"
 #include "neuralsim/spatial/types.hpp"
 
@@ -489,14 +491,45 @@ void read_imus(const Config& c, const Model<double>& model, std::vector<ImuChann
     out.push_back(ch);
   }
 }
-// `key: [{link, weight}]` (link positions or orientations): each link
-// must exist; `unique` refuses a link listed twice.
+// A link position's marker: `point: [x, y, z]` (link coordinates, metres;
+// 3 finite numbers within 1 km of the origin) and `data: name` (its
+// link_poses/<name> entry, a plain name; default the link's; each data name
+// once, so that two markers on one link are told apart).
+void read_marker(const Config& l, const std::vector<LinkPositionChannel>& earlier, LinkPositionChannel& ch) {
+  if (l.has("point")) {
+    if (!l.is_list("point")) l.fail("point", "expected [x, y, z] in metres (a point in the link's frame)");
+    const std::vector<double> v = l.get<std::vector<double>>("point");
+    if (v.size() != 3) l.fail("point", "expected 3 numbers [x, y, z] in metres, got " + std::to_string(v.size()));
+    ch.point = Eigen::Vector3d(v[0], v[1], v[2]);
+    if (!ch.point.allFinite() || ch.point.norm() > 1e3)
+      l.fail("point", "expected 3 finite numbers [x, y, z] in metres with |point| <= 1e3, got [" + format_number(v[0]) +
+                          ", " + format_number(v[1]) + ", " + format_number(v[2]) + "]");
+  }
+  if (l.has("data")) {
+    ch.data = l.get<std::string>("data");
+    if (ch.data.empty() || ch.data == "." || ch.data == ".." || ch.data.find('/') != std::string::npos)
+      l.fail("data",
+             "expected a plain name without '/' (the data's link_poses/<name>), got '" + printable(ch.data) + "'");
+  }
+  for (const LinkPositionChannel& other : earlier)
+    if (other.data_name() == ch.data_name())
+      l.fail(l.has("data") ? "data" : "link",
+             "data name '" + ch.data_name() + "' listed twice (two markers on one link need different `data` names)");
+}
+
+// `key: [{link, weight}]` (link positions or orientations; a position also
+// {point, data}: read_marker): each link must exist; `unique` refuses a
+// link listed twice.
 template <class Channel>
 void read_link_channels(const Config& c, const char* key, const Model<double>& model, bool unique,
                         std::vector<Channel>& out) {
   if (!c.has(key)) return;
+  constexpr bool kMarker = std::is_same<Channel, LinkPositionChannel>::value;
   for (const Config& l : c.list(key)) {
-    l.check_known_keys({"link", "weight"});
+    if (kMarker)
+      l.check_known_keys({"link", "weight", "point", "data"});
+    else
+      l.check_known_keys({"link", "weight"});
     Channel ch;
     ch.link = l.get<std::string>("link");
     ch.body = model.body_index(ch.link);
@@ -504,6 +537,7 @@ void read_link_channels(const Config& c, const char* key, const Model<double>& m
     if (unique)
       for (const Channel& other : out)
         if (other.link == ch.link) l.fail("link", "link '" + ch.link + "' listed twice");
+    if constexpr (kMarker) read_marker(l, out, ch);
     ch.weight = l.get_in_range("weight", 1.0, 0, 1e12);
     out.push_back(ch);
   }
@@ -556,13 +590,20 @@ void read_channel_joints(const Config& ch, const Model<double>& model, std::vect
 }
 }  // namespace
 
+std::vector<LinkPositionChannel> read_link_positions(const Config& section, const char* key,
+                                                     const Model<double>& model) {
+  std::vector<LinkPositionChannel> out;
+  read_link_channels(section, key, model, false, out);
+  return out;
+}
+
 ObservationSpec read_observation(const Config& c, const Model<double>& model) {
   c.check_known_keys({"q", "qd", "link_positions", "link_orientations", "imus", "joint_torques", "motor_currents",
                       "commanded_torques"});
   ObservationSpec spec;
   read_joint_channel(c, "q", 1.0, model, spec.q_weight, spec.q_delay, spec.q_joints);
   read_joint_channel(c, "qd", 0.0, model, spec.qd_weight, spec.qd_delay, spec.qd_joints);
-  read_link_channels(c, "link_positions", model, false, spec.link_positions);
+  spec.link_positions = read_link_positions(c, "link_positions", model);
   read_link_channels(c, "link_orientations", model, true, spec.link_orientations);
   if (c.has("imus")) read_imus(c, model, spec.imus);
   read_joint_force_channel(c, "joint_torques", model, spec.joint_torques);

@@ -46,11 +46,19 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 // `configurations:` list, checked against `all` (default: all of them).
 std::vector<std::string> entry_configurations(const Config& entry, const std::vector<std::string>& all);
 
-// `observe:` section: {q: w, qd: w, link_positions: [{link, weight}]};
+// `observe:` section: {q: w, qd: w, link_positions: [{link, point, data,
+// weight}]} (a marker at `point` on the link, compared with link_poses/<data>:
+// LinkPositionChannel), link_orientations: [{link, weight}];
 // a joint channel may be {weight, delay}: its sensor latency in seconds
 // (finite, >= 0; fitted as observe.q.delay / observe.qd.delay); `imus:`
 // [{name, link, position, rpy, gyro_weight, accel_weight}] (ImuChannel).
 ObservationSpec read_observation(const Config& section, const Model<double>& model);
+
+// The list `key` of `section` as link positions and markers ([{link, point,
+// data, weight}]: estimate.observe.link_positions, rollout's
+// compare.markers), each checked as read_observation checks it.
+std::vector<LinkPositionChannel> read_link_positions(const Config& section, const char* key,
+                                                     const Model<double>& model);
 
 // `residual:` section: {type: single_shooting | multiple_shooting |
 // inverse_dynamics, window, stride, continuity_weight, filter_window,

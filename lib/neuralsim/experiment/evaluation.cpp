@@ -168,12 +168,16 @@ double link_position_rmse(const std::vector<std::string>& links, const Trajector
                           const Trajectory& predicted) {
   double s = 0;
   long long n = 0;
-  for (const std::string& link : links)
+  for (const std::string& link : links) {
+    // A validation or test recording need not hold every observed marker.
+    const auto r = recorded.link_poses.find(link), p = predicted.link_poses.find(link);
+    if (r == recorded.link_poses.end() || p == predicted.link_poses.end()) continue;
     for (Eigen::Index k = 1; k < recorded.size(); ++k) {
-      if (recorded.link_poses.at(link).row(k).head<3>().hasNaN()) continue;  // a missing sample
-      s += (recorded.link_poses.at(link).row(k).head<3>() - predicted.link_poses.at(link).row(k).head<3>()).squaredNorm();
+      if (r->second.row(k).head<3>().hasNaN()) continue;  // a missing sample
+      s += (r->second.row(k).head<3>() - p->second.row(k).head<3>()).squaredNorm();
       n += 3;
     }
+  }
   return n > 0 ? std::sqrt(s / n) : 0.0;
 }
 

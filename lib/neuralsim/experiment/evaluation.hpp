@@ -60,8 +60,10 @@ struct PooledPredictionError {
 };
 PooledPredictionError pooled_prediction_error(const std::vector<PredictionError>& errors);
 
-// RMSE in metres of the observed link positions over every sample but the
-// first (where the prediction starts from the data); 0 without links.
+// RMSE in metres of the observed link positions (links or markers, by their
+// data names) over every sample but the first (where the prediction starts
+// from the data); a name that the recording or the prediction lacks is
+// left out; 0 without links.
 double link_position_rmse(const std::vector<std::string>& links, const Trajectory& recorded,
                           const Trajectory& predicted);
 

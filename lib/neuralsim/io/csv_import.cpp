@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -95,6 +96,9 @@ struct ImportSpec {
   std::vector<Coordinate> q, qd, tau;
   std::vector<Coordinate> tau_measured, current;  // sensor channels (docs/simid.md): missing cells allowed
   std::map<std::string, std::vector<Coordinate>> imus;  // sensor -> 6 coordinates (gyro xyz, accel xyz)
+  // link or marker -> 7 coordinates (x y z qx qy qz qw) or 3 (x y z: a
+  // tracked marker, whose quaternion columns are written NaN, missing)
+  std::map<std::string, std::vector<Coordinate>> link_poses;
   std::optional<DerivedVelocity> derive_qd;  // instead of qd columns
   std::optional<ImportSplit> split;
   std::optional<double> resample_dt;
@@ -241,10 +245,29 @@ ImportSplit parse_split(const Config& root) {
   return split;
 }
 
+// `key: {name: [coordinates]}` (imus, link_poses): each name a plain
+// dataset name (<dataset>/<name>), with as many coordinates as one of `sizes`.
+void parse_named_channels(const Config& root, const char* key, const char* what, const char* dataset,
+                          std::initializer_list<size_t> sizes, const char* expected,
+                          std::map<std::string, std::vector<Coordinate>>& out) {
+  if (!root.has(key)) return;
+  if (!root.is_map(key)) root.fail(key, std::string("expected a map of ") + what + " name -> " + expected);
+  const Config named = root.at(key);
+  for (const std::string& name : named.keys()) {
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+      named.fail(name, std::string("expected a ") + what + " name without '/' (it names the dataset " + dataset +
+                           "/<name>), got '" + name + "'");
+    std::vector<Coordinate> coords = parse_coordinates(named, name);
+    if (std::find(sizes.begin(), sizes.end(), coords.size()) == sizes.end())
+      named.fail(name, std::string("expected ") + expected + ", got " + std::to_string(coords.size()));
+    out[name] = std::move(coords);
+  }
+}
+
 ImportSpec parse_spec(const Config& root) {
   root.check_known_keys({"files", "delimiter", "header", "comment", "time", "sample_rate", "dt", "t0", "time_scale",
-                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "tau_measured", "current", "imus", "resample_dt", "segment",
-                         "split"});
+                         "time_offset", "model", "joint_names", "q_names", "q", "qd", "tau", "tau_measured", "current",
+                         "imus", "link_poses", "resample_dt", "segment", "split"});
   ImportSpec spec;
   spec.source = root.file();
   spec.owner = root;
@@ -266,19 +289,11 @@ ImportSpec parse_spec(const Config& root) {
   if (root.has("tau")) spec.tau = parse_coordinates(root, "tau");
   if (root.has("tau_measured")) spec.tau_measured = parse_coordinates(root, "tau_measured");
   if (root.has("current")) spec.current = parse_coordinates(root, "current");
-  if (root.has("imus")) {
-    if (!root.is_map("imus")) root.fail("imus", "expected a map of sensor name -> 6 coordinates");
-    const Config imus = root.at("imus");
-    for (const std::string& sensor : imus.keys()) {
-      if (sensor.empty() || sensor == "." || sensor == ".." || sensor.find('/') != std::string::npos)
-        imus.fail(sensor, "expected a sensor name without '/' (it names the dataset imu/<name>), got '" + sensor + "'");
-      std::vector<Coordinate> coords = parse_coordinates(imus, sensor);
-      if (coords.size() != 6)
-        imus.fail(sensor, "expected 6 coordinates (gyro x y z, accelerometer x y z), got " +
-                              std::to_string(coords.size()));
-      spec.imus[sensor] = std::move(coords);
-    }
-  }
+  parse_named_channels(root, "imus", "sensor", "imu", {6}, "6 coordinates (gyro x y z, accelerometer x y z)",
+                       spec.imus);
+  parse_named_channels(root, "link_poses", "link or marker", "link_poses", {3, 7},
+                       "3 coordinates (x y z: a marker, its orientation missing) or 7 (x y z qx qy qz qw)",
+                       spec.link_poses);
   const std::string delimiter = root.get_or("delimiter", ",");
   if (delimiter.size() != 1) root.fail("delimiter", "expected a single character, got '" + delimiter + "'");
   spec.delimiter = delimiter[0];
@@ -514,7 +529,7 @@ class CsvFile {
 struct ColumnIndex {
   std::optional<size_t> time;  // none with a sample rate
   std::vector<std::vector<std::pair<size_t, double>>> q, qd, tau, tau_measured, current;  // (slot, coeff)
-  std::map<std::string, std::vector<std::vector<std::pair<size_t, double>>>> imus;
+  std::map<std::string, std::vector<std::vector<std::pair<size_t, double>>>> imus, link_poses;
 };
 
 class ColumnCollector {
@@ -591,6 +606,10 @@ std::vector<size_t> monotonic_rows(const CsvColumns& data, size_t time_slot, dou
 // The optional channels beside q and q̇ (empty when not imported).
 constexpr RowMatrixXd Trajectory::*kOptionalChannels[] = {&Trajectory::tau, &Trajectory::tau_measured,
                                                           &Trajectory::current};
+// The named channels: IMU readings and link poses (markers: x y z alone
+// until load_trajectory writes their quaternion columns).
+constexpr std::map<std::string, RowMatrixXd> Trajectory::*kNamedChannels[] = {&Trajectory::imus,
+                                                                              &Trajectory::link_poses};
 
 Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, const std::string& file) {
   const double t0 = in.time[0];
@@ -604,7 +623,8 @@ Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, con
                                                   dt, span, file.c_str(), samples, CsvImportLimits::kMaxSamples));
   double columns = 1.0 + static_cast<double>(in.q.cols() + in.qd.cols());
   for (auto channel : kOptionalChannels) columns += static_cast<double>((in.*channel).cols());
-  columns += 6.0 * static_cast<double>(in.imus.size());
+  for (auto channel : kNamedChannels)
+    for (const auto& [name, m] : in.*channel) columns += static_cast<double>(m.cols());
   check_memory(*spec.owner, "resample_dt", format_printf("resampling %s to %.0f samples", file.c_str(), samples),
                samples * columns * sizeof(double));
   const Eigen::Index n = static_cast<Eigen::Index>(samples);
@@ -626,11 +646,12 @@ Trajectory resample(const Trajectory& in, double dt, const ImportSpec& spec, con
     out.qd.row(k) = (1 - w) * in.qd.row(j) + w * in.qd.row(j1);
     for (auto channel : kOptionalChannels)
       if ((in.*channel).size() > 0) (out.*channel).row(k) = (1 - w) * (in.*channel).row(j) + w * (in.*channel).row(j1);
-    for (const auto& [sensor, reading] : in.imus) {
-      RowMatrixXd& o = out.imus[sensor];
-      if (o.rows() != n) o.resize(n, reading.cols());
-      o.row(k) = (1 - w) * reading.row(j) + w * reading.row(j1);
-    }
+    for (auto channel : kNamedChannels)
+      for (const auto& [name, reading] : in.*channel) {
+        RowMatrixXd& o = (out.*channel)[name];
+        if (o.rows() != n) o.resize(n, reading.cols());
+        o.row(k) = (1 - w) * reading.row(j) + w * reading.row(j1);
+      }
   }
   return out;
 }
@@ -658,11 +679,12 @@ Trajectory select_rows(const Trajectory& in, const std::vector<size_t>& rows) {
     out.qd.row(k) = in.qd.row(r);
     for (auto channel : kOptionalChannels)
       if ((in.*channel).size() > 0) (out.*channel).row(k) = (in.*channel).row(r);
-    for (const auto& [sensor, reading] : in.imus) {
-      RowMatrixXd& o = out.imus[sensor];
-      if (o.rows() != n) o.resize(n, reading.cols());
-      o.row(k) = reading.row(r);
-    }
+    for (auto channel : kNamedChannels)
+      for (const auto& [name, reading] : in.*channel) {
+        RowMatrixXd& o = (out.*channel)[name];
+        if (o.rows() != n) o.resize(n, reading.cols());
+        o.row(k) = reading.row(r);
+      }
   }
   return out;
 }
@@ -689,7 +711,8 @@ void derive_velocity(Trajectory& tr, const DerivedVelocity& d, const ImportSpec&
   out.qd = qd;
   for (auto channel : kOptionalChannels)
     if ((tr.*channel).size() > 0) out.*channel = (tr.*channel).middleRows(half, n);
-  for (const auto& [sensor, reading] : tr.imus) out.imus[sensor] = reading.middleRows(half, n);
+  for (auto channel : kNamedChannels)
+    for (const auto& [name, reading] : tr.*channel) (out.*channel)[name] = reading.middleRows(half, n);
   tr = std::move(out);
 }
 
@@ -704,13 +727,16 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   index.tau_measured = resolve_coordinates(spec.tau_measured, csv, collector);
   index.current = resolve_coordinates(spec.current, csv, collector);
   for (const auto& [sensor, coords] : spec.imus) index.imus[sensor] = resolve_coordinates(coords, csv, collector);
+  for (const auto& [link, coords] : spec.link_poses)
+    index.link_poses[link] = resolve_coordinates(coords, csv, collector);
   // Empty cells of q, q̇ and sensor columns are missing samples (simid skips
   // them); a column that time or τ also reads must be complete.
   std::vector<size_t> may_be_missing;
   std::vector<const std::vector<std::vector<std::pair<size_t, double>>>*> sensors = {&index.q, &index.qd,
                                                                                       &index.tau_measured,
                                                                                       &index.current};
-  for (const auto& entry : index.imus) sensors.push_back(&entry.second);
+  for (const auto* named : {&index.imus, &index.link_poses})
+    for (const auto& entry : *named) sensors.push_back(&entry.second);
   for (const auto* coords : sensors)
     for (const auto& terms : *coords)
       for (const auto& term : terms) may_be_missing.push_back(collector.columns()[term.first]);
@@ -751,12 +777,15 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
   if (!spec.tau_measured.empty()) tr.tau_measured = evaluate(spec.tau_measured, index.tau_measured, data, rows);
   if (!spec.current.empty()) tr.current = evaluate(spec.current, index.current, data, rows);
   for (const auto& [sensor, coords] : spec.imus) tr.imus[sensor] = evaluate(coords, index.imus.at(sensor), data, rows);
+  for (const auto& [link, coords] : spec.link_poses)
+    tr.link_poses[link] = evaluate(coords, index.link_poses.at(link), data, rows);
   // Filters and interpolation would smear a missing sample over its
   // neighbours: they need complete positions (and, interpolated, complete
   // sensor readings).
   std::vector<std::pair<std::string, const RowMatrixXd*>> complete_for_filters = {
       {"q", &tr.q}, {"tau_measured", &tr.tau_measured}, {"current", &tr.current}};
   for (const auto& [sensor, reading] : tr.imus) complete_for_filters.emplace_back("imus." + sensor, &reading);
+  for (const auto& [link, pose] : tr.link_poses) complete_for_filters.emplace_back("link_poses." + link, &pose);
   for (const auto& [name, m] : complete_for_filters) {
     const bool needed = spec.resample_dt || (spec.derive_qd && m == &tr.q);
     if (!needed || !m->hasNaN()) continue;
@@ -786,6 +815,12 @@ Trajectory load_trajectory(const std::string& path, const ImportSpec& spec, std:
                     ", and resample_dt needs complete velocities; fill the gap or import without it");
   }
   if (spec.resample_dt) tr = resample(tr, *spec.resample_dt, spec, path);
+  // A marker (x y z alone): its orientation is missing (docs/data-format.md).
+  for (auto& [link, pose] : tr.link_poses)
+    if (pose.cols() == 3) {
+      pose.conservativeResize(Eigen::NoChange, 7);
+      pose.rightCols<4>().setConstant(std::numeric_limits<double>::quiet_NaN());
+    }
   return tr;
 }
 

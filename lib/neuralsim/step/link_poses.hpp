@@ -19,6 +19,10 @@ using LinkRef = std::pair<std::string, int>;
 std::optional<LinkRef> find_link(const Model<double>& model, const std::string& name);
 
 // Fills tr.link_poses[name] (T x 7: x y z qx qy qz qw, world frame) from tr.q.
-void record_link_poses(const Model<double>& model, const std::vector<LinkRef>& links, Trajectory& tr);
+// `points` (empty, or one per link): a point fixed in each link's frame (a
+// marker; link coordinates) whose world position is recorded in x y z
+// instead of the link origin's, beside the link's orientation.
+void record_link_poses(const Model<double>& model, const std::vector<LinkRef>& links, Trajectory& tr,
+                       const std::vector<Eigen::Vector3d>& points = {});
 
 }  // namespace neuralsim

@@ -560,29 +560,39 @@ FitEvaluation evaluate_fit(const ResidualContext& ctx, const std::vector<double>
   FitEvaluation e;
   e.predictions.meta = data.meta;
   std::vector<std::string> links;
-  for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.link);
+  for (const auto& ch : ctx.observe.link_positions) links.push_back(ch.data_name());  // markers: their data names
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  double sum_link = 0;
+  long long with_links = 0;
   for (size_t t = 0; t < data.trajectories.size(); ++t) {
     deadline.check();
     const Trajectory& tr = data.trajectories[t];
+    // The observed links and markers this recording holds: a validation or
+    // test recording need not hold them (none: NaN, left out of the mean).
+    std::vector<std::string> held;
+    for (const std::string& l : links)
+      if (tr.link_poses.count(l)) held.push_back(l);
     Trajectory pred;
-    double r = std::numeric_limits<double>::infinity(), rl = r;
+    double r = std::numeric_limits<double>::infinity(), rl = held.empty() ? nan : r;
     try {
       pred = windowed_prediction(ctx, x, tr, window, starts && t < starts->size() ? &(*starts)[t] : nullptr);
       if (!targets) r = prediction_error(*ctx.model, tr, pred).rmse_q;
-      if (!links.empty()) rl = link_position_rmse(links, tr, pred);
+      if (!held.empty()) rl = link_position_rmse(held, tr, pred);
     } catch (const NumericalError& err) {
       context.warn("prediction of '" + tr.name + "' diverged: " + err.what());
     }
-    e.per_trajectory.push_back({tr.name, targets ? nan : r,
-                                links.empty() ? nan : (targets ? rl * std::sqrt(3.0) : rl), nan,
+    e.per_trajectory.push_back({tr.name, targets ? nan : r, targets ? rl * std::sqrt(3.0) : rl, nan,
                                 pred.size() > 0 ? sensor_rmse(ctx.observe, *ctx.model, tr, pred)
                                                 : std::map<std::string, double>{}});
     e.mean_rmse_q += r / data.trajectories.size();
-    e.mean_rmse_link_position += rl / data.trajectories.size();
+    if (!held.empty()) {
+      sum_link += rl;
+      ++with_links;
+    }
     if (pred.size() > 0) e.predictions.trajectories.push_back(std::move(pred));
     progress.add(static_cast<long long>(tr.size()));
   }
+  e.mean_rmse_link_position = with_links > 0 ? sum_link / static_cast<double>(with_links) : nan;
   return e;
 }
 

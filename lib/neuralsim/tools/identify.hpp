@@ -69,6 +69,8 @@ struct TrajectoryFit {
   std::map<std::string, double> rmse_sensors;
 };
 struct FitEvaluation {
+  // mean_rmse_link_position: over the trajectories that hold an observed
+  // link or marker (NaN when none does).
   double mean_rmse_q = 0, mean_rmse_link_position = 0;
   std::vector<TrajectoryFit> per_trajectory;
   TrajectorySet predictions;  // the predicted trajectories (diverged ones are left out)
@@ -148,7 +150,7 @@ struct IdentificationResult : RunReport {
   std::string torque_note;  // why a torque error is missing or what it leaves out
   // Missing (NaN) entries of the observed channels in the training data,
   // whose residuals are dropped: per channel ("q", "qd",
-  // "link_positions.<link>"), and the total against the observed entries.
+  // "link_positions.<data name>"), and the total against the observed entries.
   ObservationSpec::Missing missing;
   bool physically_consistent = true;
   std::map<std::string, double> relative_error;  // |fit − truth| / |truth| for each `ground_truth` entry

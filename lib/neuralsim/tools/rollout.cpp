@@ -449,11 +449,19 @@ struct ComparisonSetup {
   std::optional<EvaluationWindows> windows;
   bool torque = false;
   DerivativeOptions torque_derivatives;
+  // compare.markers: points fixed on links whose positions the recordings
+  // hold under their data names (simid's link_positions entries).
+  std::vector<LinkPositionChannel> markers;
 };
 
 ComparisonSetup read_comparison(const Config& cfg, const TrajectorySet& data, const Model<double>& model) {
   ComparisonSetup c;
-  if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque"});
+  if (cfg.has("compare")) cfg.at("compare").check_known_keys({"horizons", "windows", "torque", "markers"});
+  if (cfg.has("compare.markers")) {
+    c.markers = read_link_positions(cfg.at("compare"), "markers", model);
+    for (const Config& m : cfg.at("compare").list("markers"))
+      if (m.has("weight")) m.fail("weight", "a compared marker has no weight (only simid's residuals weigh)");
+  }
   for (double h : cfg.get_or<std::vector<double>>("compare.horizons", {10, 100, 1000})) {
     if (!(h >= 1 && h <= 1e12 && h == std::floor(h))) cfg.fail("compare.horizons", "horizons are sample counts >= 1");
     c.horizons.push_back(static_cast<long long>(h));
@@ -541,10 +549,20 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
           throw DataError(request.data_path + ":/trajectories/" + t.name + "/tau: missing; the " + trained.kind +
                           " baseline of " + trained.path + " reads the recorded controls");
   }
-  // output.link_poses: the predicted poses, as a rollout writes them.
-  std::vector<LinkRef> link_poses = read_links(cfg, "output.link_poses", model);
+  // compare.markers (at their points), then output.link_poses (the
+  // predicted poses, as a rollout writes them).
+  std::vector<LinkRef> link_poses;
+  std::vector<Eigen::Vector3d> points;
+  const auto add = [&](const LinkRef& l, const Eigen::Vector3d& point) {
+    const auto same = [&l](const LinkRef& other) { return other.first == l.first; };
+    if (std::any_of(link_poses.begin(), link_poses.end(), same)) return;
+    link_poses.push_back(l);
+    points.push_back(point);
+  };
+  for (const LinkPositionChannel& m : c.markers) add({m.data_name(), m.body}, m.point);
+  for (const LinkRef& l : read_links(cfg, "output.link_poses", model)) add(l, Eigen::Vector3d::Zero());
   // Task-space metrics: the predictions also get the poses of every link or
-  // frame (marker) the recordings observe, so their errors are scored.
+  // frame the recordings observe, so their errors are scored.
   std::vector<std::string> unknown_links;
   for (const Trajectory& t : data.trajectories)
     for (const auto& observed : t.link_poses) {
@@ -552,7 +570,7 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
       const auto known = [&name](const LinkRef& l) { return l.first == name; };
       if (std::any_of(link_poses.begin(), link_poses.end(), known)) continue;
       if (const auto link = find_link(model, name))
-        link_poses.push_back(*link);
+        add(*link, Eigen::Vector3d::Zero());
       else if (std::find(unknown_links.begin(), unknown_links.end(), name) == unknown_links.end())
         unknown_links.push_back(name);
     }
@@ -564,7 +582,8 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.warnings.insert(r.warnings.end(), notes.begin(), notes.end());  // rows a CSV import dropped
   for (const std::string& name : unknown_links)
     r.warnings.push_back(request.data_path + ": link_poses/" + name +
-                         " names no link or frame of the model, so its positions are not scored");
+                         " names no link or frame of the model (nor a compare.markers entry's data), so its "
+                         "positions are not scored");
   context.started();
   for (const std::string& n : exp.notes) context.info(n);
   for (const std::string& w : r.warnings) context.warn(w);
@@ -579,7 +598,7 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
     } else {
       predicted[k] = replay_recording(model, exp.step, exp.contact, data.trajectories[k], exp.augment);
     }
-    record_link_poses(model, link_poses, predicted[k]);
+    record_link_poses(model, link_poses, predicted[k], points);
   });
   r.predictions.meta = trajectory_metadata(model, "", parameters_json(cfg), request.seed);
   for (size_t k = 0; k < predicted.size(); ++k) {
@@ -593,7 +612,7 @@ CompareResult compare(const CompareRequest& request, const RunContext& context) 
   r.mean_rmse_qd /= n;
   for (const Trajectory& t : data.trajectories) {
     Trajectory still = no_motion_prediction(t);
-    record_link_poses(model, link_poses, still);
+    record_link_poses(model, link_poses, still, points);
     r.no_motion.push_back(prediction_error(model, t, still, c.horizons));
     r.no_motion_mean_rmse_q += r.no_motion.back().rmse_q / n;
     r.no_motion_mean_rmse_qd += r.no_motion.back().rmse_qd / n;
