@@ -111,5 +111,33 @@ TEST(ContinuityWeight, AutoWeightJoinsShortSegmentsAndRecoversTheDamping) {
   EXPECT_NEAR(setup.params.physical<double>(2, r.x[2]), 0.3, 0.03);
 }
 
+// The fixed weight is in rad and rad/s whatever the data's weight: with q
+// weighted 0.01 (the same fit as q weighted 1 and w = 1000: the cost only
+// scales), w = 10 holds the 0.1 s segments' velocities ρ = 10 / (0.01 ·
+// 0.1 s · √(10/3)) ≈ 5500 times stiffer than their data do, and LM does not
+// converge in 30 iterations; the default's weights scale with the q weight
+// and it converges to the same lengths as with q weighted 1.
+TEST(ContinuityWeight, FixedWeightStiffAgainstTheDataDoesNotConvergeWhereAutoDoes) {
+  ContinuitySwing setup(300);
+  const Trajectory tracked = continuity_tracked(setup.data[0], 1e-3, 3);
+  ResidualContext ctx = setup.ctx();
+  ctx.observe.q_weight = 0.01;
+  SolverOptions so;
+  so.max_iterations = 30;
+  ProblemOptions fixed = continuity_segments(10);
+  fixed.continuity_weight = 10;
+  EstimationProblem stiff(ctx, {&tracked}, fixed);
+  const LocalResult old = stiff.solve(setup.params.initial_variables(), so);
+  EXPECT_EQ(old.report.find("Termination: CONVERGENCE"), std::string::npos) << old.report;
+  EXPECT_GE(old.iterations, 30);
+
+  EstimationProblem scaled(ctx, {&tracked}, continuity_segments(10));
+  const LocalResult r = scaled.solve(setup.params.initial_variables(), so);
+  EXPECT_NE(r.report.find("Termination: CONVERGENCE"), std::string::npos) << r.report;
+  EXPECT_TRUE(r.continuity.joined());
+  EXPECT_NEAR(setup.params.physical<double>(0, r.x[0]), 3.0, 3e-3);
+  EXPECT_NEAR(setup.params.physical<double>(1, r.x[1]), 4.0, 3e-3);
+}
+
 }  // namespace
 }  // namespace neuralsim

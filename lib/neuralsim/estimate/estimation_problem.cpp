@@ -51,14 +51,17 @@ namespace estimation_problem_internal {
 // formulations' functors build their simulation per call and only read the
 // ResidualContext).
 // A segment's continuity weights (ProblemOptions::continuity_weight): the
-// fixed w for both rows, or (NaN, auto) the q observation's weight w0 for
-// the q row and w0·T for the q̇ row, T the segment's duration, so that a q̇
-// mismatch counts as the position drift it causes over one segment.
+// fixed w for both rows, or (NaN, auto) the weights with which the
+// segment's own N samples hold its starting state: w0·√N on q and
+// w0·T·√(N/3) on q̇ (w0 the q observation's weight, T the segment's
+// duration; Σ (t_k ω)² ≈ N T²/3 for a velocity error ω), so that the
+// first solve ties each joint as firmly as the data hold either side of it.
 ContinuityWeights continuity_weights(const ResidualContext& ctx, const Trajectory& tr, const Window& w, double fixed) {
   if (!std::isnan(fixed)) return {fixed, fixed, nullptr};
   const double w0 = ctx.observe.q_weight > 0 ? ctx.observe.q_weight : 1.0;
   const double duration = tr.time[w.start + w.length] - tr.time[w.start];
-  return {w0, w0 * duration, nullptr};
+  const double n = static_cast<double>(w.length);
+  return {w0 * std::sqrt(n), w0 * duration * std::sqrt(n / 3.0), nullptr};
 }
 
 class CachedCost final : public ceres::CostFunction {
@@ -979,22 +982,34 @@ ContinuityReport EstimationProblem::continuity(const std::vector<double>& x) {
 }
 
 LocalResult EstimationProblem::solve(const std::vector<double>& x0, const SolverOptions& options) {
+  // The quadratic-penalty schedule (auto weight, Levenberg–Marquardt): the
+  // rounds before the segments join are only steps toward the joined
+  // problem, so they stop at a relative cost decrease of 1e-6 (an inexact
+  // penalty subproblem; a parameter that ends at a bound otherwise makes
+  // each round crawl toward it); once joined, or out of rounds, a last
+  // solve at the same weights polishes at the caller's tolerances. Every
+  // solve resumes from the last solution (parameters and segment states)
+  // within one iteration budget; a solve that fails keeps the last solution.
+  const bool schedule = !joins_.empty() && std::isnan(options_.continuity_weight) &&
+                        options.solver == LocalSolver::kLevenbergMarquardt;
+  SolverOptions loose = options;
+  if (schedule) loose.function_tolerance = std::max(options.function_tolerance, 1e-6);
+  bool polished = !(loose.function_tolerance > options.function_tolerance);
   set_continuity_factor(1);
-  LocalResult result = solve_once(x0, options, true);
+  LocalResult result = solve_once(x0, loose, true);
   if (joins_.empty()) return result;
   result.continuity = continuity(result.x);
-  // The quadratic-penalty schedule (auto weight): each round resumes from
-  // the last solution (parameters and segment states) with the weights ×10,
-  // within the iteration budget; a round that fails keeps the last solution.
-  const bool schedule = std::isnan(options_.continuity_weight) && options.solver == LocalSolver::kLevenbergMarquardt;
-  for (int round = 1; schedule && round <= options_.continuity_rounds; ++round) {
-    if (!result.usable || result.stopped || result.continuity.joined()) break;
-    if (result.iterations >= options.max_iterations) break;
+  int round = 0;
+  while (schedule && result.usable && !result.stopped && result.iterations < options.max_iterations) {
+    const bool tighten = !result.continuity.joined() && round < options_.continuity_rounds;
+    if (!tighten && polished) break;
     const double factor = continuity_factor_;
     const std::vector<std::vector<double>> states_before = states_;
-    set_continuity_factor(factor * 10);
-    SolverOptions rest = options;
+    SolverOptions rest = tighten ? loose : options;
     rest.max_iterations = options.max_iterations - result.iterations;
+    if (tighten) ++round;
+    polished = !tighten || !(loose.function_tolerance > options.function_tolerance);
+    set_continuity_factor(tighten ? factor * 10 : factor);
     LocalResult next = solve_once(result.x, rest, false);
     if (!next.usable) {
       set_continuity_factor(factor);
@@ -1007,12 +1022,12 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
     next.iterations += result.iterations;
     next.cost_history.insert(next.cost_history.begin(), result.cost_history.begin(), result.cost_history.end());
     next.seconds += result.seconds;
-    next.report +=
-        " (continuity round " + std::to_string(round) + ", weights ×" + format_printf("%g", factor * 10) + ")";
+    next.report += " (continuity round " + std::to_string(round) + ", weights ×" +
+                   format_printf("%g", continuity_factor_) + (tighten ? ")" : ", polished)");
     result = std::move(next);
     result.continuity = continuity(result.x);
-    result.continuity.rounds = round;
   }
+  result.continuity.rounds = round;
   return result;
 }
 
