@@ -31,11 +31,11 @@ struct ProblemOptions {
   // Multiple shooting's continuity residuals (docs/simid.md, "Continuity
   // weight"). A number w >= 0: fixed, w·(q_end ⊖ q_next) [rad] and
   // w·(q̇_end − q̇_next) [rad/s], as before issue #41. NaN (the default,
-  // `continuity_weight: auto`): in the data's units, w0·(q_end ⊖ q_next) and
-  // w0·T·(q̇_end − q̇_next) with w0 the q observation's weight (1 when q is
-  // not observed) and T the segment's duration, so both rows are radians
-  // weighted as one q sample; then a quadratic-penalty schedule (Nocedal &
-  // Wright 2006, §17.1): while the segments' RMS joint gap exceeds
+  // `continuity_weight: auto`): in the data's units, the weights with which
+  // a segment's own N samples over T seconds hold its starting state,
+  // w0·√N on q and w0·T·√(N/3) on q̇ (w0 the q observation's weight, 1 when
+  // q is not observed); then a quadratic-penalty schedule (Nocedal & Wright
+  // 2006, §17.1): while the segments' RMS joint gap exceeds
   // continuity_tolerance times the RMS q misfit, the weights ×10 and the
   // solve resumes from its solution, up to continuity_rounds times.
   double continuity_weight = std::numeric_limits<double>::quiet_NaN();
