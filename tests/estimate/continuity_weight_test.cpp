@@ -79,8 +79,10 @@ TEST(ContinuityWeight, GapIsTheSimulatedMismatchAtTheJoint) {
   EXPECT_NEAR(moved.gap_q_max, dq.cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_NEAR(moved.gap_qd_max, dqd.cwiseAbs().maxCoeff(), 1e-12);
   EXPECT_GT(moved.gap_q_max, 1e-4);  // the perturbation is seen at all
-  // Auto weights: q rows w0 = 1, q̇ rows w0·T with T = 0.1 s the segment.
-  EXPECT_NEAR(moved.weight_qd / moved.weight_q, 0.1, 1e-12);
+  // Auto weights (w0 = 1): how firmly the segment's N = 10 samples over
+  // T = 0.1 s hold its start, √N on q and T·√(N/3) on q̇.
+  EXPECT_NEAR(moved.weight_q, std::sqrt(10.0), 1e-12);
+  EXPECT_NEAR(moved.weight_qd, 0.1 * std::sqrt(10.0 / 3.0), 1e-12);
 }
 
 // 0.1 s segments (10 samples) over 3 s of the swinging pendulum, q
@@ -112,16 +114,16 @@ TEST(ContinuityWeight, AutoWeightJoinsShortSegmentsAndRecoversTheDamping) {
 }
 
 // The fixed weight is in rad and rad/s whatever the data's weight: with q
-// weighted 0.01 (the same fit as q weighted 1 and w = 1000: the cost only
-// scales), w = 10 holds the 0.1 s segments' velocities ρ = 10 / (0.01 ·
-// 0.1 s · √(10/3)) ≈ 5500 times stiffer than their data do, and LM does not
-// converge in 30 iterations; the default's weights scale with the q weight
-// and it converges to the same lengths as with q weighted 1.
+// weighted 0.001 (the same fit as q weighted 1 and w = 10⁴: the cost only
+// scales), w = 10 holds the 0.1 s segments' velocities ρ = 10 / (0.001 ·
+// 0.1 s · √(10/3)) ≈ 55 000 times stiffer than their data do, and LM does
+// not converge in 30 iterations; the default's weights scale with the q
+// weight, and it converges to the lengths that made the data.
 TEST(ContinuityWeight, FixedWeightStiffAgainstTheDataDoesNotConvergeWhereAutoDoes) {
-  ContinuitySwing setup(300);
+  ContinuitySwing setup(250);
   const Trajectory tracked = continuity_tracked(setup.data[0], 1e-3, 3);
   ResidualContext ctx = setup.ctx();
-  ctx.observe.q_weight = 0.01;
+  ctx.observe.q_weight = 0.001;
   SolverOptions so;
   so.max_iterations = 30;
   ProblemOptions fixed = continuity_segments(10);
