@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "neuralsim/core/errors.hpp"
@@ -233,8 +234,16 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
   o.stride = static_cast<int>(r.get_int_in_range("stride", 0, 0, 100000000));
   // `auto` (default): weights in the data's units and a penalty schedule;
   // a number: that fixed weight (estimation_problem.hpp).
-  if (r.has("continuity_weight") && r.get<std::string>("continuity_weight") != "auto")
-    o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
+  if (r.has("continuity_weight")) {
+    const char* expected = "expected auto or a fixed weight >= 0 (a number)";
+    if (r.is_map("continuity_weight") || r.is_list("continuity_weight")) r.fail("continuity_weight", expected);
+    const std::string value = r.get<std::string>("continuity_weight");
+    char* end = nullptr;
+    std::strtod(value.c_str(), &end);
+    if (value != "auto" && (value.empty() || *end != '\0'))
+      r.fail("continuity_weight", std::string(expected) + ", got '" + value + "'");
+    if (value != "auto") o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
+  }
   o.continuity_rounds = static_cast<int>(r.get_int_in_range("continuity_rounds", o.continuity_rounds, 0, 20));
   o.continuity_tolerance = r.get_in_range("continuity_tolerance", o.continuity_tolerance, 1e-12, 1e12);
   o.derivatives = read_derivative_options(r, model);
