@@ -990,8 +990,8 @@ LocalResult EstimationProblem::solve(const std::vector<double>& x0, const Solver
   // solve at the same weights polishes at the caller's tolerances. Every
   // solve resumes from the last solution (parameters and segment states)
   // within one iteration budget; a solve that fails keeps the last solution.
-  const bool schedule = !joins_.empty() && std::isnan(options_.continuity_weight) &&
-                        options.solver == LocalSolver::kLevenbergMarquardt;
+  const bool schedule =
+      !joins_.empty() && std::isnan(options_.continuity_weight) && options.solver == LocalSolver::kLevenbergMarquardt;
   SolverOptions loose = options;
   if (schedule) loose.function_tolerance = std::max(options.function_tolerance, 1e-6);
   bool polished = !(loose.function_tolerance > options.function_tolerance);
