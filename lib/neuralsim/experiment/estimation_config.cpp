@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "neuralsim/core/errors.hpp"
@@ -238,9 +237,10 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
     const char* expected = "expected auto or a fixed weight >= 0 (a number)";
     if (r.is_map("continuity_weight") || r.is_list("continuity_weight")) r.fail("continuity_weight", expected);
     const std::string value = r.get<std::string>("continuity_weight");
-    char* end = nullptr;
-    std::strtod(value.c_str(), &end);
-    if (value != "auto" && (value.empty() || *end != '\0'))
+    std::istringstream in(value);
+    double parsed = 0;
+    const bool is_number = static_cast<bool>(in >> parsed) && (in >> std::ws).eof();
+    if (value != "auto" && !is_number)
       r.fail("continuity_weight", std::string(expected) + ", got '" + value + "'");
     if (value != "auto") o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
   }
