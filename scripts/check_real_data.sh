@@ -137,7 +137,7 @@ fit single_w1 configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" --set 
 evs single_w1 single_w1
 row single "ours: single shooting, 1 s windows" single_w1 single_w1 single_w1_long
 fit single_ms configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" \
-    --set estimate.residual.type=multiple_shooting --set estimate.residual.stride=0 --set estimate.solver.max_iterations=30
+    --set estimate.residual.type=multiple_shooting --set estimate.residual.continuity_weight=10 --set estimate.residual.stride=0 --set estimate.solver.max_iterations=30
 evs single_ms single_ms
 row single "ours: multiple shooting, 0.3 s segments" single_ms single_ms single_ms_long
 fit single_id configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" \
@@ -159,7 +159,7 @@ fit double_id configs/simid_real_multiarm_double.yaml "${DOUBLE_DATA[@]}" \
 ev double_id $DP double_id "${DOUBLE_DATA[@]}"
 row double "ours: inverse dynamics, SG 51" double_id double_id -
 fit double_ms configs/simid_real_multiarm_double.yaml "${DOUBLE_DATA[@]}" \
-    --set estimate.residual.type=multiple_shooting --set estimate.residual.stride=0 --set estimate.solver.max_iterations=20
+    --set estimate.residual.type=multiple_shooting --set estimate.residual.continuity_weight=10 --set estimate.residual.stride=0 --set estimate.solver.max_iterations=20
 ev double_ms $DP double_ms "${DOUBLE_DATA[@]}"
 row double "ours: multiple shooting, 0.3 s segments" double_ms double_ms -
 fit double_fs configs/simid_real_multiarm_double_fitted_starts.yaml "${DOUBLE_DATA[@]}"
@@ -297,7 +297,7 @@ drow dfki "ours: mass and damping, cubic, L fitted (simid_real_dfki_lead.yaml)" 
 # sensor delays of q (single and multiple shooting) and of the recorded
 # velocity (q and q-dot observed, multiple shooting).
 SPAR="estimate.parameters=[{name: link.link1.inertia.yy, initial: 5.0e-4, bounds: [1.0e-6, 1.0e-2], scale: 1.0e-4}, {name: joint.joint1.damping, initial: 1.0e-3, bounds: [0.0, 1.0e-2], scale: 1.0e-4}"  # + more entries + "]"
-MSS=(--set estimate.residual.type=multiple_shooting --set estimate.residual.stride=0 --set estimate.solver.max_iterations=100)
+MSS=(--set estimate.residual.type=multiple_shooting --set estimate.residual.continuity_weight=10 --set estimate.residual.stride=0 --set estimate.solver.max_iterations=100)
 fit single_cdelay configs/simid_real_multiarm_single.yaml "${SINGLE_DATA[@]}" --set sim.controls.interpolation=cubic \
     --set "$SPAR, {name: controls.delay, initial: 0.005, bounds: [0, 0.03], scale: 0.001}]"
 fit double_cdelay configs/simid_real_multiarm_double.yaml "${DOUBLE_DATA[@]}" --set sim.controls.interpolation=cubic \

@@ -68,6 +68,20 @@ void estimate_metrics(const IdentificationResult& r, nlohmann::json& m) {
     }
     m["start_states"][f.name] = {{"samples", f.states.samples}, {"q", q}, {"qd", qd}};
   }
+  const ContinuityReport& c = r.best.continuity;  // multiple shooting: how its segments join
+  if (c.joins > 0)
+    m["multiple_shooting"] = {{"joins", c.joins},
+                              {"continuity_weight_q", c.weight_q},
+                              {"continuity_weight_qd", c.weight_qd},
+                              {"rounds", c.rounds},
+                              {"gap_q_max", c.gap_q_max},
+                              {"gap_q_rms", c.gap_q_rms},
+                              {"gap_qd_max", c.gap_qd_max},
+                              {"gap_qd_rms", c.gap_qd_rms},
+                              {"gap_rms", c.gap_rms},
+                              {"misfit_rms_q", c.misfit_rms},
+                              {"tolerance", c.tolerance},
+                              {"joined", c.joined()}};
   const BaseParameterFit& b = r.base_parameters;
   if (b.links.empty()) return;
   nlohmann::json list = nlohmann::json::array();

@@ -451,6 +451,18 @@ TEST(SimidApp, MultipleShootingSegmentStatesAreTheAnalysedOnesAndWritten) {
       ++segments;
     }
   EXPECT_EQ(segments, static_cast<int>(m["train_per_trajectory"].size()));
+  // How the segments join (issue #41): 4 joints per trajectory; a warning
+  // exactly when the RMS gap exceeds the tolerance times the q misfit.
+  const auto& ms = m["multiple_shooting"];
+  EXPECT_EQ(ms["joins"].get<int>(), 4 * segments);
+  const double gap = ms["gap_rms"].get<double>();
+  const bool joined = gap <= ms["tolerance"].get<double>() * ms["misfit_rms_q"].get<double>() || gap <= 1e-9;
+  EXPECT_EQ(ms["joined"].get<bool>(), joined);
+  bool warned = false;
+  for (const auto& w : read_json(out + "/summary.json")["warnings"])
+    warned = warned || w.get<std::string>().find("segments do not join") != std::string::npos;
+  EXPECT_EQ(warned, !joined);
+  EXPECT_GE(ms["gap_q_max"].get<double>(), ms["gap_q_rms"].get<double>());
 }
 
 // An empty dataset (a CSV with a header and no rows) is a data error.

@@ -50,6 +50,20 @@ namespace estimation_problem_internal {
 // Jacobian storage, so concurrent blocks share no mutable state (the
 // formulations' functors build their simulation per call and only read the
 // ResidualContext).
+// A segment's continuity weights (ProblemOptions::continuity_weight): the
+// fixed w for both rows, or (NaN, auto) the weights with which the
+// segment's own N samples hold its starting state: w0·√N on q and
+// w0·T·√(N/3) on q̇ (w0 the q observation's weight, T the segment's
+// duration; Σ (t_k ω)² ≈ N T²/3 for a velocity error ω), so that the
+// first solve ties each joint as firmly as the data hold either side of it.
+ContinuityWeights continuity_weights(const ResidualContext& ctx, const Trajectory& tr, const Window& w, double fixed) {
+  if (!std::isnan(fixed)) return {fixed, fixed, nullptr};
+  const double w0 = ctx.observe.q_weight > 0 ? ctx.observe.q_weight : 1.0;
+  const double duration = tr.time[w.start + w.length] - tr.time[w.start];
+  const double n = static_cast<double>(w.length);
+  return {w0 * std::sqrt(n), w0 * duration * std::sqrt(n / 3.0), nullptr};
+}
+
 class CachedCost final : public ceres::CostFunction {
  public:
   CachedCost(ceres::CostFunction* inner, std::vector<double*> blocks) : inner_(inner), user_(std::move(blocks)) {
@@ -72,6 +86,8 @@ class CachedCost final : public ceres::CostFunction {
   // user's memory, which Ceres updates before PrepareForEvaluation), unless
   // it already holds that point with what is asked. One task per block: no
   // two threads ever touch the same CachedCost.
+  // The block's function changed (a continuity factor): evaluate again.
+  void invalidate() { valid_ = false; }
   // Whether prepare() has nothing to compute.
   bool holds(bool jacobians) const {
     return valid_ && !skipped_ && (has_jacobians_ || !jacobians) && same_point(user_.data());
@@ -192,6 +208,9 @@ class CachedCost final : public ceres::CostFunction {
 class ParallelBlocks final : public ceres::EvaluationCallback {
  public:
   void add(CachedCost* c) { blocks_.push_back(c); }
+  void invalidate() {
+    for (CachedCost* c : blocks_) c->invalidate();
+  }
   void set_num_threads(int n) { num_threads_ = n; }
   void set_communicator(const Communicator* c) { communicator_ = c; }
   // Null: never stop. Resets stopped().
@@ -258,6 +277,16 @@ class ParallelBlocks final : public ceres::EvaluationCallback {
   std::atomic<bool> stopped_{false};
 };
 
+// Holds the callback while a pass reads every block from its cache
+// (EvaluateResidualBlockAssumingParametersUnchanged after one Evaluate).
+struct HeldBlocks {
+  ParallelBlocks& p;
+  explicit HeldBlocks(ParallelBlocks& q) : p(q) { p.hold(true); }
+  ~HeldBlocks() { p.hold(false); }
+  HeldBlocks(const HeldBlocks&) = delete;
+  HeldBlocks& operator=(const HeldBlocks&) = delete;
+};
+
 // A configuration's residual block in a joint fit: its cost function reads
 // the configuration's own parameter vector (first block), which is gathered
 // from the joint vector; its Jacobian columns are scattered back, zero for
@@ -305,6 +334,8 @@ class ColumnMapCost final : public ceres::CostFunction {
 }  // namespace estimation_problem_internal
 using estimation_problem_internal::CachedCost;
 using estimation_problem_internal::ColumnMapCost;
+using estimation_problem_internal::continuity_weights;
+using estimation_problem_internal::HeldBlocks;
 using estimation_problem_internal::ParallelBlocks;
 
 struct EstimationProblem::CeresState {
@@ -597,7 +628,13 @@ void EstimationProblem::build() {
           const Window w{tr, s, std::min(window, T - 1 - s)};
           std::vector<double*> blocks{theta, states_[k].data()};
           if (!last) blocks.push_back(states_[k + 1].data());
-          add(make_multiple_shooting_cost(ctx, w, last, options_.continuity_weight), blocks, next_window++);
+          const ContinuityWeights weights = continuity_weights(ctx, *tr, w, options_.continuity_weight);
+          ContinuityWeights scheduled = weights;
+          scheduled.factor = &continuity_factor_;
+          const double duration = tr->time[w.start + w.length] - tr->time[w.start];
+          const double q_weight = ctx.observe.q_weight > 0 ? ctx.observe.q_weight : 1.0;
+          if (!last) joins_.push_back({ceres_->blocks.size(), ctx.model->nv, weights, duration, q_weight});
+          add(make_multiple_shooting_cost(ctx, w, last, scheduled), blocks, next_window++);
         }
         break;
       }
@@ -889,11 +926,114 @@ void EstimationProblem::solve_at_bounds(BoundSolve& b, LocalResult& result) {
   }
 }
 
+void EstimationProblem::set_continuity_factor(double factor) {
+  continuity_factor_ = factor;
+  ceres_->parallel.invalidate();
+}
+
+ContinuityReport EstimationProblem::continuity(const std::vector<double>& x) {
+  ContinuityReport r;
+  r.tolerance = options_.continuity_tolerance;
+  if (joins_.empty()) return r;
+  std::copy(x.begin(), x.end(), theta_.begin());
+  ceres::Problem::EvaluateOptions eo;
+  double total = 0;
+  // Every block, in parallel, into its cache; then the joints' rows from it.
+  if (!ceres_->problem->Evaluate(eo, &total, nullptr, nullptr, nullptr)) return r;
+  const HeldBlocks hold(ceres_->parallel);
+  double sum_q = 0, sum_qd = 0, sum_gap = 0, sum_misfit = 0;
+  long long coordinates = 0, misfit_rows = 0;
+  std::vector<double> res;
+  for (const Join& j : joins_) {
+    const ceres::ResidualBlockId id = ceres_->blocks[j.block];
+    res.resize(static_cast<size_t>(ceres_->problem->GetCostFunctionForResidualBlock(id)->num_residuals()));
+    double cost = 0;
+    ceres_->problem->EvaluateResidualBlockAssumingParametersUnchanged(id, false, &cost, res.data(), nullptr);
+    const size_t data_rows = res.size() - 2 * static_cast<size_t>(j.nv);
+    // The data rows are the observed channels times their weights; q's
+    // (the joint-position rows, first) measure the misfit in radians.
+    for (size_t i = 0; i < data_rows; ++i) sum_misfit += res[i] * res[i] / (j.q_weight * j.q_weight);
+    misfit_rows += static_cast<long long>(data_rows);
+    const double wq = continuity_factor_ * j.weights.q, wqd = continuity_factor_ * j.weights.qd;
+    for (int i = 0; i < j.nv; ++i) {
+      const double dq = wq > 0 ? std::abs(res[data_rows + i]) / wq : 0;
+      const double dqd = wqd > 0 ? std::abs(res[data_rows + j.nv + i]) / wqd : 0;
+      r.gap_q_max = std::max(r.gap_q_max, dq);
+      r.gap_qd_max = std::max(r.gap_qd_max, dqd);
+      sum_q += dq * dq;
+      sum_qd += dqd * dqd;
+      const double gap = std::max(dq, j.duration * dqd);
+      sum_gap += gap * gap;
+      ++coordinates;
+    }
+  }
+  r.joins = static_cast<int>(joins_.size());
+  r.factor = continuity_factor_;
+  r.weight_q = continuity_factor_ * joins_.front().weights.q;
+  r.weight_qd = continuity_factor_ * joins_.front().weights.qd;
+  r.gap_q_rms = std::sqrt(sum_q / static_cast<double>(coordinates));
+  r.gap_qd_rms = std::sqrt(sum_qd / static_cast<double>(coordinates));
+  r.gap_rms = std::sqrt(sum_gap / static_cast<double>(coordinates));
+  r.misfit_rms = misfit_rows > 0 ? std::sqrt(sum_misfit / static_cast<double>(misfit_rows)) : 0;
+  return r;
+}
+
 LocalResult EstimationProblem::solve(const std::vector<double>& x0, const SolverOptions& options) {
+  // The quadratic-penalty schedule (auto weight, Levenberg–Marquardt): the
+  // rounds before the segments join are only steps toward the joined
+  // problem, so they stop at a relative cost decrease of 1e-6 (an inexact
+  // penalty subproblem; a parameter that ends at a bound otherwise makes
+  // each round crawl toward it); once joined, or out of rounds, a last
+  // solve at the same weights polishes at the caller's tolerances. Every
+  // solve resumes from the last solution (parameters and segment states)
+  // within one iteration budget; a solve that fails keeps the last solution.
+  const bool schedule =
+      !joins_.empty() && std::isnan(options_.continuity_weight) && options.solver == LocalSolver::kLevenbergMarquardt;
+  SolverOptions loose = options;
+  if (schedule) loose.function_tolerance = std::max(options.function_tolerance, 1e-6);
+  bool polished = !(loose.function_tolerance > options.function_tolerance);
+  set_continuity_factor(1);
+  LocalResult result = solve_once(x0, loose, true);
+  if (joins_.empty()) return result;
+  result.continuity = continuity(result.x);
+  int round = 0;
+  while (schedule && result.usable && !result.stopped && result.iterations < options.max_iterations) {
+    const bool tighten = !result.continuity.joined() && round < options_.continuity_rounds;
+    if (!tighten && polished) break;
+    const double factor = continuity_factor_;
+    const std::vector<std::vector<double>> states_before = states_;
+    SolverOptions rest = tighten ? loose : options;
+    rest.max_iterations = options.max_iterations - result.iterations;
+    if (tighten) ++round;
+    polished = !tighten || !(loose.function_tolerance > options.function_tolerance);
+    set_continuity_factor(tighten ? factor * 10 : factor);
+    LocalResult next = solve_once(result.x, rest, false);
+    if (!next.usable) {
+      set_continuity_factor(factor);
+      std::copy(result.x.begin(), result.x.end(), theta_.begin());
+      for (size_t k = 0; k < states_.size(); ++k)
+        std::copy(states_before[k].begin(), states_before[k].end(), states_[k].begin());
+      break;
+    }
+    next.initial_cost = result.initial_cost;
+    next.iterations += result.iterations;
+    next.cost_history.insert(next.cost_history.begin(), result.cost_history.begin(), result.cost_history.end());
+    next.seconds += result.seconds;
+    next.report += " (continuity round " + std::to_string(round) + ", weights ×" +
+                   format_printf("%g", continuity_factor_) + (tighten ? ")" : ", polished)");
+    result = std::move(next);
+    result.continuity = continuity(result.x);
+  }
+  result.continuity.rounds = round;
+  return result;
+}
+
+LocalResult EstimationProblem::solve_once(const std::vector<double>& x0, const SolverOptions& options,
+                                          bool restart_states) {
   const auto t0 = std::chrono::steady_clock::now();
   LocalResult result;
   std::copy(x0.begin(), x0.end(), theta_.begin());
-  reset_states();
+  if (restart_states) reset_states();
   std::vector<double> x_lbfgs;  // the L-BFGS iterate
   IterationMonitor abort(options, t0);
   ceres_->parallel.set_num_threads(options.num_threads);
@@ -1051,11 +1191,7 @@ std::vector<double> EstimationProblem::cost_per_trajectory(const std::vector<dou
   double total = 0;
   ceres::Problem::EvaluateOptions eo;
   ceres_->problem->Evaluate(eo, &total, nullptr, nullptr, nullptr);
-  struct Hold {
-    ParallelBlocks& p;
-    explicit Hold(ParallelBlocks& q) : p(q) { p.hold(true); }
-    ~Hold() { p.hold(false); }
-  } hold(ceres_->parallel);
+  const HeldBlocks hold(ceres_->parallel);
   for (size_t b = 0; b < ceres_->blocks.size(); ++b) {
     double c = 0;
     ceres_->problem->EvaluateResidualBlockAssumingParametersUnchanged(ceres_->blocks[b], true, &c, nullptr, nullptr);

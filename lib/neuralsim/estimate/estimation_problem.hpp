@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,7 +28,19 @@ struct ProblemOptions {
   Formulation formulation = Formulation::kSingleShooting;
   int window = 50;                 // samples per shooting window / segment
   int stride = 0;                  // window start spacing (0 = window)
-  double continuity_weight = 10;   // multiple shooting
+  // Multiple shooting's continuity residuals (docs/simid.md, "Continuity
+  // weight"). A number w >= 0: fixed, w·(q_end ⊖ q_next) [rad] and
+  // w·(q̇_end − q̇_next) [rad/s], as before issue #41. NaN (the default,
+  // `continuity_weight: auto`): in the data's units, the weights with which
+  // a segment's own N samples over T seconds hold its starting state,
+  // w0·√N on q and w0·T·√(N/3) on q̇ (w0 the q observation's weight, 1 when
+  // q is not observed); then a quadratic-penalty schedule (Nocedal & Wright
+  // 2006, §17.1): while the segments' RMS joint gap exceeds
+  // continuity_tolerance times the RMS q misfit, the weights ×10 and the
+  // solve resumes from its solution, up to continuity_rounds times.
+  double continuity_weight = std::numeric_limits<double>::quiet_NaN();
+  int continuity_rounds = 4;
+  double continuity_tolerance = 0.1;
   int filter_window = 5;           // inverse dynamics: moving-average width (central_difference)
   // Inverse dynamics: how q̇, q̈ are estimated (derivative_filter.hpp);
   // with central_difference its window is filter_window.
@@ -105,6 +118,25 @@ struct SolverOptions {
   SolveProgressCallback on_iteration;  // called every iteration (solve_progress.hpp)
 };
 
+// How well multiple shooting's segments join (EstimationProblem::
+// continuity()): the state mismatch at every joint between consecutive
+// segments, q in rad (tangent space), q̇ in rad/s, against the RMS misfit
+// of the observed q samples (rad, the noise level the fit reached).
+struct ContinuityReport {
+  int joins = 0;                       // segment joints (0: not multiple shooting)
+  double weight_q = 0, weight_qd = 0;  // the final weights (of the first segment, auto: T varies at a trajectory's end)
+  double gap_q_max = 0, gap_q_rms = 0, gap_qd_max = 0, gap_qd_rms = 0;
+  // RMS over joins and coordinates of max(|Δq|, T·|Δq̇|) [rad], the
+  // schedule's measure, and the RMS q misfit of the data rows [rad].
+  double gap_rms = 0, misfit_rms = 0;
+  int rounds = 0;        // penalty rounds after the first solve (auto weight)
+  double factor = 1;     // the weights' factor at the end (10^rounds)
+  double tolerance = 0;  // ProblemOptions::continuity_tolerance
+  // Joined: within the tolerance, or below 1e-9 rad (a numerical zero, for
+  // noise-free data whose misfit vanishes with the gaps).
+  bool joined() const { return joins == 0 || gap_rms <= tolerance * misfit_rms || gap_rms <= 1e-9; }
+};
+
 struct LocalResult {
   std::vector<double> x;  // optimizer variables
   // The nuisance states at the solution, every state block in problem
@@ -123,6 +155,7 @@ struct LocalResult {
   bool stopped = false;
   std::string report;      // one-line Ceres summary
   double seconds = 0;
+  ContinuityReport continuity;  // multiple shooting: the segments' joints at x
 };
 
 // One configuration of a joint fit (simid's `configurations:`): its model,
@@ -190,6 +223,16 @@ class EstimationProblem {
   // Cut short by set_stop's flag: 0 rows (stopped() says so).
   Eigen::MatrixXd parameter_jacobian(const std::vector<double>& x, Eigen::VectorXd* residuals);
 
+  // Multiple shooting: the joints between segments at variables x and the
+  // current states (a solve leaves its solution there; set_states), with
+  // the current weights; joins 0 otherwise. `rounds` is left 0.
+  ContinuityReport continuity(const std::vector<double>& x);
+  // The penalty schedule's factor on every continuity weight (1 in a new
+  // problem; a solve starts at 1 and leaves its last round's factor,
+  // ContinuityReport::factor). An analysis of a solution (set_states) sets
+  // it too, so that it weighs the joints as the solve ended.
+  void set_continuity_factor(double factor);
+
   int num_residuals() const;
   // How the torque residuals are evaluated, one line for the log: the
   // regressor route or RNEA on Jets and why (empty without torque residuals).
@@ -214,6 +257,7 @@ class EstimationProblem {
   bool use_regressor(const ResidualContext& ctx);  // sets torque_route_
   void add_prior();      // the prior's block, last
   void reset_states();
+  LocalResult solve_once(const std::vector<double>& x0, const SolverOptions& options, bool restart_states);
   // After a Levenberg–Marquardt solve: the rounds that hold the variables at
   // their bounds (an active-set method; estimation_problem.cpp).
   struct BoundSolve;
@@ -231,6 +275,17 @@ class EstimationProblem {
   std::vector<StateOrigin> state_origin_;
   std::vector<int> block_trajectory_;        // residual block -> trajectory index
   std::vector<int> block_window_;            // residual block -> window (ClusterBy::kWindow)
+  // Multiple shooting's segments with continuity rows: residual block, nv,
+  // the weights before continuity_factor_, the segment's duration [s] and
+  // the q observation's weight (1 when q is not observed).
+  struct Join {
+    size_t block;
+    int nv;
+    ContinuityWeights weights;
+    double duration, q_weight;
+  };
+  std::vector<Join> joins_;
+  double continuity_factor_ = 1;  // the penalty schedule's factor (auto weight)
   std::string torque_route_;
   int prior_rows_ = 0;  // the prior's residuals, the problem's last block
   std::function<bool()> stop_;  // set_stop()

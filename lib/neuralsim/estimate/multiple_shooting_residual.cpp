@@ -9,7 +9,7 @@ struct MultipleShooting {
   ResidualContext ctx;
   Window w;
   bool last = false;
-  double continuity_weight = 1;
+  ContinuityWeights continuity;
 
   template <class T>
   bool operator()(T const* const* blocks, T* residuals) const {
@@ -66,9 +66,10 @@ struct MultipleShooting {
       for (int i = 0; i < nq; ++i) q_next[i] = blocks[2][i];
       normalize_configuration(model, q_next);
       difference_configuration(model, q_next, q, dq);
-      const T cw(continuity_weight);
-      for (int i = 0; i < nv; ++i) residuals[n++] = cw * dq[i];
-      for (int i = 0; i < nv; ++i) residuals[n++] = cw * (qd[i] - blocks[2][nq + i]);
+      const double factor = continuity.factor ? *continuity.factor : 1.0;
+      const T wq(factor * continuity.q), wqd(factor * continuity.qd);
+      for (int i = 0; i < nv; ++i) residuals[n++] = wq * dq[i];
+      for (int i = 0; i < nv; ++i) residuals[n++] = wqd * (qd[i] - blocks[2][nq + i]);
     }
     return true;
   }
@@ -80,21 +81,20 @@ struct MultipleShooting {
 using namespace residual_internal;
 
 ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, const Window& window, bool last,
-                                                 double continuity_weight) {
+                                                 const ContinuityWeights& continuity) {
   const int P = ctx.parameters->size();
   const int state = ctx.model->nq + ctx.model->nv;
   const int per = ctx.observe.residuals_per_sample(*ctx.model);
-  return make_dynamic(new MultipleShooting{ctx, window, last, continuity_weight},
-                      [&](auto& cost) {
-                        cost.AddParameterBlock(P);
-                        cost.AddParameterBlock(state);
-                        if (last) {
-                          cost.SetNumResiduals((window.length + 1) * per);
-                        } else {
-                          cost.AddParameterBlock(state);
-                          cost.SetNumResiduals(window.length * per + 2 * ctx.model->nv);
-                        }
-                      });
+  return make_dynamic(new MultipleShooting{ctx, window, last, continuity}, [&](auto& cost) {
+    cost.AddParameterBlock(P);
+    cost.AddParameterBlock(state);
+    if (last) {
+      cost.SetNumResiduals((window.length + 1) * per);
+    } else {
+      cost.AddParameterBlock(state);
+      cost.SetNumResiduals(window.length * per + 2 * ctx.model->nv);
+    }
+  });
 }
 
 }  // namespace neuralsim

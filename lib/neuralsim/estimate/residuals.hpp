@@ -72,12 +72,22 @@ ceres::CostFunction* make_single_shooting_cost(const ResidualContext& ctx, const
 void start_state(const Model<double>& model, const Trajectory& tr, int sample, const StartStateFit& fit,
                  const double* block, Eigen::VectorXd& q, Eigen::VectorXd& qd);
 
+// The weights of a multiple-shooting segment's continuity residuals:
+// factor·q·(q_end ⊖ q_next) per velocity coordinate (q in 1/rad) and
+// factor·qd·(q̇_end − q̇_next) (qd in s/rad). `factor` (null: 1) is read at
+// every evaluation: the problem that owns it raises it between the rounds
+// of a quadratic-penalty schedule (estimation_problem.hpp).
+struct ContinuityWeights {
+  double q = 10, qd = 10;
+  const double* factor = nullptr;
+};
+
 // Parameter blocks: [θ (P), segment state (nq + nv)] and, unless `last`,
 // [next segment state (nq + nv)]. Residuals: data mismatch at samples
-// 0..length-1 (0..length when last) plus, unless last, continuity at the end
-// weighted by `continuity_weight`.
+// 0..length-1 (0..length when last) plus, unless last, the 2·nv continuity
+// residuals at the end (q then q̇), the block's last rows.
 ceres::CostFunction* make_multiple_shooting_cost(const ResidualContext& ctx, const Window& window, bool last,
-                                                 double continuity_weight);
+                                                 const ContinuityWeights& continuity);
 
 // Filtered samples for inverse dynamics: q, q̇, q̈ and measured τ per sample.
 struct InverseDynamicsSamples {

@@ -273,9 +273,9 @@ ParameterSet read_parameter_set(const Config& owner, const std::string& key, con
 }
 
 ProblemOptions read_problem_options(const Config& r, const Model<double>* model) {
-  r.check_known_keys({"type", "window", "stride", "continuity_weight", "filter_window", "derivatives",
-                      "sample_stride", "loss", "loss_scale", "torque_weight", "fit_initial_state", "regressor",
-                      "base_parameters"});
+  r.check_known_keys({"type", "window", "stride", "continuity_weight", "continuity_rounds", "continuity_tolerance",
+                      "filter_window", "derivatives", "sample_stride", "loss", "loss_scale", "torque_weight",
+                      "fit_initial_state", "regressor", "base_parameters"});
   ProblemOptions o;
   const std::string type =
       r.get_choice("type", {"single_shooting", "multiple_shooting", "inverse_dynamics"}, "single_shooting");
@@ -284,7 +284,21 @@ ProblemOptions read_problem_options(const Config& r, const Model<double>* model)
                                                : Formulation::kSingleShooting;
   o.window = static_cast<int>(r.get_int_in_range("window", 50, 1, 100000000));
   o.stride = static_cast<int>(r.get_int_in_range("stride", 0, 0, 100000000));
-  o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
+  // `auto` (default): weights in the data's units and a penalty schedule;
+  // a number: that fixed weight (estimation_problem.hpp).
+  if (r.has("continuity_weight")) {
+    const char* expected = "expected auto or a fixed weight >= 0 (a number)";
+    if (r.is_map("continuity_weight") || r.is_list("continuity_weight")) r.fail("continuity_weight", expected);
+    const std::string value = r.get<std::string>("continuity_weight");
+    std::istringstream in(value);
+    double parsed = 0;
+    const bool is_number = static_cast<bool>(in >> parsed) && (in >> std::ws).eof();
+    if (value != "auto" && !is_number)
+      r.fail("continuity_weight", std::string(expected) + ", got '" + value + "'");
+    if (value != "auto") o.continuity_weight = r.get_in_range("continuity_weight", 10.0, 0, 1e12);
+  }
+  o.continuity_rounds = static_cast<int>(r.get_int_in_range("continuity_rounds", o.continuity_rounds, 0, 20));
+  o.continuity_tolerance = r.get_in_range("continuity_tolerance", o.continuity_tolerance, 1e-12, 1e12);
   o.derivatives = read_derivative_options(r, model);
   o.filter_window = o.derivatives.method == DerivativeMethod::kCentralDifference ? o.derivatives.window : 5;
   o.sample_stride = static_cast<int>(r.get_int_in_range("sample_stride", 1, 1, 100000000));

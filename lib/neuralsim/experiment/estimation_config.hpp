@@ -61,7 +61,8 @@ std::vector<LinkPositionChannel> read_link_positions(const Config& section, cons
                                                      const Model<double>& model);
 
 // `residual:` section: {type: single_shooting | multiple_shooting |
-// inverse_dynamics, window, stride, continuity_weight, filter_window,
+// inverse_dynamics, window, stride, continuity_weight: auto | w >= 0,
+// continuity_rounds, continuity_tolerance, filter_window,
 // derivatives, sample_stride, loss: none | huber | cauchy, loss_scale,
 // fit_initial_state: {q, qd} (single_shooting only), regressor: auto | off}.
 // filter_window (and a central_difference `derivatives` window) is

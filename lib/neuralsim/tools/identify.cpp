@@ -786,6 +786,25 @@ void evaluate(const Setup& s, const ResidualContext& ctx, const std::vector<doub
   }
 }
 
+// Multiple shooting: how well the segments join at the solution, weighed
+// as the solve ended (its penalty rounds' factor), which the analysis after
+// it then uses too; a warning when they do not join within the tolerance.
+void report_continuity(EstimationProblem& problem, IdentificationResult& r, const RunContext& context) {
+  problem.set_continuity_factor(r.best.continuity.factor);
+  const int rounds = r.best.continuity.rounds;
+  r.best.continuity = problem.continuity(r.best.x);
+  r.best.continuity.rounds = rounds;
+  const ContinuityReport& c = r.best.continuity;
+  if (c.joined() || r.evaluate_only) return;
+  const std::string w = format_printf(
+      "multiple shooting: the segments do not join: RMS gap %.3g rad (max |dq| %.3g rad, max |dqd| %.3g rad/s) > "
+      "%g x the RMS q misfit %.3g rad after %d penalty round(s) (weights q %.3g, qd %.3g); raise "
+      "estimate.solver.max_iterations or estimate.residual.continuity_rounds, or set continuity_weight",
+      c.gap_rms, c.gap_q_max, c.gap_qd_max, c.tolerance, c.misfit_rms, c.rounds, c.weight_q, c.weight_qd);
+  context.warn(w);
+  r.warnings.push_back(w);
+}
+
 // A fit whose residuals dwarf the data's own spread explains nothing: the
 // data may be corrupt or the model unsuitable (cost ½Σr² over m residuals).
 // Static data (no spread) is compared with a floor of 1e-6 of its size,
@@ -1008,6 +1027,7 @@ void analyze(const Setups& setups, const ParameterSet& params, bool joint, const
   // The analysis is at the best solve's nuisance states (a new problem holds
   // the recorded ones; an evaluation has none of its own).
   if (!r.best.states.empty()) problem->set_states(r.best.states);
+  report_continuity(*problem, r, context);
   Eigen::VectorXd residuals;
   {
     const Eigen::MatrixXd J = problem->parameter_jacobian(r.best.x, &residuals);
