@@ -68,11 +68,14 @@ TEST_F(IdentifyCheckpoint, BestStatesReadBackExactlyAndTheirCountIsChecked) {
   s.best.cost = s.best.initial_cost = s.best.seconds = 1;
   s.best.usable = true;
   for (int k = 0; k < 12; ++k) s.best.states.push_back(-testing::longest_json_number(k));
+  s.best.continuity.rounds = 3;  // multiple shooting's penalty rounds: the joints weighed ×10³
   s.history.push_back({0, 1, 1, 0.5, 1, 1, 0.25});
   CheckpointFile store(path("checkpoint.json"));
   write_identify_checkpoint(store, s, params, fingerprint);
   const BasinHoppingState back = read_identify_checkpoint(store, params, fingerprint, 1, 100, 12);
   EXPECT_EQ(back.best.states, s.best.states);
+  EXPECT_EQ(back.best.continuity.rounds, 3);
+  EXPECT_EQ(back.best.continuity.factor, 1000.0);
   testing::expect_contains(
       testing::thrown_message([&] { read_identify_checkpoint(store, params, fingerprint, 1, 100, 8); }),
       {"checkpoint.json", "best.states must hold 8 numbers"});

@@ -34,7 +34,7 @@ BasinHoppingState largest_simid_state(const ParameterSet& params, int rounds, in
   s.best.x.assign(static_cast<size_t>(params.size()), kLongestNumber);
   s.best.states.assign(static_cast<size_t>(num_states), kLongestNumber);
   s.best.cost = s.best.initial_cost = s.best.seconds = kLongestNumber;
-  s.best.iterations = -(1 << 30);
+  s.best.iterations = s.best.continuity.rounds = -(1 << 30);
   s.best.cost_history.assign(static_cast<size_t>(max_iterations) + 1, kLongestNumber);
   s.best.usable = false;
   s.best.report.assign(1024, '~');
@@ -60,7 +60,8 @@ double simid_capacity(const ParameterSet& params, const Fingerprint& fingerprint
 
 json local_result_json(const LocalResult& r) {
   return {{"x", r.x}, {"cost", r.cost}, {"initial_cost", r.initial_cost}, {"iterations", r.iterations},
-          {"cost_history", r.cost_history}, {"usable", r.usable}, {"report", r.report}, {"seconds", r.seconds}};
+          {"cost_history", r.cost_history}, {"usable", r.usable}, {"report", r.report}, {"seconds", r.seconds},
+          {"continuity_rounds", r.continuity.rounds}};
 }
 
 json history_json(const std::vector<RoundRecord>& history) {
@@ -142,6 +143,12 @@ BasinHoppingState read_identify_checkpoint(const CheckpointStore& store, const P
         if (!h[k].is_number()) bad(path, "best.cost_history[" + std::to_string(k) + "] must be a number");
         s.best.cost_history.push_back(h[k].get<double>());
       }
+    }
+    // Multiple shooting's penalty rounds: the analysis weighs the joints as
+    // the solve ended (factor 10^rounds; absent in earlier versions: 0).
+    if (b.contains("continuity_rounds")) {
+      s.best.continuity.rounds = small_integer(b, "continuity_rounds", path, "best", 0, 22);
+      for (int k = 0; k < s.best.continuity.rounds; ++k) s.best.continuity.factor *= 10;
     }
     s.best.usable = true;
     s.best.report = b.contains("report") && b["report"].is_string() ? b["report"].get<std::string>() : "";
