@@ -192,6 +192,26 @@ struct PoorExcitation {
   }
 };
 
+// Both links' log-Cholesky blocks (link 1's with `link1_keys`) fitted to
+// the poorly excited arm, with the geometric prior's weight.
+Model<double> poor_excitation_block_fit(const PoorExcitation& p, double geometric, const std::string& link1_keys = "") {
+  const ParameterSet params = read_parameter_set(
+      Config::parse("p: [{name: link.link1.inertial, transform: log_cholesky" + link1_keys +
+                        "}, {name: link.link2.inertial, transform: log_cholesky}]",
+                    "test.yaml"),
+      "p", p.model);
+  const ResidualContext ctx{&p.model, &params, StepOptions{}, ObservationSpec{}};
+  ProblemOptions po;
+  po.formulation = Formulation::kInverseDynamics;
+  po.geometric_prior_weight = geometric;
+  EstimationProblem problem(ctx, p.train, po);
+  const LocalResult r = problem.solve(params.initial_variables(), SolverOptions{});
+  EXPECT_TRUE(r.usable) << r.report;
+  Model<double> fitted = p.model;
+  params.apply(r.x.data(), fitted);
+  return fitted;
+}
+
 // The geometric prior (estimate.prior.geometric) on both links' log-Cholesky
 // blocks: the rotational inertias, which the data barely see, stay near the
 // model's (without it they end 7× off), while the mass, which gravity makes
@@ -200,20 +220,7 @@ struct PoorExcitation {
 // 2.403, 2.381, 2.263, 2.076 (true 2.4, model 2) and the inertias' largest
 // relative drift at 0.032, 0.0042, 7.8e-4, 3.6e-4, 7.7e-5.
 double poor_excitation_geometric_drift(const PoorExcitation& p, double weight, double* mass) {
-  const ParameterSet params = read_parameter_set(
-      Config::parse("p: [{name: link.link1.inertial, transform: log_cholesky},"
-                    " {name: link.link2.inertial, transform: log_cholesky}]",
-                    "test.yaml"),
-      "p", p.model);
-  const ResidualContext ctx{&p.model, &params, StepOptions{}, ObservationSpec{}};
-  ProblemOptions po;
-  po.formulation = Formulation::kInverseDynamics;
-  po.geometric_prior_weight = weight;
-  EstimationProblem problem(ctx, p.train, po);
-  const LocalResult r = problem.solve(params.initial_variables(), SolverOptions{});
-  EXPECT_TRUE(r.usable) << r.report;
-  Model<double> fitted = p.model;
-  params.apply(r.x.data(), fitted);
+  const Model<double> fitted = poor_excitation_block_fit(p, weight);
   *mass = fitted.bodies[1].inertia.mass;
   // The rotational inertias about the COM (the model: 0.02 on every axis).
   double drift = 0;
@@ -259,20 +266,8 @@ struct BoundedBlockFit {
   double mass[2];
   Eigen::Vector3d com[2];
 };
-BoundedBlockFit poor_excitation_block_fit(const PoorExcitation& p, const std::string& link1_bounds) {
-  const ParameterSet params = read_parameter_set(
-      Config::parse("p: [{name: link.link1.inertial, transform: log_cholesky" + link1_bounds +
-                        "}, {name: link.link2.inertial, transform: log_cholesky}]",
-                    "test.yaml"),
-      "p", p.model);
-  const ResidualContext ctx{&p.model, &params, StepOptions{}, ObservationSpec{}};
-  ProblemOptions po;
-  po.formulation = Formulation::kInverseDynamics;
-  EstimationProblem problem(ctx, p.train, po);
-  const LocalResult r = problem.solve(params.initial_variables(), SolverOptions{});
-  EXPECT_TRUE(r.usable) << r.report;
-  Model<double> fitted = p.model;
-  params.apply(r.x.data(), fitted);
+BoundedBlockFit poor_excitation_bounded_fit(const PoorExcitation& p, const std::string& link1_bounds) {
+  const Model<double> fitted = poor_excitation_block_fit(p, 0, link1_bounds);
   BoundedBlockFit out;
   for (int b = 0; b < 2; ++b) {
     const Inertia<double>& I = fitted.bodies[static_cast<size_t>(b)].inertia;
@@ -286,7 +281,7 @@ TEST(RegressorFit, MassAndComBoundsHoldALogCholeskyBlock) {
   const PoorExcitation p;
   const Inertia<double>& nominal = p.model.bodies[0].inertia;
   const Eigen::Vector3d c0 = nominal.h / nominal.mass;
-  const BoundedBlockFit free = poor_excitation_block_fit(p, "");
+  const BoundedBlockFit free = poor_excitation_bounded_fit(p, "");
   std::printf("  link1 free: mass %.4g (model %.4g), COM (%.4g, %.4g, %.4g) (model (%.4g, %.4g, %.4g))\n", free.mass[0],
               nominal.mass, free.com[0].x(), free.com[0].y(), free.com[0].z(), c0.x(), c0.y(), c0.z());
   // Ranges that hold the model's values and exclude the free fit's: mass
@@ -301,7 +296,7 @@ TEST(RegressorFit, MassAndComBoundsHoldALogCholeskyBlock) {
   // Without the bounds the fit leaves them (so they are active below).
   EXPECT_LT(free.mass[0], lo);
   EXPECT_GT(free.com[0].z(), upper.z());
-  const BoundedBlockFit held = poor_excitation_block_fit(p, bounds);
+  const BoundedBlockFit held = poor_excitation_bounded_fit(p, bounds);
   std::printf("  link1 bounded: mass %.4g, COM (%.4g, %.4g, %.4g)\n", held.mass[0], held.com[0].x(), held.com[0].y(),
               held.com[0].z());
   EXPECT_GE(held.mass[0], lo * (1 - 1e-12));
