@@ -21,7 +21,9 @@
 #include <random>
 
 #include "augment/augment_support.hpp"
+#include "neuralsim/experiment/contact_config.hpp"
 #include "neuralsim/grad/pgs_node.hpp"
+#include "neuralsim/io/config.hpp"
 #include "neuralsim/parameters/hybrid_rollout.hpp"
 #include "support/files.hpp"
 
@@ -345,6 +347,54 @@ TEST(ContactNodes, ImpulseGradientIsIndependentOfTheIterationCount) {
   expect_contact_gradient({"ball sliding (impulse)", ball, {"contact.friction", "contact.erp", "link.ball.mass"}, 60,
                            1e-4, 1e-7},
                           1e-8);
+}
+
+// `contact.gradient: implicit` in a config selects the implicit PGS node
+// (what RolloutProblem::implicit_impulse does): the same gradient to the
+// bit, whose tape does not grow with the iteration limit as the taped
+// route's does; a force model refuses it, naming the key.
+TEST(ContactNodes, ConfigKeyImplicitSelectsTheImplicitPgsNode) {
+  Scene ball = ball_scene();
+  const ContactSettings read = read_contact_settings(
+      Config::parse("model: impulse\nfriction_cone: cone\nmargin: 0.01\ngradient: implicit\n", "contact.yaml"),
+      ball.model);
+  ASSERT_EQ(read.gradient, ContactGradient::kImplicit);
+  ball.contact->model = ContactModelType::kImpulse;
+  ball.contact->friction_cone = FrictionCone::kCone;
+  ball.contact->margin = 0.01;
+  ball.contact->pgs.tolerance = 1e-14;
+  ball.q0[2] = 0.0499;
+  ball.qd0 << 0.0, -3.0, 1.0, 1.0, 0.3, 0.0;
+  const Case c{"ball sliding (impulse)", ball, {"contact.friction", "contact.erp", "link.ball.mass"}, 40};
+  auto run = [&](ContactGradient mode, bool implicit_flag, int iterations, std::size_t* nodes) {
+    RolloutProblem p = problem_of(c, mode);
+    p.implicit_impulse = implicit_flag;
+    p.contact->pgs.max_iterations = iterations;
+    HybridRollout sim(p);
+    HybridRolloutGradient g;
+    sim.gradient(sim.parameters().initial_variables(), ball.q0, ball.qd0, testing::scene_controls(ball, c.steps),
+                 loss_of(ball), g);
+    *nodes = sim.driver().stats().peak_tape_nodes;
+    return flat(g);
+  };
+  std::size_t by_key = 0, by_flag = 0, key_more = 0, taped = 0, taped_more = 0;
+  const Eigen::VectorXd a = run(ContactGradient::kImplicit, false, 100, &by_key);
+  const Eigen::VectorXd b = run(ContactGradient::kNodes, true, 100, &by_flag);
+  EXPECT_EQ(a, b);
+  run(ContactGradient::kImplicit, false, 400, &key_more);
+  run(ContactGradient::kTaped, false, 100, &taped);
+  run(ContactGradient::kTaped, false, 400, &taped_more);
+  EXPECT_EQ(by_key, key_more);
+  EXPECT_LT(by_key, taped);
+  std::printf("[ contact.gradient ] tape nodes: implicit %zu (100 and 400 iterations), taped %zu / %zu\n", by_key,
+              taped, taped_more);
+  try {
+    read_contact_settings(Config::parse("model: hunt_crossley\ngradient: implicit\n", "contact.yaml"), ball.model);
+    ADD_FAILURE() << "implicit accepted for a force model";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("gradient"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("contact.yaml:2"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace neuralsim::contact_nodes_test

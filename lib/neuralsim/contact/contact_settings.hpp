@@ -40,13 +40,14 @@ struct PgsOptions {
   bool warm_start = true;   // start from the last step's impulses (Catto 2005)
 };
 
-// How reverse mode (grad/) differentiates the force models' contact: kNodes
+// How reverse mode (grad/) differentiates contact. Force models: kNodes
 // records their laws against world planes as one node per step (grad/
-// force_contact_node.hpp), kTaped every operation. Impulse contact: taped,
-// or with RolloutProblem::implicit_impulse one node per step differentiated
-// implicitly at the PGS solution (grad/pgs_node.hpp; docs/gradients.md).
-// Forward simulation is the same either way. Config: contact.gradient.
-enum class ContactGradient { kNodes, kTaped };
+// force_contact_node.hpp), kTaped every operation. Impulse contact: kNodes
+// and kTaped tape the PGS iterations; kImplicit records each step's solve as
+// one node differentiated implicitly at its solution (grad/pgs_node.hpp;
+// docs/gradients.md), as RolloutProblem::implicit_impulse does. Forward
+// simulation is the same either way. Config: contact.gradient.
+enum class ContactGradient { kNodes, kTaped, kImplicit };
 
 struct ContactSettings {
   ContactModelType model = ContactModelType::kHuntCrossley;

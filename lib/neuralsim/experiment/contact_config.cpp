@@ -130,8 +130,13 @@ ContactSettings read_contact_settings(const Config& c, const Model<double>& mode
     s.self_collision = p.get_or<bool>("self_collision", false);
   }
   s.joint_limits = c.get_or<bool>("joint_limits", true);
-  s.gradient = c.get_choice("gradient", {"nodes", "taped"}, "nodes") == "taped" ? ContactGradient::kTaped
-                                                                            : ContactGradient::kNodes;
+  const std::string gradient = c.get_choice("gradient", {"nodes", "taped", "implicit"}, "nodes");
+  s.gradient = gradient == "taped"      ? ContactGradient::kTaped
+               : gradient == "implicit" ? ContactGradient::kImplicit
+                                        : ContactGradient::kNodes;
+  if (s.gradient == ContactGradient::kImplicit && s.model != ContactModelType::kImpulse)
+    c.fail("gradient", "implicit differentiates the impulse model's PGS solve at its solution; this contact model "
+                       "is a force law (use nodes or taped)");
   if (c.has("point_sets"))
     for (const Config& ps : c.list("point_sets")) s.point_sets.push_back(read_point_set(ps, model));
 

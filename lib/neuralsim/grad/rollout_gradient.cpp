@@ -270,7 +270,9 @@ void RolloutGradient::use_contact(ContactSystem<Rev>* system, bool implicit_impu
   force_node_.reset();
   pgs_node_.reset();
   if (system == nullptr) return;
-  if (system->is_impulse() ? !implicit_impulse : system->settings().gradient == ContactGradient::kTaped) return;
+  const ContactGradient how = system->settings().gradient;
+  if (system->is_impulse() ? !(implicit_impulse || how == ContactGradient::kImplicit) : how == ContactGradient::kTaped)
+    return;
   contact_ = system;
   if (system->is_impulse()) {
     pgs_node_.emplace(system->geometry().max_contacts());
