@@ -156,6 +156,37 @@ void parameter_section(const IdentificationResult& r, HtmlReport& report) {
   if (!r.parameters.empty()) report.heat_map(h);
 }
 
+// The base parameters of an inverse-dynamics fit of link inertias, per
+// configuration; with residual.base_parameters: least_squares also the
+// direct fit's β̂ and z (highlighted when |z| > 3: the consistency
+// constraint moved that combination).
+void base_parameter_tables(const IdentificationResult& r, HtmlReport& report) {
+  std::vector<const IdentificationResult*> models{&r};
+  for (const IdentificationResult& c : r.configurations) models.push_back(&c);
+  for (const IdentificationResult* m : models) {
+    const BaseParameterFit& b = m->base_parameters;
+    if (b.links.empty()) continue;
+    const BaseParameterLeastSquares* ls = m->base_least_squares ? &*m->base_least_squares : nullptr;
+    const std::string where = m->configuration.empty() ? "" : " (configuration " + m->configuration + ")";
+    HtmlTable t{{"base parameter" + where, "value", "std. error"}, {}, {}};
+    if (ls) t.header.insert(t.header.end(), {"fitted directly", "std. error", "z"});
+    for (size_t k = 0; k < b.estimates.size(); ++k) {
+      const BaseParameterEstimate& e = b.estimates[k];
+      std::vector<std::string> row{e.expression, html_number(e.value),
+                                   std::isfinite(e.std_error) ? html_number(e.std_error) : "n/a"};
+      bool flagged = !std::isfinite(e.std_error);
+      if (ls) {
+        row.insert(row.end(), {html_number(ls->estimates[k].value), html_number(ls->estimates[k].std_error),
+                               html_number(ls->z[k])});
+        flagged = flagged || !(std::abs(ls->z[k]) <= 3);
+      }
+      t.rows.push_back(row);
+      t.flagged.push_back(flagged);
+    }
+    report.table(t);
+  }
+}
+
 void identifiability_section(const IdentificationResult& r, HtmlReport& report) {
   const Identifiability& id = r.identifiability;
   report.section("Identifiability");
@@ -180,6 +211,7 @@ void identifiability_section(const IdentificationResult& r, HtmlReport& report) 
     words.push_back("'" + r.parameters[static_cast<std::size_t>(i)].name +
                     "' has no effect on any residual: the data cannot see it.");
   report.list(words);
+  base_parameter_tables(r, report);
 }
 
 void convergence_section(const IdentificationResult& r, HtmlReport& report) {

@@ -14,8 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "common/html_report.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 #include "support/files.hpp"
+#include "support/html_check.hpp"
 #include "support/run_command.hpp"
 
 namespace neuralsim {
@@ -132,6 +134,11 @@ TEST(SimidExcitation, PredictedErrorsMatchTheFitOfANoisyRecording) {
   }
   EXPECT_EQ(direct["parameters"].size(), 4u);  // the joints' damping and friction
   EXPECT_TRUE(direct["validation_torque_rmse"].is_null());
+  // report.html: the base parameters' table with the direct fit's columns.
+  const std::string doc = testing::read_text(excitation_app_file(fit_dir, "report.html"));
+  EXPECT_EQ(testing::html_report_violation(doc), "");
+  EXPECT_NE(doc.find("fitted directly"), std::string::npos);
+  EXPECT_NE(doc.find(html_escape(estimates[0]["combination"].get<std::string>())), std::string::npos);
   // The joint terms: their own base parameters, the fit's own parameters.
   const nlohmann::json params = read_json(excitation_app_file(fit_dir, "params.json"));
   for (const char* joint : {"shoulder", "elbow"})
