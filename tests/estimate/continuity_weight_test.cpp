@@ -141,5 +141,29 @@ TEST(ContinuityWeight, FixedWeightStiffAgainstTheDataDoesNotConvergeWhereAutoDoe
   EXPECT_NEAR(setup.params.physical<double>(1, r.x[1]), 4.0, 3e-3);
 }
 
+// The misfit the schedule compares the gaps with is the q rows' alone:
+// observing q̇ too (a tracker's noisy differences) leaves it unchanged. A
+// continuity weight of 0 leaves the joints' rows 0 whatever the gap: the
+// gaps are not measured (NaN), and the segments do not count as joined.
+TEST(ContinuityWeight, MisfitIsTheQRowsAndAZeroWeightLeavesTheGapsUnmeasured) {
+  ContinuitySwing setup(40);
+  setup.data[0] = continuity_tracked(setup.data[0], 0.01, 5);
+  const std::vector<double> truth = setup.truth_variables();
+  auto report = [&](double qd_weight, double continuity) {
+    ResidualContext ctx = setup.ctx();
+    ctx.observe.qd_weight = qd_weight;
+    ProblemOptions po = continuity_segments(10);
+    po.continuity_weight = continuity;
+    EstimationProblem problem(ctx, setup.train, po);
+    return problem.continuity(truth);
+  };
+  const ContinuityReport q_only = report(0, 10), with_qd = report(1, 10);
+  EXPECT_GT(q_only.misfit_rms, 1e-3);
+  EXPECT_EQ(with_qd.misfit_rms, q_only.misfit_rms);
+  const ContinuityReport untied = report(0, 0);
+  EXPECT_TRUE(std::isnan(untied.gap_q_max) && std::isnan(untied.gap_qd_rms) && std::isnan(untied.gap_rms));
+  EXPECT_FALSE(untied.joined());
+}
+
 }  // namespace
 }  // namespace neuralsim

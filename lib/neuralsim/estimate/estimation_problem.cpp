@@ -633,7 +633,11 @@ void EstimationProblem::build() {
           scheduled.factor = &continuity_factor_;
           const double duration = tr->time[w.start + w.length] - tr->time[w.start];
           const double q_weight = ctx.observe.q_weight > 0 ? ctx.observe.q_weight : 1.0;
-          if (!last) joins_.push_back({ceres_->blocks.size(), ctx.model->nv, weights, duration, q_weight});
+          const int q_rows =
+              ctx.observe.q_weight > 0 ? static_cast<int>(ctx.observe.coordinates(*ctx.model, 0).size()) : 0;
+          if (!last)
+            joins_.push_back({ceres_->blocks.size(), ctx.model->nv, weights, duration, q_weight,
+                              ctx.observe.residuals_per_sample(*ctx.model), q_rows});
           add(make_multiple_shooting_cost(ctx, w, last, scheduled), blocks, next_window++);
         }
         break;
@@ -950,19 +954,27 @@ ContinuityReport EstimationProblem::continuity(const std::vector<double>& x) {
     double cost = 0;
     ceres_->problem->EvaluateResidualBlockAssumingParametersUnchanged(id, false, &cost, res.data(), nullptr);
     const size_t data_rows = res.size() - 2 * static_cast<size_t>(j.nv);
-    // The data rows are the observed channels times their weights; q's
-    // (the joint-position rows, first) measure the misfit in radians.
-    for (size_t i = 0; i < data_rows; ++i) sum_misfit += res[i] * res[i] / (j.q_weight * j.q_weight);
-    misfit_rows += static_cast<long long>(data_rows);
+    // The data rows are the observed channels times their weights, sample
+    // after sample; each sample's first q_rows (the joint positions) measure
+    // the misfit in radians (none when q is not observed: misfit 0).
+    for (size_t first = 0; j.per_sample > 0 && first + static_cast<size_t>(j.per_sample) <= data_rows;
+         first += static_cast<size_t>(j.per_sample))
+      for (int i = 0; i < j.q_rows; ++i) {
+        const double e = res[first + static_cast<size_t>(i)] / j.q_weight;
+        sum_misfit += e * e;
+        ++misfit_rows;
+      }
+    // A weight of 0 leaves the rows 0 whatever the gap: not measured (NaN).
+    const double nan = std::numeric_limits<double>::quiet_NaN();
     const double wq = continuity_factor_ * j.weights.q, wqd = continuity_factor_ * j.weights.qd;
     for (int i = 0; i < j.nv; ++i) {
-      const double dq = wq > 0 ? std::abs(res[data_rows + i]) / wq : 0;
-      const double dqd = wqd > 0 ? std::abs(res[data_rows + j.nv + i]) / wqd : 0;
-      r.gap_q_max = std::max(r.gap_q_max, dq);
-      r.gap_qd_max = std::max(r.gap_qd_max, dqd);
+      const double dq = wq > 0 ? std::abs(res[data_rows + i]) / wq : nan;
+      const double dqd = wqd > 0 ? std::abs(res[data_rows + j.nv + i]) / wqd : nan;
+      r.gap_q_max = std::isnan(dq) ? nan : std::max(r.gap_q_max, dq);
+      r.gap_qd_max = std::isnan(dqd) ? nan : std::max(r.gap_qd_max, dqd);
       sum_q += dq * dq;
       sum_qd += dqd * dqd;
-      const double gap = std::max(dq, j.duration * dqd);
+      const double gap = std::isnan(dq) || std::isnan(dqd) ? nan : std::max(dq, j.duration * dqd);
       sum_gap += gap * gap;
       ++coordinates;
     }

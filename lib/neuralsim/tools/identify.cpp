@@ -796,11 +796,15 @@ void report_continuity(EstimationProblem& problem, IdentificationResult& r, cons
   r.best.continuity.rounds = rounds;
   const ContinuityReport& c = r.best.continuity;
   if (c.joined() || r.evaluate_only) return;
-  const std::string w = format_printf(
+  const std::string w =
+      std::isnan(c.gap_rms)
+          ? std::string("multiple shooting: estimate.residual.continuity_weight 0 does not tie the segments "
+                        "together; their joints are not measured (gaps null in summary.json)")
+          : format_printf(
       "multiple shooting: the segments do not join: RMS gap %.3g rad (max |dq| %.3g rad, max |dqd| %.3g rad/s) > "
       "%g x the RMS q misfit %.3g rad after %d penalty round(s) (weights q %.3g, qd %.3g); raise "
       "estimate.solver.max_iterations or estimate.residual.continuity_rounds, or set continuity_weight",
-      c.gap_rms, c.gap_q_max, c.gap_qd_max, c.tolerance, c.misfit_rms, c.rounds, c.weight_q, c.weight_qd);
+                c.gap_rms, c.gap_q_max, c.gap_qd_max, c.tolerance, c.misfit_rms, c.rounds, c.weight_q, c.weight_qd);
   context.warn(w);
   r.warnings.push_back(w);
 }
