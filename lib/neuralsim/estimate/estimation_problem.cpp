@@ -633,11 +633,12 @@ void EstimationProblem::build() {
           scheduled.factor = &continuity_factor_;
           const double duration = tr->time[w.start + w.length] - tr->time[w.start];
           const double q_weight = ctx.observe.q_weight > 0 ? ctx.observe.q_weight : 1.0;
+          // The misfit's rows: q's, or every channel's when q is not observed.
+          const int per_sample = ctx.observe.residuals_per_sample(*ctx.model);
           const int q_rows =
-              ctx.observe.q_weight > 0 ? static_cast<int>(ctx.observe.coordinates(*ctx.model, 0).size()) : 0;
+              ctx.observe.q_weight > 0 ? static_cast<int>(ctx.observe.coordinates(*ctx.model, 0).size()) : per_sample;
           if (!last)
-            joins_.push_back({ceres_->blocks.size(), ctx.model->nv, weights, duration, q_weight,
-                              ctx.observe.residuals_per_sample(*ctx.model), q_rows});
+            joins_.push_back({ceres_->blocks.size(), ctx.model->nv, weights, duration, q_weight, per_sample, q_rows});
           add(make_multiple_shooting_cost(ctx, w, last, scheduled), blocks, next_window++);
         }
         break;
@@ -955,8 +956,8 @@ ContinuityReport EstimationProblem::continuity(const std::vector<double>& x) {
     ceres_->problem->EvaluateResidualBlockAssumingParametersUnchanged(id, false, &cost, res.data(), nullptr);
     const size_t data_rows = res.size() - 2 * static_cast<size_t>(j.nv);
     // The data rows are the observed channels times their weights, sample
-    // after sample; each sample's first q_rows (the joint positions) measure
-    // the misfit in radians (none when q is not observed: misfit 0).
+    // after sample; each sample's first q_rows (the joint positions, or all
+    // of them when q is not observed) measure the misfit.
     for (size_t first = 0; j.per_sample > 0 && first + static_cast<size_t>(j.per_sample) <= data_rows;
          first += static_cast<size_t>(j.per_sample))
       for (int i = 0; i < j.q_rows; ++i) {

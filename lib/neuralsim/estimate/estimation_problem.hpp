@@ -283,7 +283,7 @@ class EstimationProblem {
     int nv;
     ContinuityWeights weights;
     double duration, q_weight;
-    int per_sample, q_rows;  // data rows per sample, of which the first q_rows are q's
+    int per_sample, q_rows;  // data rows per sample; the first q_rows are the misfit's (q's, or all)
   };
   std::vector<Join> joins_;
   double continuity_factor_ = 1;  // the penalty schedule's factor (auto weight)
