@@ -7,6 +7,12 @@
 
 namespace neuralsim {
 
+// A name that is one dataset or file name inside a group or folder: not
+// empty, not "." or "..", no '/'.
+inline bool is_plain_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
 // Levenshtein distance (insertions, deletions, substitutions), one row of
 // the dynamic program.
 inline std::size_t edit_distance(const std::string& a, const std::string& b) {

@@ -314,7 +314,7 @@ AugmentBlueprint read_augment_blueprint(const Config& entry, const Model<double>
                           "seed", "output_scale", "input_mean", "input_std", "weights", "zero_init_outputs"});
   AugmentBlueprint bp;
   bp.name = entry.get<std::string>("name");
-  if (bp.name.empty() || bp.name.find('/') != std::string::npos || bp.name == "." || bp.name == "..")
+  if (!is_plain_name(bp.name))
     entry.fail("name", "expected a non-empty name without '/' (it names the network in weight files)");
   bp.site = read_augment_site(entry, "site", model, contact);
   const std::string mode = entry.get_choice("mode", augment_mode_names(), "residual");

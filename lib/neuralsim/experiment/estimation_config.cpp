@@ -480,8 +480,8 @@ void read_imus(const Config& c, const Model<double>& model, std::vector<ImuChann
     m.check_known_keys({"name", "link", "position", "rpy", "gyro_weight", "accel_weight"});
     ImuChannel ch;
     ch.name = m.get<std::string>("name");
-    if (ch.name.empty() || ch.name.find('/') != std::string::npos)
-      m.fail("name", "expected a non-empty IMU name without '/' (the data's dataset imu/<name>)");
+    if (!is_plain_name(ch.name))
+      m.fail("name", "expected a non-empty IMU name without '/', not . or .. (the data's dataset imu/<name>)");
     for (const auto& other : out)
       if (other.name == ch.name) m.fail("name", "IMU '" + ch.name + "' listed twice");
     ch.link = m.get<std::string>("link");
@@ -521,7 +521,7 @@ void read_marker(const Config& l, const std::vector<LinkPositionChannel>& earlie
   }
   if (l.has("data")) {
     ch.data = l.get<std::string>("data");
-    if (ch.data.empty() || ch.data == "." || ch.data == ".." || ch.data.find('/') != std::string::npos)
+    if (!is_plain_name(ch.data))
       l.fail("data",
              "expected a plain name without '/' (the data's link_poses/<name>), got '" + printable(ch.data) + "'");
   }

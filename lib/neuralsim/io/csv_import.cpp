@@ -1,3 +1,4 @@
+#include "neuralsim/core/names.hpp"
 #include "neuralsim/io/csv_import.hpp"
 
 #include <glob.h>
@@ -254,7 +255,7 @@ void parse_named_channels(const Config& root, const char* key, const char* what,
   if (!root.is_map(key)) root.fail(key, std::string("expected a map of ") + what + " name -> " + expected);
   const Config named = root.at(key);
   for (const std::string& name : named.keys()) {
-    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    if (!is_plain_name(name))
       named.fail(name, std::string("expected a ") + what + " name without '/' (it names the dataset " + dataset +
                            "/<name>), got '" + name + "'");
     std::vector<Coordinate> coords = parse_coordinates(named, name);

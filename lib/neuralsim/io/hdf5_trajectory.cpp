@@ -1,3 +1,4 @@
+#include "neuralsim/core/names.hpp"
 #include "neuralsim/core/format.hpp"
 #include "neuralsim/io/hdf5_trajectory.hpp"
 
@@ -257,7 +258,7 @@ void write_file(H5::H5File& file, const TrajectorySet& set, const std::vector<st
 
 // Group and dataset names must be plain HDF5 link names.
 void check_link_name(const std::string& name, const std::string& file, const std::string& dataset) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+  if (!is_plain_name(name)) {
     fail(file, dataset, "invalid name '" + name + "' (must be non-empty, without '/')");
   }
 }

@@ -334,6 +334,13 @@ void apply_joint_force_channels(const Config& est, Setup& s) {
 // `configuration` (with the list of every configuration's name): one
 // configuration of a joint fit, `cfg` its view of the config
 // (experiment/configurations.hpp).
+// Whether an inverse-dynamics fit's rows are the commanded torques alone, at
+// their default weights (no IMU, joint-torque or current rows): what the
+// base parameters read, nv rows per sample.
+bool commanded_torque_rows_only(const ObservationSpec& observe) {
+  return observe.commanded_torques.is_default() && observe.imus.empty() && observe.joint_force_residuals() == 0;
+}
+
 // residual.base_parameters: least_squares fits β to the torque rows of the
 // regressor route, one configuration at a time.
 void check_base_parameter_least_squares(const Config& est, const Setup& s,
@@ -346,7 +353,7 @@ void check_base_parameter_least_squares(const Config& est, const Setup& s,
                               "inertial): none is fitted");
   if (!regressor_route_applies(s.exp.model, s.params, &why_not))
     r.fail("base_parameters", "least_squares needs the regressor route: " + why_not);
-  if (!s.observe.commanded_torques.is_default() || !s.observe.imus.empty() || s.observe.joint_force_residuals() > 0)
+  if (!commanded_torque_rows_only(s.observe))
     r.fail("base_parameters", "least_squares fits the commanded torques alone: not with observe.commanded_torques, "
                               "imus, joint_torques or motor_currents");
   if (!configurations.empty())
@@ -962,17 +969,15 @@ void physical_estimates(const Setups& setups, const std::vector<ResidualContext>
   const bool joint = setups.is_joint();
   // The base parameters read J's rows as nv torque rows per sample, in
   // configuration order (the prior's rows, if any, last).
-  const bool torque_rows_only = s.observe.commanded_torques.is_default() && s.observe.imus.empty() &&
-                                s.observe.joint_force_residuals() == 0;
-  const bool base = s.problem.formulation == Formulation::kInverseDynamics && torque_rows_only;
+  const bool base = s.problem.formulation == Formulation::kInverseDynamics && commanded_torque_rows_only(s.observe);
   // The samples of the fit's torque residuals, as EstimationProblem forms them.
-  std::vector<std::vector<InverseDynamicsSamples>> samples(setups.parts.size());
+  std::vector<std::vector<std::shared_ptr<const InverseDynamicsSamples>>> samples(setups.parts.size());
   Eigen::Index rows = 0;
   for (size_t c = 0; base && c < setups.parts.size(); ++c) {
     const Setup& part = setups.parts[c];
     for (const Trajectory& t : part.data.train.trajectories) {
-      samples[c].push_back(part.problem.torque_samples(t));
-      rows += samples[c].back().q.rows() * part.exp.model.nv;
+      samples[c].push_back(std::make_shared<const InverseDynamicsSamples>(part.problem.torque_samples(t)));
+      rows += samples[c].back()->q.rows() * part.exp.model.nv;
     }
   }
   const std::vector<double>& values = r.identifiability.value;
@@ -992,15 +997,14 @@ void physical_estimates(const Setups& setups, const std::vector<ResidualContext>
     p.inertials = inertial_estimates(part.exp.model, part.params, local_values, local_covariance);
     if (!base) continue;
     std::vector<const InverseDynamicsSamples*> ptrs;
-    for (const InverseDynamicsSamples& k : samples[c]) ptrs.push_back(&k);
+    for (const auto& k : samples[c]) ptrs.push_back(k.get());
     p.base_parameters = fit_base_parameters(part.exp.model, part.params, setups.local(c, r.best.x), ptrs,
                                             J.topRows(rows), r.identifiability.residual_variance, columns);
     if (!part.problem.base_parameter_least_squares || p.base_parameters.links.empty()) continue;
-    std::vector<std::shared_ptr<const InverseDynamicsSamples>> train, validation;
-    for (const InverseDynamicsSamples& k : samples[c]) train.push_back(std::make_shared<InverseDynamicsSamples>(k));
+    std::vector<std::shared_ptr<const InverseDynamicsSamples>> validation;
     for (const Trajectory& t : part.data.validation.trajectories)
       if (t.has_tau()) validation.push_back(std::make_shared<InverseDynamicsSamples>(part.problem.torque_samples(t)));
-    p.base_least_squares = fit_base_parameters_least_squares(ctxs[c], train, p.base_parameters,
+    p.base_least_squares = fit_base_parameters_least_squares(ctxs[c], samples[c], p.base_parameters,
                                                              setups.local(c, r.best.x), {}, validation);
   }
 }
